@@ -1,0 +1,52 @@
+"""relayrl: RLlib's API and data path, fast on one machine.
+
+The public names load lazily, so `import relayrl` is quick and imports neither torch, ray nor
+tensorboard until a name that needs them is used.
+"""
+import importlib
+
+__version__ = "0.1.0"
+
+_PUBLIC = {
+    "Algorithm": "relayrl.algorithms.algorithm",
+    "AlgorithmConfig": "relayrl.algorithms.algorithm_config",
+    "NotProvided": "relayrl.algorithms.algorithm_config",
+    "PPO": "relayrl.algorithms.ppo.ppo",
+    "PPOConfig": "relayrl.algorithms.ppo.ppo_config",
+    "PPOLearner": "relayrl.algorithms.ppo.ppo_learner",
+    "DefaultPPOTorchRLModule": "relayrl.algorithms.ppo.default_ppo_rl_module",
+    "SingleAgentEpisode": "relayrl.env.single_agent_episode",
+    "EnvRunner": "relayrl.env.env_runner",
+    "SingleAgentEnvRunner": "relayrl.env.env_runner",
+    "EnvRunnerGroup": "relayrl.env.env_runner_group",
+    "EnvContext": "relayrl.env.env_context",
+    "register_env": "relayrl.env.registry",
+    "ConnectorV2": "relayrl.connectors.connector_v2",
+    "ConnectorPipelineV2": "relayrl.connectors.connector_pipeline_v2",
+    "Columns": "relayrl.core.columns",
+    "DEFAULT_MODULE_ID": "relayrl.core.columns",
+    "RLModule": "relayrl.modules.rl_module",
+    "TorchRLModule": "relayrl.modules.rl_module",
+    "ValueFunctionAPI": "relayrl.modules.rl_module",
+    "RLModuleSpec": "relayrl.modules.rl_module_spec",
+    "MultiRLModuleSpec": "relayrl.modules.rl_module_spec",
+    "MultiRLModule": "relayrl.modules.multi_rl_module",
+    "DefaultModelConfig": "relayrl.modules.default_model_config",
+    "Learner": "relayrl.learner.learner",
+    "LearnerGroup": "relayrl.learner.learner_group",
+    "MetricsLogger": "relayrl.metrics.metrics_logger",
+}
+
+__all__ = sorted(_PUBLIC) + ["__version__"]
+
+
+def __getattr__(name):
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'relayrl' has no attribute '{name}'")
+    value = getattr(importlib.import_module(_PUBLIC[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return __all__

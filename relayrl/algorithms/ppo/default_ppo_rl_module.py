@@ -1,0 +1,78 @@
+"""PPO's default RLModule: an MLP encoder, a policy head and a value head (optionally shared encoder)."""
+import torch
+from torch import nn
+
+from relayrl.core.columns import Columns
+from relayrl.modules.default_model_config import DefaultModelConfig
+from relayrl.modules.distributions import TorchCategorical, TorchDiagGaussian
+from relayrl.modules.mlp import mlp, output_dim
+from relayrl.modules.rl_module import RLModule, ValueFunctionAPI
+from relayrl.modules.space_checks import action_dim, check_action_space, flat_obs_dim
+
+import gymnasium as gym
+
+
+class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI):
+    """Actor-critic MLP for 1-D Box observations and Discrete or 1-D Box actions."""
+
+    def setup(self) -> None:
+        cfg = DefaultModelConfig.from_dict(self.model_config)
+        name = type(self).__name__
+        obs_dim = flat_obs_dim(self.observation_space, name)
+        check_action_space(self.action_space, name)
+        self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
+        self._free_log_std = cfg.free_log_std and not self._discrete
+        self._log_std_clip = cfg.log_std_clip_param
+        self.action_dist_cls = TorchCategorical if self._discrete else TorchDiagGaussian
+        self.vf_share_layers = cfg.vf_share_layers
+
+        init = dict(kernel_initializer=cfg.fcnet_kernel_initializer,
+                    kernel_initializer_kwargs=cfg.fcnet_kernel_initializer_kwargs,
+                    bias_initializer=cfg.fcnet_bias_initializer,
+                    bias_initializer_kwargs=cfg.fcnet_bias_initializer_kwargs)
+        self.encoder = mlp(obs_dim, cfg.fcnet_hiddens, cfg.fcnet_activation, **init)
+        embed_dim = output_dim(cfg.fcnet_hiddens, obs_dim)
+        n_act = action_dim(self.action_space)
+        n_out = n_act if (self._discrete or self._free_log_std) else 2 * n_act
+        self.pi = mlp(embed_dim, cfg.head_fcnet_hiddens, cfg.head_fcnet_activation, n_out)
+        # A small final policy layer starts training from a near-uniform policy (faster, steadier PPO).
+        nn.init.orthogonal_(self.pi[-1].weight, gain=0.01)
+        nn.init.zeros_(self.pi[-1].bias)
+        if self._free_log_std:
+            self.log_std = nn.Parameter(torch.zeros(n_act))
+        if self.inference_only:
+            return
+        if not self.vf_share_layers:
+            self.vf_encoder = mlp(obs_dim, cfg.fcnet_hiddens, cfg.fcnet_activation, **init)
+        self.vf = mlp(embed_dim, cfg.head_fcnet_hiddens, cfg.head_fcnet_activation, 1)
+
+    def _dist_inputs(self, embeddings):
+        logits = self.pi(embeddings)
+        if self._free_log_std:
+            logits = torch.cat([logits, self.log_std.expand_as(logits)], dim=-1)
+        return logits
+
+    def _forward(self, batch, **kwargs):
+        return {Columns.ACTION_DIST_INPUTS: self._dist_inputs(self.encoder(batch[Columns.OBS]))}
+
+    def _forward_train(self, batch, **kwargs):
+        embeddings = self.encoder(batch[Columns.OBS])
+        return {Columns.ACTION_DIST_INPUTS: self._dist_inputs(embeddings), Columns.EMBEDDINGS: embeddings}
+
+    def compute_values(self, batch, embeddings=None):
+        if embeddings is None or not self.vf_share_layers:
+            encoder = self.encoder if self.vf_share_layers else self.vf_encoder
+            embeddings = encoder(batch[Columns.OBS])
+        return self.vf(embeddings).squeeze(-1)
+
+    def get_state(self, components=None, *, not_components=None, inference_only: bool = False, **kwargs):
+        state = super().get_state()
+        if inference_only:  # env runners only need the policy part
+            state = {k: v for k, v in state.items() if not k.startswith(("vf.", "vf_encoder."))}
+        return state
+
+    def set_state(self, state):
+        own = self.state_dict()
+        if self.inference_only:
+            state = {k: v for k, v in state.items() if k in own}
+        super().set_state(state)

@@ -1,0 +1,70 @@
+"""PPOConfig: PPO's loss options (added to training()) and RLlib's PPO defaults."""
+from __future__ import annotations
+
+from relayrl.algorithms.algorithm_config import AlgorithmConfig
+from relayrl.algorithms.options import (
+    BOOL, FRACTION, NON_NEGATIVE_FLOAT, POSITIVE_FLOAT, Option, float_at_least, schedule_or,
+)
+
+__all__ = ["PPOConfig"]
+
+
+class PPOConfig(AlgorithmConfig):
+    """Config for PPO: `PPOConfig().environment("CartPole-v1").training(lambda_=0.95)`."""
+
+    _OPTIONS = (
+        Option("lambda_", 1.0, "GAE lambda: 1.0 gives Monte-Carlo advantages, lower values trade "
+               "variance for bias.", "training", FRACTION, key="lambda"),
+        Option("clip_param", 0.3, "Surrogate clip: the probability ratio is clipped to "
+               "[1 - clip_param, 1 + clip_param].", "training", POSITIVE_FLOAT),
+        Option("vf_clip_param", 10.0, "Clip for the squared value error (inf: no clipping).",
+               "training", float_at_least(0, strict=True, allow_inf=True)),
+        Option("vf_loss_coeff", 1.0, "Weight of the value loss in the total loss.", "training",
+               NON_NEGATIVE_FLOAT),
+        Option("entropy_coeff", 0.0, "Weight of the entropy bonus, or a schedule [[timestep, "
+               "value], ...].", "training", schedule_or(NON_NEGATIVE_FLOAT, NON_NEGATIVE_FLOAT)),
+        Option("use_kl_loss", True, "Add an adaptive KL penalty between the old and new policy.",
+               "training", BOOL),
+        Option("kl_coeff", 0.2, "Initial weight of the KL penalty (adapted towards kl_target).",
+               "training", NON_NEGATIVE_FLOAT),
+        Option("kl_target", 0.01, "KL divergence per update that kl_coeff is adapted towards.",
+               "training", POSITIVE_FLOAT),
+        Option("use_critic", True, "Learn a value function (GAE and cut episodes need it).",
+               "training", BOOL),
+        Option("use_gae", True, "Use generalized advantage estimation (needs use_critic).",
+               "training", BOOL),
+    )
+    # RLlib's PPO defaults. num_env_runners stays 0: relayrl samples in-process by default.
+    _DEFAULTS = {
+        "lr": 5e-5,
+        "train_batch_size": 4000,
+        "minibatch_size": 128,
+        "num_epochs": 30,
+        "shuffle_batch_per_epoch": True,
+    }
+    _DEFAULT_ALGO_CLASS = "relayrl.algorithms.ppo.ppo:PPO"  # imported lazily: it needs torch
+
+    def __init__(self, algo_class=None):
+        super().__init__(algo_class=algo_class)
+
+    def get_default_rl_module_spec(self):
+        from relayrl.algorithms.ppo.default_ppo_rl_module import DefaultPPOTorchRLModule
+        from relayrl.modules.rl_module_spec import RLModuleSpec
+
+        return RLModuleSpec(module_class=DefaultPPOTorchRLModule)
+
+    def get_default_learner_class(self):
+        from relayrl.algorithms.ppo.ppo_learner import PPOLearner
+
+        return PPOLearner
+
+    def validate(self) -> None:
+        super().validate()
+        self._validate_fragment_vs_batch()
+        if self.batch_mode == "truncate_episodes" and not self.use_gae:
+            raise ValueError("batch_mode='truncate_episodes' requires use_gae=True: cut episodes "
+                             "need the value function to bootstrap their returns. Set "
+                             "use_gae=True or batch_mode='complete_episodes'.")
+        if self.use_gae and not self.use_critic:
+            raise ValueError("use_gae=True requires use_critic=True: GAE needs value estimates. "
+                             "Set use_critic=True or use_gae=False.")

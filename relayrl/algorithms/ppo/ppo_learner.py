@@ -1,0 +1,109 @@
+"""PPO's Learner: the clipped-surrogate loss, the clipped value loss, entropy and the adaptive KL penalty."""
+from typing import Any, Dict
+
+import torch
+
+from relayrl.connectors.learner.add_one_ts_to_episodes_and_truncate import AddOneTsToEpisodesAndTruncate
+from relayrl.connectors.learner.general_advantage_estimation import GeneralAdvantageEstimation
+from relayrl.core.columns import Columns
+from relayrl.core.schedules import Scheduler
+from relayrl.learner.learner import Learner, possibly_masked_mean
+
+
+class PPOLearner(Learner):
+    def build(self) -> None:
+        super().build()
+        if self.config.add_default_connectors_to_learner_pipeline:
+            self._learner_connector.prepend(AddOneTsToEpisodesAndTruncate())
+            self._learner_connector.append(GeneralAdvantageEstimation(gamma=self.config.gamma,
+                                                                      lambda_=self.config.lambda_))
+        self.curr_kl_coeffs = {mid: self.config.kl_coeff for mid in self.module.keys()}
+        self.entropy_coeff_scheduler = Scheduler(self.config.entropy_coeff)
+        self._entropy_coeff = self.entropy_coeff_scheduler.initial()
+
+    def before_gradient_based_update(self, *, timesteps: Dict[str, Any]) -> None:
+        super().before_gradient_based_update(timesteps=timesteps)
+        self._entropy_coeff = self.entropy_coeff_scheduler.get(timesteps.get("num_env_steps_sampled_lifetime", 0))
+
+    def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
+        for column in (Columns.ADVANTAGES, Columns.VALUE_TARGETS, Columns.ACTION_LOGP):
+            if column not in batch:
+                raise KeyError(
+                    f"PPO's train batch lacks `{column}`. Keep add_default_connectors_to_learner_pipeline=True "
+                    "(it adds GeneralAdvantageEstimation) or add a Learner piece that writes it."
+                )
+        module = self.module[module_id]
+        mean = possibly_masked_mean(batch)
+        dist_cls = module.get_train_action_dist_cls()
+        curr_dist = dist_cls.from_logits(fwd_out[Columns.ACTION_DIST_INPUTS])
+        logp_ratio = torch.exp(curr_dist.logp(batch[Columns.ACTIONS]) - batch[Columns.ACTION_LOGP])
+
+        advantages = batch[Columns.ADVANTAGES]
+        surrogate = torch.min(advantages * logp_ratio,
+                              advantages * torch.clamp(logp_ratio, 1 - config.clip_param, 1 + config.clip_param))
+        entropy = curr_dist.entropy()
+        mean_entropy = mean(entropy)
+
+        if config.use_critic:
+            values = module.compute_values(batch, embeddings=fwd_out.get(Columns.EMBEDDINGS))
+            vf_loss = torch.pow(values - batch[Columns.VALUE_TARGETS], 2.0)
+            vf_loss_clipped = torch.clamp(vf_loss, 0, config.vf_clip_param)
+            mean_vf_loss = mean(vf_loss_clipped)
+            mean_vf_unclipped_loss = mean(vf_loss)
+        else:
+            values = vf_loss_clipped = mean_vf_loss = mean_vf_unclipped_loss = torch.tensor(0.0)
+
+        total_loss = mean(-surrogate + config.vf_loss_coeff * vf_loss_clipped - self._entropy_coeff * entropy)
+        if config.use_kl_loss:
+            prev_dist = dist_cls.from_logits(batch[Columns.ACTION_DIST_INPUTS])
+            mean_kl = mean(prev_dist.kl(curr_dist))
+            total_loss = total_loss + self.curr_kl_coeffs[module_id] * mean_kl
+        else:
+            mean_kl = torch.tensor(0.0)
+
+        stats = {
+            "policy_loss": mean(-surrogate),
+            "vf_loss": mean_vf_loss,
+            "vf_loss_unclipped": mean_vf_unclipped_loss,
+            "entropy": mean_entropy,
+            "mean_kl_loss": mean_kl,
+            "total_loss": total_loss,
+        }
+        if config.use_critic:
+            stats["vf_explained_var"] = _explained_variance(batch[Columns.VALUE_TARGETS], values, batch)
+        self.log_stats(module_id, stats)
+        return total_loss
+
+    def after_gradient_based_update(self, *, timesteps: Dict[str, Any]) -> None:
+        """Adapt the KL coefficient: x1.5 when the KL overshoots 2*kl_target, x0.5 below kl_target/2."""
+        super().after_gradient_based_update(timesteps=timesteps)
+        for module_id in self.module.keys():
+            if self.config.use_kl_loss:
+                kl = self.peek_stat(module_id, "mean_kl_loss", default=None)
+                if kl is not None:
+                    if kl > 2.0 * self.config.kl_target:
+                        self.curr_kl_coeffs[module_id] *= 1.5
+                    elif kl < 0.5 * self.config.kl_target:
+                        self.curr_kl_coeffs[module_id] *= 0.5
+            self.log_stats(module_id, {"curr_kl_coeff": self.curr_kl_coeffs[module_id],
+                                       "curr_entropy_coeff": self._entropy_coeff})
+
+    def get_state(self, components=None, *, not_components=None, **kwargs):
+        state = super().get_state()
+        state["curr_kl_coeffs"] = dict(self.curr_kl_coeffs)
+        return state
+
+    def set_state(self, state):
+        super().set_state(state)
+        self.curr_kl_coeffs.update(state.get("curr_kl_coeffs", {}))
+
+
+def _explained_variance(targets, predictions, batch):
+    with torch.no_grad():
+        mask = batch.get(Columns.LOSS_MASK)
+        if mask is not None:
+            targets, predictions = targets[mask.bool()], predictions[mask.bool()]
+        var_y = torch.var(targets)
+        if var_y <= 0:
+            return torch.tensor(0.0)
+        return torch.clamp(1 - torch.var(targets - predictions) / var_y, min=-1.0)

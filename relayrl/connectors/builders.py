@@ -1,0 +1,84 @@
+"""Assemble the three default pipelines around the user's pieces, in RLlib's documented order."""
+from typing import Optional
+
+from relayrl.connectors.common.add_observations_from_episodes_to_batch import AddObservationsFromEpisodesToBatch
+from relayrl.connectors.common.add_states_from_episodes_to_batch import AddStatesFromEpisodesToBatch
+from relayrl.connectors.common.add_time_dim_to_batch_and_zero_pad import AddTimeDimToBatchAndZeroPad
+from relayrl.connectors.common.batch_individual_items import BatchIndividualItems
+from relayrl.connectors.common.numpy_to_tensor import NumpyToTensor
+from relayrl.connectors.common.tensor_to_numpy import TensorToNumpy
+from relayrl.connectors.connector_pipeline_v2 import (
+    EnvToModulePipeline,
+    LearnerConnectorPipeline,
+    ModuleToEnvPipeline,
+)
+from relayrl.connectors.connector_v2 import call_user_factory
+from relayrl.connectors.learner.add_columns_from_episodes_to_train_batch import AddColumnsFromEpisodesToTrainBatch
+from relayrl.connectors.module_to_env.get_actions import GetActions
+from relayrl.connectors.module_to_env.listify_data_for_vector_env import ListifyDataForVectorEnv
+from relayrl.connectors.module_to_env.normalize_and_clip_actions import NormalizeAndClipActions
+from relayrl.connectors.module_to_env.remove_single_ts_time_rank_from_batch import RemoveSingleTsTimeRankFromBatch
+from relayrl.connectors.module_to_env.un_batch_to_individual_items import UnBatchToIndividualItems
+
+
+def env_spaces(env, spaces: Optional[dict]):
+    """(observation_space, action_space) of ONE sub-env, from `spaces` or the (vector) env."""
+    if spaces and "__env_single__" in spaces:
+        return spaces["__env_single__"]
+    if env is None:
+        raise ValueError("Pass `env` or `spaces` to build a connector pipeline.")
+    obs = getattr(env, "single_observation_space", None) or env.observation_space
+    act = getattr(env, "single_action_space", None) or env.action_space
+    return obs, act
+
+
+def build_env_to_module_pipeline(config, env=None, spaces=None, device=None) -> EnvToModulePipeline:
+    """[user pieces] -> AddObservations -> AddTimeDim -> AddStates -> BatchIndividualItems -> NumpyToTensor."""
+    obs_space, act_space = env_spaces(env, spaces)
+    pieces = []
+    if config.env_to_module_connector is not None:
+        pieces = call_user_factory(config.env_to_module_connector, env, spaces, device)
+    if config.add_default_connectors_to_env_to_module_pipeline:
+        pieces += [
+            AddObservationsFromEpisodesToBatch(),
+            AddTimeDimToBatchAndZeroPad(),
+            AddStatesFromEpisodesToBatch(),
+            BatchIndividualItems(),
+            NumpyToTensor(device=device),
+        ]
+    return EnvToModulePipeline(obs_space, act_space, connectors=pieces)
+
+
+def build_module_to_env_pipeline(config, env=None, spaces=None) -> ModuleToEnvPipeline:
+    """GetActions -> TensorToNumpy -> UnBatch -> RemoveTimeRank -> [user pieces] -> NormalizeAndClip -> Listify."""
+    obs_space, act_space = env_spaces(env, spaces)
+    pieces = []
+    if config.module_to_env_connector is not None:
+        pieces = call_user_factory(config.module_to_env_connector, env, spaces)
+    if config.add_default_connectors_to_module_to_env_pipeline:
+        pieces = [GetActions(), TensorToNumpy(), UnBatchToIndividualItems(), RemoveSingleTsTimeRankFromBatch()] + \
+            pieces + [
+                NormalizeAndClipActions(normalize_actions=config.normalize_actions, clip_actions=config.clip_actions),
+                ListifyDataForVectorEnv(),
+            ]
+    return ModuleToEnvPipeline(obs_space, act_space, connectors=pieces)
+
+
+def build_learner_pipeline(config, input_observation_space, input_action_space, device=None):
+    """[user pieces] -> AddObservations -> AddColumns -> AddTimeDim -> AddStates -> BatchIndividualItems -> NumpyToTensor."""
+    pieces = []
+    if config.learner_connector is not None:
+        pieces = call_user_factory(config.learner_connector, input_observation_space, input_action_space)
+    if config.add_default_connectors_to_learner_pipeline:
+        pieces += [
+            AddObservationsFromEpisodesToBatch(as_learner_connector=True),
+            AddColumnsFromEpisodesToTrainBatch(),
+            AddTimeDimToBatchAndZeroPad(as_learner_connector=True),
+            AddStatesFromEpisodesToBatch(as_learner_connector=True),
+            BatchIndividualItems(),
+            NumpyToTensor(as_learner_connector=True, device=device),
+        ]
+    return LearnerConnectorPipeline(input_observation_space, input_action_space, connectors=pieces)
+
+
+__all__ = ["build_env_to_module_pipeline", "build_module_to_env_pipeline", "build_learner_pipeline", "env_spaces"]

@@ -1,0 +1,42 @@
+"""Default piece (stateful modules only): put the recurrent state into the batch under `state_in`."""
+from relayrl.connectors.common.stateful import initial_state_numpy, is_stateful, max_seq_len
+from relayrl.connectors.connector_v2 import ConnectorV2
+from relayrl.core.columns import Columns
+
+
+class AddStatesFromEpisodesToBatch(ConnectorV2):
+    """Env-to-module: the latest `state_out` of each episode (or the initial state after reset).
+
+    Learner: the state at the start of every `max_seq_len`-long sequence of each episode.
+    """
+
+    def __init__(self, input_observation_space=None, input_action_space=None, *,
+                 as_learner_connector: bool = False, **kwargs):
+        super().__init__(input_observation_space, input_action_space, **kwargs)
+        self._as_learner_connector = as_learner_connector
+
+    def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
+        if not is_stateful(rl_module) or Columns.STATE_IN in batch:
+            return batch
+        initial = initial_state_numpy(rl_module)
+        if not self._as_learner_connector:
+            for episode in self.single_agent_episode_iterator(episodes):
+                self.add_batch_item(batch, Columns.STATE_IN, _state_before(episode, len(episode), initial), episode)
+            return batch
+        seq_len = max_seq_len(rl_module)
+        for episode in self.single_agent_episode_iterator(episodes, agents_that_stepped_only=False):
+            for start in range(0, len(episode), seq_len):
+                self.add_batch_item(batch, Columns.STATE_IN, _state_before(episode, start, initial), episode)
+        return batch
+
+
+def _state_before(episode, t: int, initial):
+    """The state_out produced at step t-1 (the input state at step t); initial state if none exists."""
+    if Columns.STATE_OUT not in episode.extra_model_outputs:
+        return initial
+    try:
+        if t > 0:
+            return episode.get_extra_model_outputs(Columns.STATE_OUT, t - 1)
+        return episode.get_extra_model_outputs(Columns.STATE_OUT, -1, neg_index_as_lookback=True)
+    except IndexError:
+        return initial

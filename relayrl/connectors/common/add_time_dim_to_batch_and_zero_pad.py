@@ -1,0 +1,65 @@
+"""Default piece (stateful modules only): add a time axis; on the Learner cut episodes into padded sequences."""
+import numpy as np
+
+from relayrl.connectors.common.batch_individual_items import stack_items
+from relayrl.connectors.common.stateful import is_stateful, map_tree, max_seq_len
+from relayrl.connectors.connector_v2 import BatchedNdArray, ConnectorV2
+from relayrl.core.columns import Columns
+
+_NO_TIME_AXIS = (Columns.STATE_IN, Columns.INFOS, Columns.SEQ_LENS)
+
+
+class AddTimeDimToBatchAndZeroPad(ConnectorV2):
+    """Env-to-module: every item gets a time axis of length 1 (B, 1, ...).
+
+    Learner: each episode's items become ceil(len/max_seq_len) sequences of max_seq_len steps,
+    right-zero-padded, plus a `seq_lens` column and a `loss_mask` hiding the padding.
+    """
+
+    def __init__(self, input_observation_space=None, input_action_space=None, *,
+                 as_learner_connector: bool = False, **kwargs):
+        super().__init__(input_observation_space, input_action_space, **kwargs)
+        self._as_learner_connector = as_learner_connector
+
+    def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
+        if not is_stateful(rl_module):
+            return batch
+        if not self._as_learner_connector:
+            for column, data in batch.items():
+                if column not in _NO_TIME_AXIS and isinstance(data, dict):
+                    for items in data.values():
+                        items[:] = [map_tree(lambda x: np.expand_dims(np.asarray(x), 0), it) for it in items]
+            return batch
+        seq_len = max_seq_len(rl_module)
+        seq_lens_added = Columns.SEQ_LENS in batch
+        needs_mask = Columns.LOSS_MASK not in batch
+        pad_masks = {}
+        for column, data in list(batch.items()):
+            if column in _NO_TIME_AXIS or not isinstance(data, dict):
+                continue
+            for key, items in data.items():
+                stacked = stack_items(items)
+                padded, lens = _pad_into_sequences(stacked, seq_len)
+                data[key] = [map_tree(lambda x: x.view(BatchedNdArray), padded)]
+                if not seq_lens_added:
+                    batch.setdefault(Columns.SEQ_LENS, {})[key] = [lens.view(BatchedNdArray)]
+                    if needs_mask:
+                        mask = np.arange(seq_len)[None, :] < lens[:, None]
+                        pad_masks[key] = [mask.view(BatchedNdArray)]
+            seq_lens_added = True
+        if needs_mask and pad_masks:
+            batch[Columns.LOSS_MASK] = pad_masks
+        return batch
+
+
+def _pad_into_sequences(array, seq_len: int):
+    if isinstance(array, dict):
+        parts = {k: _pad_into_sequences(v, seq_len) for k, v in array.items()}
+        return {k: p[0] for k, p in parts.items()}, next(iter(parts.values()))[1]
+    n = len(array)
+    n_seq = max(1, -(-n // seq_len))
+    padded = np.zeros((n_seq * seq_len,) + array.shape[1:], dtype=array.dtype)
+    padded[:n] = array
+    lens = np.full(n_seq, seq_len, dtype=np.int32)
+    lens[-1] = n - (n_seq - 1) * seq_len
+    return padded.reshape((n_seq, seq_len) + array.shape[1:]), lens

@@ -1,0 +1,31 @@
+"""Default piece: numpy arrays in the batch -> torch tensors (on the module's device)."""
+import numpy as np
+import torch
+
+from relayrl.connectors.connector_v2 import ConnectorV2
+from relayrl.core.columns import Columns
+
+
+def to_tensor(data, device=None):
+    """Convert (nested) numpy data to tensors; non-numeric data (infos, strings) is left as is."""
+    if isinstance(data, dict):
+        return {k: (v if k == Columns.INFOS else to_tensor(v, device)) for k, v in data.items()}
+    if isinstance(data, tuple):
+        return tuple(to_tensor(v, device) for v in data)
+    if isinstance(data, np.ndarray) and data.dtype.kind in "biuf":
+        if data.dtype == np.float64:  # the modules compute in float32
+            data = data.astype(np.float32)
+        tensor = torch.from_numpy(np.ascontiguousarray(data))
+        return tensor.to(device) if device is not None else tensor
+    return data
+
+
+class NumpyToTensor(ConnectorV2):
+    def __init__(self, input_observation_space=None, input_action_space=None, *,
+                 as_learner_connector: bool = False, pin_memory: bool = False, device=None, **kwargs):
+        super().__init__(input_observation_space, input_action_space, **kwargs)
+        self._as_learner_connector = as_learner_connector
+        self._device = None if device in (None, "cpu") else device
+
+    def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
+        return to_tensor(batch, self._device)

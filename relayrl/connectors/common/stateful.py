@@ -1,0 +1,40 @@
+"""Helpers shared by the pieces that serve stateful (recurrent) RLModules."""
+import numpy as np
+
+from relayrl.core.columns import DEFAULT_MODULE_ID
+
+
+def single_module(rl_module):
+    """The module a single-agent pipeline feeds (the Learner holds a MultiRLModule)."""
+    from relayrl.modules.multi_rl_module import MultiRLModule
+
+    if isinstance(rl_module, MultiRLModule):
+        return rl_module.get(DEFAULT_MODULE_ID)
+    return rl_module
+
+
+def is_stateful(rl_module) -> bool:
+    module = single_module(rl_module)
+    return module is not None and module.is_stateful()
+
+
+def max_seq_len(rl_module) -> int:
+    return int(single_module(rl_module).model_config.get("max_seq_len", 20))
+
+
+def initial_state_numpy(rl_module):
+    """The module's initial state as numpy (tensors converted), without a batch axis."""
+    def convert(x):
+        if isinstance(x, dict):
+            return {k: convert(v) for k, v in x.items()}
+        return x.detach().cpu().numpy() if hasattr(x, "detach") else np.asarray(x)
+
+    return convert(single_module(rl_module).get_initial_state())
+
+
+def map_tree(func, item):
+    if isinstance(item, dict):
+        return {k: map_tree(func, v) for k, v in item.items()}
+    if isinstance(item, tuple):
+        return tuple(map_tree(func, v) for v in item)
+    return func(item)

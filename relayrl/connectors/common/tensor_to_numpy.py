@@ -1,0 +1,19 @@
+"""Default module-to-env piece: tensors in the module output -> numpy arrays."""
+import torch
+
+from relayrl.connectors.connector_v2 import ConnectorV2
+
+
+def to_numpy(data):
+    if isinstance(data, dict):
+        return {k: to_numpy(v) for k, v in data.items()}
+    if isinstance(data, tuple):
+        return tuple(to_numpy(v) for v in data)
+    if isinstance(data, torch.Tensor):
+        return data.detach().cpu().numpy()
+    return data
+
+
+class TensorToNumpy(ConnectorV2):
+    def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
+        return to_numpy(batch)

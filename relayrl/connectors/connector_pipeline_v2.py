@@ -1,0 +1,160 @@
+"""`ConnectorPipelineV2`: an ordered, editable list of connector pieces, itself a piece."""
+import time
+from typing import Any, Dict, List, Optional, Union
+
+from relayrl.connectors.connector_v2 import ConnectorV2
+from relayrl.core.suggest import did_you_mean
+
+
+class ConnectorPipelineV2(ConnectorV2):
+    """Calls its pieces in order, each getting its predecessor's batch; chains the spaces through them."""
+
+    def __init__(self, input_observation_space=None, input_action_space=None, *,
+                 connectors: Optional[List[ConnectorV2]] = None, **kwargs):
+        self.connectors: List[ConnectorV2] = list(connectors or [])
+        self.timers: Dict[str, float] = {}
+        super().__init__(input_observation_space, input_action_space, **kwargs)
+        self._fix_spaces()
+
+    def __call__(self, *, rl_module, batch=None, episodes, explore=None, shared_data=None, metrics=None,
+                 **kwargs) -> Any:
+        batch = {} if batch is None else batch
+        shared_data = {} if shared_data is None else shared_data
+        for piece in self.connectors:
+            batch = piece(rl_module=rl_module, batch=batch, episodes=episodes, explore=explore,
+                          shared_data=shared_data, metrics=metrics, **kwargs)
+            if not isinstance(batch, dict):
+                raise ValueError(
+                    f"Connector piece {piece.name} returned {type(batch).__name__}, not the batch dict; "
+                    "a ConnectorV2.__call__ must `return batch`."
+                )
+        return batch
+
+    def timed_call(self, **kwargs) -> Any:
+        """Like calling the pipeline, but accumulates seconds per piece in `self.timers` (profiling)."""
+        batch = kwargs.pop("batch", None) or {}
+        kwargs.setdefault("shared_data", {})
+        for piece in self.connectors:
+            start = time.perf_counter()
+            batch = piece(batch=batch, **kwargs)
+            self.timers[piece.name] = self.timers.get(piece.name, 0.0) + time.perf_counter() - start
+        return batch
+
+    # -- spaces ------------------------------------------------------------------------------
+    def _fix_spaces(self) -> None:
+        """Feed each piece its predecessor's output spaces; the pipeline outputs the last piece's."""
+        obs, act = self.input_observation_space, self.input_action_space
+        for piece in self.connectors:
+            if obs is not None:
+                piece.input_observation_space = obs
+            if act is not None:
+                piece.input_action_space = act
+            obs = piece.observation_space if piece.observation_space is not None else obs
+            act = piece.action_space if piece.action_space is not None else act
+        self._observation_space, self._action_space = obs, act
+
+    def _recompute_spaces(self) -> None:
+        if hasattr(self, "connectors"):
+            self._fix_spaces()
+
+    # -- editing -------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.connectors)
+
+    def __getitem__(self, key: Union[int, str, type]) -> Union[ConnectorV2, List[ConnectorV2]]:
+        """By position -> the piece; by class or name -> the list of matching pieces."""
+        if isinstance(key, int):
+            return self.connectors[key]
+        if isinstance(key, (str, type)):
+            return [c for c in self.connectors if _matches(c, key)]
+        raise TypeError(f"Index a pipeline by int, piece class or piece name, not {type(key).__name__}.")
+
+    def _index_of(self, name_or_class) -> int:
+        for i, piece in enumerate(self.connectors):
+            if _matches(piece, name_or_class):
+                return i
+        name = name_or_class if isinstance(name_or_class, str) else name_or_class.__name__
+        names = [c.name for c in self.connectors]
+        raise ValueError(f"No piece `{name}` in the pipeline {names}.{did_you_mean(name, names)}")
+
+    def append(self, connector: ConnectorV2) -> None:
+        self.connectors.append(connector)
+        self._fix_spaces()
+
+    def prepend(self, connector: ConnectorV2) -> None:
+        self.connectors.insert(0, connector)
+        self._fix_spaces()
+
+    def insert_before(self, name_or_class, connector: ConnectorV2) -> ConnectorV2:
+        """Insert before the first matching piece; return that piece."""
+        i = self._index_of(name_or_class)
+        self.connectors.insert(i, connector)
+        self._fix_spaces()
+        return self.connectors[i + 1]
+
+    def insert_after(self, name_or_class, connector: ConnectorV2) -> ConnectorV2:
+        """Insert after the first matching piece; return that piece."""
+        i = self._index_of(name_or_class)
+        self.connectors.insert(i + 1, connector)
+        self._fix_spaces()
+        return self.connectors[i]
+
+    def remove(self, name_or_class) -> None:
+        """Remove every matching piece; a name that matches nothing raises with a did-you-mean hint."""
+        self._index_of(name_or_class)
+        self.connectors = [c for c in self.connectors if not _matches(c, name_or_class)]
+        self._fix_spaces()
+
+    # -- state -----------------------------------------------------------------------------
+    def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
+        state = {}
+        for i, piece in enumerate(self.connectors):
+            piece_state = piece.get_state()
+            if piece_state:
+                state[f"{i:02d}_{piece.name}"] = piece_state
+        return state
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        for i, piece in enumerate(self.connectors):
+            key = f"{i:02d}_{piece.name}"
+            if key in state:
+                piece.set_state(state[key])
+
+    def reset_state(self) -> None:
+        for piece in self.connectors:
+            piece.reset_state()
+
+    def merge_states(self, states: List[Dict[str, Any]]) -> Dict[str, Any]:
+        merged = {}
+        for i, piece in enumerate(self.connectors):
+            key = f"{i:02d}_{piece.name}"
+            piece_states = [s[key] for s in states if key in s]
+            if piece_states:
+                merged[key] = piece.merge_states(piece_states)
+        return merged
+
+    def __str__(self, indentation: int = 0) -> str:
+        lines = [" " * indentation + self.name]
+        lines += [piece.__str__(indentation + 4) for piece in self.connectors]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"{self.name}({' -> '.join(c.name for c in self.connectors)})"
+
+
+def _matches(piece: ConnectorV2, name_or_class) -> bool:
+    if isinstance(name_or_class, str):
+        return piece.name == name_or_class
+    return isinstance(piece, name_or_class)
+
+
+class EnvToModulePipeline(ConnectorPipelineV2):
+    """Episodes -> batch for the RLModule's forward pass that computes actions."""
+
+
+class ModuleToEnvPipeline(ConnectorPipelineV2):
+    """RLModule output -> actions for the (vector) env's step()."""
+
+
+class LearnerConnectorPipeline(ConnectorPipelineV2):
+    """Episodes -> train batch for the Learner's update."""

@@ -1,0 +1,42 @@
+"""Default module-to-env piece: map actions from the module's range to the env's Box bounds."""
+import gymnasium as gym
+import numpy as np
+
+from relayrl.connectors.connector_v2 import ConnectorV2
+from relayrl.core.columns import Columns
+
+
+def unsquash_action(action, space: gym.spaces.Box):
+    """[-1, 1] -> [low, high] (then clipped), for bounded dimensions; unbounded ones pass through."""
+    low, high = space.low, space.high
+    bounded = np.isfinite(low) & np.isfinite(high)
+    scaled = low + (np.asarray(action) + 1.0) * (high - low) / 2.0
+    return np.where(bounded, np.clip(scaled, low, high), action).astype(space.dtype)
+
+
+def clip_action(action, space: gym.spaces.Box):
+    return np.clip(action, space.low, space.high).astype(space.dtype)
+
+
+class NormalizeAndClipActions(ConnectorV2):
+    """Writes `actions_for_env`; the episode keeps the module's own `actions` (needed for log-probs)."""
+
+    def __init__(self, input_observation_space=None, input_action_space=None, *, normalize_actions: bool = True,
+                 clip_actions: bool = False, **kwargs):
+        super().__init__(input_observation_space, input_action_space, **kwargs)
+        self.normalize_actions = normalize_actions
+        self.clip_actions = clip_actions
+
+    def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
+        space = self.input_action_space
+        if Columns.ACTIONS_FOR_ENV in batch or Columns.ACTIONS not in batch:
+            return batch
+        if not isinstance(space, gym.spaces.Box) or not (self.normalize_actions or self.clip_actions):
+            return batch
+        transform = unsquash_action if self.normalize_actions else clip_action
+        actions = batch[Columns.ACTIONS]
+        if isinstance(actions, dict):
+            batch[Columns.ACTIONS_FOR_ENV] = {k: [transform(a, space) for a in v] for k, v in actions.items()}
+        else:
+            batch[Columns.ACTIONS_FOR_ENV] = transform(actions, space)
+        return batch

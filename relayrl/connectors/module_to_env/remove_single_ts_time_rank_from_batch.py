@@ -1,0 +1,16 @@
+"""Default module-to-env piece (stateful modules only): drop the length-1 time axis added for the forward pass."""
+from relayrl.connectors.common.stateful import is_stateful, map_tree
+from relayrl.connectors.connector_v2 import ConnectorV2
+from relayrl.core.columns import Columns
+
+
+class RemoveSingleTsTimeRankFromBatch(ConnectorV2):
+    def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
+        if not is_stateful(rl_module):
+            return batch
+        for column, data in batch.items():
+            if column == Columns.STATE_OUT or not isinstance(data, dict):
+                continue
+            for items in data.values():
+                items[:] = [map_tree(lambda x: x[0] if getattr(x, "ndim", 0) > 0 else x, it) for it in items]
+        return batch

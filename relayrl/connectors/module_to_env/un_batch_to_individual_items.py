@@ -1,0 +1,15 @@
+"""Default module-to-env piece: split batched module outputs back into one item per episode."""
+from relayrl.connectors.common.stateful import map_tree
+from relayrl.connectors.connector_v2 import ConnectorV2, _episode_key
+
+
+class UnBatchToIndividualItems(ConnectorV2):
+    """`batch[col]` (array with a row per episode) -> `batch[col][(eps_id,)] = [row]`."""
+
+    def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
+        keys = [_episode_key(ep) for ep in self.single_agent_episode_iterator(episodes)]
+        for column, data in list(batch.items()):
+            if isinstance(data, dict) and data and isinstance(next(iter(data)), tuple):
+                continue  # already per episode
+            batch[column] = {key: [map_tree(lambda x, i=i: x[i], data)] for i, key in enumerate(keys)}
+        return batch

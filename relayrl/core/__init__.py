@@ -1,0 +1,1 @@
+"""Framework-free basics shared by every layer: column names, schedules, space helpers."""

@@ -1,0 +1,218 @@
+"""`EnvRunner`: steps a vector env with an RLModule through the connector pipelines, producing episodes.
+
+The same class runs in the driver (the embedded default) and inside Ray actors.
+"""
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+import numpy as np
+import torch
+
+from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
+from relayrl.env.episode_stats import EpisodeStats
+from relayrl.env.registry import make_env_creator
+from relayrl.env.single_agent_episode import SingleAgentEpisode
+from relayrl.env.vector_env import foreach_sub_env, info_at, make_vector_env
+from relayrl.metrics.metrics_logger import MetricsLogger
+
+_NOT_EXTRA = (Columns.ACTIONS, Columns.ACTIONS_FOR_ENV)
+
+
+class EnvRunner:
+    """Single-agent EnvRunner (RLlib's SingleAgentEnvRunner)."""
+
+    def __init__(self, *, config, worker_index: int = 0, num_workers: Optional[int] = None,
+                 recreated_worker: bool = False, **kwargs):
+        self.config = config
+        self.worker_index = worker_index
+        self.num_workers = config.num_env_runners if num_workers is None else num_workers
+        self.recreated_worker = recreated_worker
+        self.metrics = MetricsLogger()
+        self._stats = EpisodeStats(self.metrics, config.metrics_num_episodes_for_smoothing)
+        self._seed = None if config.seed is None else int(config.seed) + 1000 * worker_index
+        self.env = None
+        self.module = None
+        self.make_env()
+        self.make_module()
+
+    # -- construction ------------------------------------------------------------------------
+    def make_env(self) -> None:
+        """(Re)create the vector env from the config; the next sample() starts fresh episodes."""
+        if self.env is not None:
+            self.env.close()
+        creator = make_env_creator(self.config.env)
+        self.env = make_vector_env(
+            creator, self.config.env_config, num_envs=self.config.num_envs_per_env_runner,
+            worker_index=self.worker_index, num_workers=self.num_workers, mode=self.config.gym_env_vectorize_mode,
+        )
+        self.num_envs = self.env.num_envs
+        self._spaces = {
+            "__env__": (self.env.observation_space, self.env.action_space),
+            "__env_single__": (
+                self.config.observation_space or self.env.single_observation_space,
+                self.config.action_space or self.env.single_action_space,
+            ),
+        }
+        self._episodes: List[SingleAgentEpisode] = []
+        self._cached_to_module = None
+        self._needs_reset = True
+
+    def make_module(self) -> None:
+        """Build the connector pipelines and the (inference-only) RLModule for the env's spaces."""
+        self._env_to_module = self.config.build_env_to_module_connector(env=self.env, spaces=self._spaces)
+        self._module_to_env = self.config.build_module_to_env_connector(env=self.env, spaces=self._spaces)
+        module_spaces = (self._env_to_module.observation_space, self._env_to_module.action_space)
+        self._spaces[DEFAULT_MODULE_ID] = module_spaces
+        spec = self.config.get_rl_module_spec(spaces=self._spaces, inference_only=True)
+        self.module = spec.build()
+        self.module.eval()
+
+    def get_spaces(self) -> Dict[str, Any]:
+        return dict(self._spaces)
+
+    # -- sampling ------------------------------------------------------------------------------
+    def sample(self, *, num_timesteps: Optional[int] = None, num_episodes: Optional[int] = None,
+               explore: Optional[bool] = None, random_actions: bool = False,
+               force_reset: bool = False) -> List[SingleAgentEpisode]:
+        """Step the envs and return finished episodes plus (truncate mode) the cut ongoing chunks.
+
+        Default amount: `rollout_fragment_length * num_envs` steps. With `num_episodes` (or
+        batch_mode="complete_episodes") only finished episodes are returned.
+        """
+        if num_timesteps is not None and num_episodes is not None:
+            raise ValueError("Pass num_timesteps or num_episodes to sample(), not both.")
+        explore = self.config.explore if explore is None else explore
+        complete = num_episodes is not None or self.config.batch_mode == "complete_episodes"
+        if num_timesteps is None and num_episodes is None:
+            num_timesteps = self.config.get_rollout_fragment_length(self.worker_index) * self.num_envs
+        if self._needs_reset or force_reset or num_episodes is not None:
+            self._reset_envs(explore)
+        done_episodes = self._run(num_timesteps, num_episodes, explore, random_actions, complete)
+        if complete:
+            return done_episodes
+        chunks = []
+        for i, episode in enumerate(self._episodes):
+            if len(episode) == 0:
+                continue
+            successor = episode.cut(len_lookback_buffer=self.config.episode_lookback_horizon)
+            self._stats.on_chunk_cut(episode)
+            chunks.append(episode.to_numpy())
+            self._episodes[i] = successor
+        return done_episodes + chunks
+
+    def _reset_envs(self, explore: bool) -> None:
+        seed = self._seed
+        if seed is not None:
+            self._seed = None  # seed only the first reset; later resets continue the env's own RNG
+        observations, infos = self.env.reset(seed=seed)
+        self._episodes = [self._new_episode(observations[i], info_at(infos, i)) for i in range(self.num_envs)]
+        self._cached_to_module = self._env_to_module_call(self._episodes, explore)
+        self._needs_reset = False
+
+    def _new_episode(self, observation, info) -> SingleAgentEpisode:
+        obs_space, act_space = self._spaces["__env_single__"]
+        episode = SingleAgentEpisode(observation_space=obs_space, action_space=act_space)
+        episode.add_env_reset(observation, info)
+        return episode
+
+    def _env_to_module_call(self, episodes, explore):
+        return self._env_to_module(rl_module=self.module, batch={}, episodes=episodes, explore=explore,
+                                   shared_data={}, metrics=self.metrics)
+
+    def _compute_actions(self, explore: bool, random_actions: bool) -> Dict[str, Any]:
+        if random_actions:
+            space = self._spaces["__env_single__"][1]
+            actions = [space.sample() for _ in range(self.num_envs)]
+            return {Columns.ACTIONS: actions}
+        with torch.no_grad():
+            to_module = self._cached_to_module
+            if explore:
+                out = self.module.forward_exploration(to_module)
+            else:
+                out = self.module.forward_inference(to_module)
+            return self._module_to_env(rl_module=self.module, batch=out, episodes=self._episodes, explore=explore,
+                                       shared_data={}, metrics=self.metrics)
+
+    def _run(self, num_timesteps, num_episodes, explore, random_actions, complete) -> List[SingleAgentEpisode]:
+        done_episodes, steps, done_steps = [], 0, 0
+        clip = self.config.clip_rewards
+        while True:
+            if num_episodes is not None:
+                if len(done_episodes) >= num_episodes:
+                    break
+            elif (done_steps if complete else steps) >= num_timesteps:
+                break
+            to_env = self._compute_actions(explore, random_actions)
+            actions = to_env.pop(Columns.ACTIONS)
+            env_actions = to_env.pop(Columns.ACTIONS_FOR_ENV, actions)
+            observations, rewards, terminateds, truncateds, infos = self.env.step(np.stack(env_actions))
+            if clip is True:
+                rewards = np.sign(rewards)
+            elif clip:
+                rewards = np.clip(rewards, -clip, clip)
+            steps += self.num_envs
+            finished = []
+            for i, episode in enumerate(self._episodes):
+                extra = {key: values[i] for key, values in to_env.items()}
+                if terminateds[i] or truncateds[i]:
+                    final_info = info_at(infos.get("final_info", {}), i)
+                    episode.add_env_step(infos["final_obs"][i], actions[i], float(rewards[i]), final_info,
+                                         terminated=bool(terminateds[i]), truncated=bool(truncateds[i]),
+                                         extra_model_outputs=extra)
+                    finished.append(i)
+                else:
+                    episode.add_env_step(observations[i], actions[i], float(rewards[i]), info_at(infos, i),
+                                         extra_model_outputs=extra)
+            if finished:
+                ended = [self._episodes[i] for i in finished]
+                # Let env-to-module pieces see the terminal observations (e.g. MeanStdFilter normalises them).
+                self._env_to_module_call(ended, explore)
+                for i, episode in zip(finished, ended):
+                    self._stats.on_episode_done(episode)
+                    done_steps += len(episode)
+                    done_episodes.append(episode.to_numpy())
+                    self._episodes[i] = self._new_episode(observations[i], info_at(infos, i))
+            self._cached_to_module = self._env_to_module_call(self._episodes, explore)
+        self._stats.on_steps(steps)
+        return done_episodes
+
+    # -- metrics, state, helpers ----------------------------------------------------------
+    def get_metrics(self) -> Dict[str, Any]:
+        """Raw metrics since the last call, in the mergeable form (`MetricsLogger.reduce_for_merge`)."""
+        return self.metrics.reduce_for_merge()
+
+    def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
+        return {
+            "rl_module": self.module.get_state(inference_only=True),
+            "env_to_module_connector": self._env_to_module.get_state(),
+            "module_to_env_connector": self._module_to_env.get_state(),
+        }
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        if "rl_module" in state:
+            module_state = state["rl_module"]
+            if DEFAULT_MODULE_ID in module_state and isinstance(module_state[DEFAULT_MODULE_ID], dict):
+                module_state = module_state[DEFAULT_MODULE_ID]
+            self.module.set_state(module_state)
+        if "env_to_module_connector" in state:
+            self._env_to_module.set_state(state["env_to_module_connector"])
+        if "module_to_env_connector" in state:
+            self._module_to_env.set_state(state["module_to_env_connector"])
+
+    def foreach_env(self, func: Callable) -> List:
+        """`func(sub_env)` for every sub-env of this runner's vector env; returns the results."""
+        return foreach_sub_env(self.env, func)
+
+    def ping(self) -> str:
+        return "pong"
+
+    def assert_healthy(self) -> None:
+        assert self.env is not None and self.module is not None, "EnvRunner has no env or module."
+
+    def stop(self) -> None:
+        if self.env is not None:
+            self.env.close()
+            self.env = None
+
+
+SingleAgentEnvRunner = EnvRunner

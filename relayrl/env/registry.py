@@ -1,0 +1,58 @@
+"""Turning `config.env` (registered name, gymnasium id, class or creator) into env instances."""
+import inspect
+from typing import Callable, Dict
+
+import gymnasium as gym
+
+from relayrl.core.suggest import did_you_mean
+from relayrl.env.env_context import EnvContext
+
+_ENV_CREATORS: Dict[str, Callable] = {}
+
+
+def register_env(name: str, env_creator: Callable) -> None:
+    """Make `config.environment(name)` call `env_creator(env_config)` (as ray.tune.registry.register_env)."""
+    if not callable(env_creator):
+        raise TypeError(f"register_env('{name}', ...) needs a callable taking env_config, got {env_creator!r}.")
+    _ENV_CREATORS[name] = env_creator
+
+
+def _accepts_positional_arg(cls) -> bool:
+    try:
+        params = list(inspect.signature(cls).parameters.values())
+    except (TypeError, ValueError):
+        return True
+    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in params)
+
+
+def make_env_creator(env_spec) -> Callable[[EnvContext], gym.Env]:
+    """Return a function EnvContext -> gym.Env for `env_spec`; unknown ids fail here, with a hint."""
+    if isinstance(env_spec, str):
+        if env_spec in _ENV_CREATORS:
+            return _ENV_CREATORS[env_spec]
+        if env_spec in gym.registry:
+            return lambda ctx: gym.make(env_spec, **dict(ctx))
+        if ":" in env_spec or "." in env_spec:  # "module:Class" / "module.Class" path
+            return make_env_creator(_import_class(env_spec))
+        known = list(_ENV_CREATORS) + list(gym.registry)
+        raise ValueError(
+            f"Unknown env `{env_spec}`.{did_you_mean(env_spec, known)} Use a gymnasium id (e.g. 'CartPole-v1'), "
+            "a name registered with relayrl.register_env(name, creator), an env class or a creator function."
+        )
+    if isinstance(env_spec, type):
+        if _accepts_positional_arg(env_spec):
+            return lambda ctx: env_spec(ctx)
+        return lambda ctx: env_spec()
+    if callable(env_spec):
+        return env_spec
+    raise TypeError(f"config.env must be a str, a gymnasium Env class or a callable, got {env_spec!r}.")
+
+
+def _import_class(path: str):
+    import importlib
+
+    module_name, _, attr = path.replace(":", ".").rpartition(".")
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as err:
+        raise ValueError(f"Cannot import env `{path}`: {err}.") from err

@@ -1,0 +1,62 @@
+"""Building the gymnasium vector env an EnvRunner steps, and reading per-env infos from it."""
+from typing import Callable, List
+
+import cloudpickle
+import gymnasium as gym
+from gymnasium.vector import AutoresetMode
+
+from relayrl.env.env_context import EnvContext
+
+
+class ApplyFuncWrapper(gym.Wrapper):
+    """Lets `foreach_env` run a function on a sub-env living in an async worker process."""
+
+    def relayrl_apply(self, func_bytes: bytes):
+        return cloudpickle.loads(func_bytes)(self.env)
+
+
+def make_vector_env(creator: Callable, env_config: dict, *, num_envs: int, worker_index: int, num_workers: int,
+                    mode: str) -> gym.vector.VectorEnv:
+    """A Sync/Async vector env whose sub-envs each get their own EnvContext (vector_index=i).
+
+    SAME_STEP autoreset: a finished sub-env is reset inside the same step() and its final
+    observation comes back in infos["final_obs"], so no step is wasted on resets.
+    """
+    is_async = str(getattr(mode, "value", mode)).lower() == "async"
+
+    def env_fn(i: int):
+        def make():
+            env = creator(EnvContext(env_config, worker_index, i, num_workers))
+            if not isinstance(env, gym.Env):
+                raise TypeError(f"The env creator returned {type(env).__name__}, not a gymnasium.Env.")
+            return ApplyFuncWrapper(env) if is_async else env
+        return make
+
+    fns = [env_fn(i) for i in range(num_envs)]
+    if is_async:
+        return gym.vector.AsyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
+    return gym.vector.SyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
+
+
+def foreach_sub_env(vector_env: gym.vector.VectorEnv, func: Callable) -> List:
+    """`func(sub_env)` for every sub-env, in-process for sync envs and in the workers for async ones."""
+    if isinstance(vector_env, gym.vector.AsyncVectorEnv):
+        return list(vector_env.call("relayrl_apply", cloudpickle.dumps(func)))
+    return [func(env) for env in vector_env.envs]
+
+
+_FINAL_KEYS = ("final_obs", "_final_obs", "final_info", "_final_info")
+
+
+def info_at(infos: dict, i: int) -> dict:
+    """The info dict of sub-env i out of gymnasium's batched info dict."""
+    if not infos:
+        return {}
+    out = {}
+    for key, value in infos.items():
+        if key.startswith("_") or key in _FINAL_KEYS:
+            continue
+        mask = infos.get("_" + key)
+        if mask is None or mask[i]:
+            out[key] = info_at(value, i) if isinstance(value, dict) else value[i]
+    return out

@@ -1,0 +1,269 @@
+"""`Learner`: turns episodes into a train batch (Learner connector) and updates the RLModule(s).
+
+Algorithms subclass it and implement `compute_loss_for_module`; everything else (minibatching,
+epochs, gradient clipping, lr schedules, metrics) lives here once.
+"""
+from typing import Any, Dict, List, Optional
+
+import torch
+
+from relayrl.core.columns import ALL_MODULES, DEFAULT_MODULE_ID, Columns
+from relayrl.core.schedules import Scheduler
+from relayrl.learner.minibatches import batch_size_of, iterate_minibatches
+from relayrl.metrics.metrics_logger import MetricsLogger
+from relayrl.modules.multi_rl_module import MultiRLModule
+from relayrl.modules.rl_module import RLModule
+from relayrl.modules.rl_module_spec import MultiRLModuleSpec, RLModuleSpec
+
+DEFAULT_OPTIMIZER = "default_optimizer"
+NUM_ENV_STEPS_SAMPLED_LIFETIME = "num_env_steps_sampled_lifetime"
+
+
+class Learner:
+    TOTAL_LOSS_KEY = "total_loss"
+
+    def __init__(self, *, config, module_spec=None, module: Optional[RLModule] = None, spaces=None):
+        self.config = config
+        self._module_spec = module_spec
+        self._module_obj = module
+        self._spaces = spaces or {}
+        self.metrics = MetricsLogger()
+        self._device = torch.device("cpu")
+        self._optimizers: Dict[str, Dict[str, torch.optim.Optimizer]] = {}
+        self._lr_schedulers: Dict[tuple, Scheduler] = {}
+        self._pending_stats: Dict[tuple, List[torch.Tensor]] = {}
+        self._learner_connector = None
+        self.module: Optional[MultiRLModule] = None
+
+    # -- construction ----------------------------------------------------------------------
+    def build(self) -> None:
+        self.module = self._make_module()
+        self.module.train()
+        self.configure_optimizers()
+        obs_space, act_space = self._spaces.get("__env_single__", (None, None))
+        self._learner_connector = self.config.build_learner_connector(
+            input_observation_space=obs_space, input_action_space=act_space, device=None)
+
+    def _make_module(self) -> MultiRLModule:
+        if self._module_obj is not None:
+            module = self._module_obj
+        elif isinstance(self._module_spec, (RLModuleSpec, MultiRLModuleSpec)):
+            module = self._module_spec.build()
+        else:
+            raise ValueError("A Learner needs `module_spec` (RLModuleSpec) or `module`.")
+        return module if isinstance(module, MultiRLModule) else module.as_multi_rl_module()
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def distributed(self) -> bool:
+        return False
+
+    # -- optimizers ------------------------------------------------------------------------
+    def configure_optimizers(self) -> None:
+        for module_id in self.module.keys():
+            self.configure_optimizers_for_module(module_id, config=self.config)
+
+    def configure_optimizers_for_module(self, module_id: str, config=None) -> None:
+        """Default: one Adam over the module's parameters, lr from `config.lr` (float or schedule)."""
+        params = self.get_parameters(self.module[module_id])
+        optimizer = torch.optim.Adam(params)
+        self.register_optimizer(module_id=module_id, optimizer=optimizer, params=params,
+                                lr_or_lr_schedule=(config or self.config).lr)
+
+    def register_optimizer(self, *, module_id: str = ALL_MODULES, optimizer_name: str = DEFAULT_OPTIMIZER,
+                           optimizer: torch.optim.Optimizer, params=None, lr_or_lr_schedule=None) -> None:
+        self._optimizers.setdefault(module_id, {})[optimizer_name] = optimizer
+        if lr_or_lr_schedule is not None:
+            scheduler = Scheduler(lr_or_lr_schedule)
+            self._lr_schedulers[(module_id, optimizer_name)] = scheduler
+            for group in optimizer.param_groups:
+                group["lr"] = scheduler.initial()
+
+    def get_optimizer(self, module_id: str = DEFAULT_MODULE_ID, optimizer_name: str = DEFAULT_OPTIMIZER):
+        return self._optimizers[module_id][optimizer_name]
+
+    def get_optimizers_for_module(self, module_id: str = ALL_MODULES):
+        return list(self._optimizers.get(module_id, {}).items())
+
+    @staticmethod
+    def get_parameters(module) -> List[torch.nn.Parameter]:
+        return [p for p in module.parameters() if p.requires_grad]
+
+    # -- the update --------------------------------------------------------------------------
+    def update(self, *, episodes=None, batch=None, timesteps: Optional[Dict[str, Any]] = None,
+               num_epochs: Optional[int] = None, minibatch_size: Optional[int] = None,
+               shuffle_batch_per_epoch: Optional[bool] = None, **kwargs) -> Dict[str, Any]:
+        """Episodes (or a ready batch) -> `num_epochs` passes of minibatch SGD; returns reduced metrics."""
+        if (episodes is None) == (batch is None):
+            raise ValueError("Learner.update() needs exactly one of `episodes` or `batch`.")
+        timesteps = timesteps or {}
+        if episodes is not None:
+            batch = self._learner_connector(rl_module=self.module, batch={}, episodes=episodes, explore=False,
+                                            shared_data={}, metrics=self.metrics)
+        batch = self._as_module_batch(batch)
+        num_epochs = self.config.num_epochs if num_epochs is None else num_epochs
+        minibatch_size = minibatch_size or self.config.minibatch_size
+        shuffle = self.config.shuffle_batch_per_epoch if shuffle_batch_per_epoch is None else shuffle_batch_per_epoch
+        self.before_gradient_based_update(timesteps=timesteps)
+        for minibatch in iterate_minibatches(batch, num_epochs=num_epochs, minibatch_size=minibatch_size,
+                                             shuffle=shuffle):
+            self._update(minibatch)
+        self.after_gradient_based_update(timesteps=timesteps)
+        self._flush_stats()
+        for module_id, module_batch in batch.items():
+            self.metrics.log_value((module_id, "num_module_steps_trained"), batch_size_of(module_batch),
+                                   reduce="sum", clear_on_reduce=True)
+        self.metrics.log_value((ALL_MODULES, "num_env_steps_trained"), max(batch_size_of(b) for b in batch.values()),
+                               reduce="sum", clear_on_reduce=True)
+        return self.metrics.reduce()
+
+    def update_from_batch(self, batch, **kwargs) -> Dict[str, Any]:
+        return self.update(batch=batch, **kwargs)
+
+    def update_from_episodes(self, episodes, **kwargs) -> Dict[str, Any]:
+        return self.update(episodes=episodes, **kwargs)
+
+    def _as_module_batch(self, batch: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+        if batch and all(k in self.module for k in batch):
+            return batch
+        return {DEFAULT_MODULE_ID: batch}
+
+    def _update(self, batch: Dict[str, Dict[str, Any]]):
+        fwd_out = self.module.forward_train(batch)
+        loss_per_module = self.compute_losses(fwd_out=fwd_out, batch=batch)
+        gradients = self.compute_gradients(loss_per_module)
+        gradients = self.postprocess_gradients(gradients)
+        self.apply_gradients(gradients)
+        return fwd_out, loss_per_module
+
+    def compute_losses(self, *, fwd_out, batch) -> Dict[str, torch.Tensor]:
+        losses = {}
+        for module_id in batch:
+            if not self.should_module_be_updated(module_id, batch):
+                continue
+            loss = self.compute_loss_for_module(module_id=module_id, config=self.config, batch=batch[module_id],
+                                                fwd_out=fwd_out[module_id])
+            if not torch.isfinite(loss):
+                raise FloatingPointError(
+                    f"The loss of module `{module_id}` is {loss.item()}; lower the learning rate, set grad_clip, "
+                    "or check the env's rewards/observations for NaN or huge values."
+                )
+            losses[module_id] = loss
+        return losses
+
+    def compute_loss_for_module(self, *, module_id: str, config, batch: Dict[str, Any], fwd_out: Dict[str, Any]):
+        raise NotImplementedError(f"{type(self).__name__} must implement compute_loss_for_module().")
+
+    def compute_gradients(self, loss_per_module: Dict[str, torch.Tensor], **kwargs) -> Dict[str, Any]:
+        for optimizers in self._optimizers.values():
+            for optimizer in optimizers.values():
+                optimizer.zero_grad(set_to_none=True)
+        total = sum(loss_per_module.values())
+        total.backward()
+        return {module_id: [p for p in self.get_parameters(self.module[module_id])] for module_id in loss_per_module}
+
+    def postprocess_gradients(self, gradients_dict: Dict[str, Any]) -> Dict[str, Any]:
+        for module_id, params in gradients_dict.items():
+            self.postprocess_gradients_for_module(module_id=module_id, config=self.config,
+                                                  module_gradients_dict=params)
+        return gradients_dict
+
+    def postprocess_gradients_for_module(self, *, module_id: str, config=None, module_gradients_dict=None):
+        """Clip gradients per `grad_clip` / `grad_clip_by` (value | norm | global_norm)."""
+        config = config or self.config
+        params = [p for p in module_gradients_dict if p.grad is not None]
+        if config.grad_clip is None or not params:
+            return module_gradients_dict
+        if config.grad_clip_by == "value":
+            torch.nn.utils.clip_grad_value_(params, config.grad_clip)
+        elif config.grad_clip_by == "norm":
+            for p in params:
+                torch.nn.utils.clip_grad_norm_([p], config.grad_clip)
+        else:
+            norm = torch.nn.utils.clip_grad_norm_(params, config.grad_clip)
+            self.log_stats(module_id, {"gradients_default_optimizer_global_norm": norm})
+        return module_gradients_dict
+
+    def apply_gradients(self, gradients_dict: Dict[str, Any]) -> None:
+        for module_id in gradients_dict:
+            for optimizer in self._optimizers.get(module_id, {}).values():
+                optimizer.step()
+
+    def should_module_be_updated(self, module_id: str, multi_agent_batch=None) -> bool:
+        return True
+
+    # -- hooks -------------------------------------------------------------------------------
+    def before_gradient_based_update(self, *, timesteps: Dict[str, Any]) -> None:
+        """Apply lr schedules for the current lifetime env-step count."""
+        t = timesteps.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)
+        for (module_id, name), scheduler in self._lr_schedulers.items():
+            lr = scheduler.get(t)
+            for group in self._optimizers[module_id][name].param_groups:
+                group["lr"] = lr
+            if module_id != ALL_MODULES:
+                self.metrics.log_value((module_id, f"{name}_learning_rate"), lr, window=1)
+
+    def after_gradient_based_update(self, *, timesteps: Dict[str, Any]) -> None:
+        """Algorithms hook in here (PPO adapts its KL coefficient)."""
+
+    # -- metrics -------------------------------------------------------------------------------
+    def log_stats(self, module_id: str, stats: Dict[str, Any]) -> None:
+        """Collect per-minibatch stats (tensors stay tensors: no sync per minibatch); averaged per update."""
+        for key, value in stats.items():
+            value = value.detach() if isinstance(value, torch.Tensor) else torch.tensor(float(value))
+            self._pending_stats.setdefault((module_id, key), []).append(value)
+
+    def peek_stat(self, module_id: str, key: str, default=None):
+        """The mean so far in this update of a stat collected by `log_stats`."""
+        values = self._pending_stats.get((module_id, key))
+        return float(torch.stack(values).float().mean()) if values else default
+
+    def _flush_stats(self) -> None:
+        for key, values in self._pending_stats.items():
+            self.metrics.log_value(key, float(torch.stack(values).float().mean()), window=1)
+        self._pending_stats = {}
+
+    # -- weights and state ---------------------------------------------------------------------
+    def get_weights(self, module_ids=None, inference_only: bool = False) -> Dict[str, Any]:
+        ids = list(self.module.keys()) if module_ids is None else list(module_ids)
+        return {mid: self.module[mid].get_state(inference_only=inference_only) for mid in ids}
+
+    def set_weights(self, weights: Dict[str, Any]) -> None:
+        for mid, state in weights.items():
+            self.module[mid].set_state(state)
+
+    def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
+        return {
+            "rl_module": self.get_weights(),
+            "optimizer": {f"{mid}/{name}": opt.state_dict() for mid, opts in self._optimizers.items()
+                          for name, opt in opts.items()},
+            "metrics_logger": self.metrics.get_state(),
+        }
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        if "rl_module" in state:
+            self.set_weights(state["rl_module"])
+        for key, opt_state in state.get("optimizer", {}).items():
+            mid, name = key.split("/", 1)
+            self._optimizers[mid][name].load_state_dict(opt_state)
+        if "metrics_logger" in state:
+            self.metrics.set_state(state["metrics_logger"])
+
+    def shutdown(self) -> None:
+        pass
+
+
+def possibly_masked_mean(batch: Dict[str, Any]):
+    """mean() over rows whose `loss_mask` is True (all rows when the batch has no mask)."""
+    mask = batch.get(Columns.LOSS_MASK)
+    if mask is None:
+        return torch.mean
+    mask = mask.bool()
+    count = mask.sum().clamp(min=1)
+    return lambda t: (t * mask).sum() / count
+
+
+__all__ = ["Learner", "possibly_masked_mean", "DEFAULT_OPTIMIZER"]

@@ -1,0 +1,73 @@
+"""Small torch building blocks for the default modules: MLP stacks with RLlib's activation names."""
+from typing import Callable, Optional, Sequence, Union
+
+from torch import nn
+
+_ACTIVATIONS = {
+    "tanh": nn.Tanh,
+    "relu": nn.ReLU,
+    "swish": nn.SiLU,
+    "silu": nn.SiLU,
+    "elu": nn.ELU,
+    "linear": None,
+    None: None,
+}
+
+
+def activation_class(name: Optional[str]):
+    key = name.lower() if isinstance(name, str) else name
+    if key not in _ACTIVATIONS:
+        raise ValueError(f"Unknown activation `{name}`; use one of tanh, relu, swish/silu, elu, linear or None.")
+    return _ACTIVATIONS[key]
+
+
+def _initializer(init: Union[str, Callable, None]):
+    if init is None or callable(init):
+        return init
+    fn = getattr(nn.init, init if init.endswith("_") else init + "_", None)
+    if fn is None:
+        raise ValueError(f"Unknown initializer `{init}`; use a name from torch.nn.init (e.g. 'orthogonal_').")
+    return fn
+
+
+def init_linear(layer: nn.Linear, kernel=None, kernel_kwargs=None, bias=None, bias_kwargs=None) -> nn.Linear:
+    kernel_fn, bias_fn = _initializer(kernel), _initializer(bias)
+    if kernel_fn is not None:
+        kernel_fn(layer.weight, **(kernel_kwargs or {}))
+    if bias_fn is not None:
+        bias_fn(layer.bias, **(bias_kwargs or {}))
+    return layer
+
+
+def mlp(
+    in_dim: int,
+    hiddens: Sequence[int],
+    activation: Optional[str],
+    out_dim: Optional[int] = None,
+    *,
+    kernel_initializer=None,
+    kernel_initializer_kwargs=None,
+    bias_initializer=None,
+    bias_initializer_kwargs=None,
+) -> nn.Sequential:
+    """Linear+activation layers for `hiddens`, then an optional linear output layer of `out_dim`."""
+    act = activation_class(activation)
+    layers, dim = [], in_dim
+    for size in hiddens:
+        layers.append(
+            init_linear(nn.Linear(dim, size), kernel_initializer, kernel_initializer_kwargs,
+                        bias_initializer, bias_initializer_kwargs)
+        )
+        if act is not None:
+            layers.append(act())
+        dim = size
+    if out_dim is not None:
+        layers.append(nn.Linear(dim, out_dim))
+    return nn.Sequential(*layers)
+
+
+def output_dim(hiddens: Sequence[int], in_dim: int) -> int:
+    return hiddens[-1] if hiddens else in_dim
+
+
+__all__ = ["mlp", "output_dim", "init_linear", "activation_class"]

@@ -1,0 +1,161 @@
+"""`RLModule`: the neural network(s) of one policy, with RLlib's forward API.
+
+Users override `setup()` and `_forward` (or `_forward_inference/_exploration/_train`); the public
+`forward_*` methods are the fixed entry points the EnvRunner and Learner call.
+"""
+import dataclasses
+from typing import Any, Dict, Optional
+
+import gymnasium as gym
+import numpy as np
+import torch
+from torch import nn
+
+from relayrl.core.columns import Columns
+from relayrl.modules.distributions import TorchCategorical, TorchDiagGaussian
+
+
+class RLModule(nn.Module):
+    """A torch module with the RLModule API (`forward_inference`, `forward_exploration`, `forward_train`)."""
+
+    framework = "torch"
+
+    def __init__(
+        self,
+        *,
+        observation_space: Optional[gym.Space] = None,
+        action_space: Optional[gym.Space] = None,
+        inference_only: Optional[bool] = None,
+        learner_only: bool = False,
+        model_config: Optional[Dict[str, Any]] = None,
+        catalog_class=None,
+        **kwargs,
+    ):
+        nn.Module.__init__(self)
+        if kwargs:
+            raise TypeError(f"RLModule got unexpected keyword arguments {sorted(kwargs)}.")
+        if dataclasses.is_dataclass(model_config):
+            model_config = dataclasses.asdict(model_config)
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self.inference_only = bool(inference_only)
+        self.learner_only = learner_only
+        self.model_config = dict(model_config or {})
+        self.catalog_class = catalog_class
+        self.action_dist_cls = None
+        self.setup()
+
+    def setup(self) -> None:
+        """Build the layers here (called once by the constructor)."""
+
+    # -- forward passes: fixed entry points -------------------------------------------------
+    def forward_inference(self, batch: Dict[str, Any], **kwargs) -> Dict[str, Any]:
+        return self._forward_inference(batch, **kwargs)
+
+    def forward_exploration(self, batch: Dict[str, Any], **kwargs) -> Dict[str, Any]:
+        return self._forward_exploration(batch, **kwargs)
+
+    def forward_train(self, batch: Dict[str, Any], **kwargs) -> Dict[str, Any]:
+        if self.inference_only:
+            raise RuntimeError(
+                "forward_train() called on an inference-only RLModule; build it with inference_only=False to train."
+            )
+        return self._forward_train(batch, **kwargs)
+
+    # nn.Module.__call__ routes to forward(); make that the train pass, as RLlib's TorchRLModule does.
+    def forward(self, batch: Dict[str, Any], **kwargs) -> Dict[str, Any]:
+        return self.forward_train(batch, **kwargs)
+
+    # -- overridable implementations -----------------------------------------------------
+    def _forward(self, batch: Dict[str, Any], **kwargs) -> Dict[str, Any]:
+        return {}
+
+    def _forward_inference(self, batch: Dict[str, Any], **kwargs) -> Dict[str, Any]:
+        return self._forward(batch, **kwargs)
+
+    def _forward_exploration(self, batch: Dict[str, Any], **kwargs) -> Dict[str, Any]:
+        return self._forward(batch, **kwargs)
+
+    def _forward_train(self, batch: Dict[str, Any], **kwargs) -> Dict[str, Any]:
+        return self._forward(batch, **kwargs)
+
+    # -- action distributions ---------------------------------------------------------------
+    def _default_action_dist_cls(self):
+        if self.action_dist_cls is not None:
+            return self.action_dist_cls
+        if isinstance(self.action_space, gym.spaces.Discrete):
+            return TorchCategorical
+        if isinstance(self.action_space, gym.spaces.Box):
+            return TorchDiagGaussian
+        raise NotImplementedError(
+            f"{type(self).__name__} has no action distribution for {self.action_space}; "
+            "override get_inference_action_dist_cls/get_exploration_action_dist_cls/get_train_action_dist_cls."
+        )
+
+    def get_inference_action_dist_cls(self):
+        return self._default_action_dist_cls()
+
+    def get_exploration_action_dist_cls(self):
+        return self._default_action_dist_cls()
+
+    def get_train_action_dist_cls(self):
+        return self._default_action_dist_cls()
+
+    # -- recurrent state ----------------------------------------------------------------------
+    def get_initial_state(self) -> Dict[str, Any]:
+        return {}
+
+    def is_stateful(self) -> bool:
+        return bool(self.get_initial_state())
+
+    # -- state ---------------------------------------------------------------------------------
+    def get_state(self, components=None, *, not_components=None, inference_only: bool = False, **kwargs) -> Dict:
+        """Weights as a dict of numpy arrays (copies), keyed like `state_dict()`."""
+        return {k: v.detach().cpu().numpy().copy() for k, v in self.state_dict().items()}
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Load weights from numpy arrays or tensors; unknown or missing keys raise."""
+        own = self.state_dict()
+        missing = [k for k in own if k not in state]
+        unexpected = [k for k in state if k not in own]
+        if missing or unexpected:
+            raise KeyError(f"RLModule.set_state: missing keys {missing[:5]}, unexpected keys {unexpected[:5]}.")
+        with torch.no_grad():
+            for key, tensor in own.items():
+                value = state[key]
+                tensor.copy_(value if isinstance(value, torch.Tensor) else torch.from_numpy(np.asarray(value)))
+
+    def get_ctor_args_and_kwargs(self):
+        return (), {
+            "observation_space": self.observation_space,
+            "action_space": self.action_space,
+            "inference_only": self.inference_only,
+            "model_config": self.model_config,
+        }
+
+    def unwrapped(self) -> "RLModule":
+        return self
+
+    def as_multi_rl_module(self):
+        from relayrl.modules.multi_rl_module import MultiRLModule
+        from relayrl.core.columns import DEFAULT_MODULE_ID
+
+        multi = MultiRLModule()
+        multi.add_module(DEFAULT_MODULE_ID, self)
+        return multi
+
+    def input_specs_inference(self):
+        return [Columns.OBS]
+
+    def output_specs_inference(self):
+        return [Columns.ACTION_DIST_INPUTS]
+
+
+TorchRLModule = RLModule
+
+
+class ValueFunctionAPI:
+    """Mixin for modules with a value function (used by GAE and PPO's loss)."""
+
+    def compute_values(self, batch: Dict[str, Any], embeddings=None):
+        raise NotImplementedError
