@@ -3,6 +3,7 @@
 An algorithm is a config, a module, a loss (its Learner) and a `training_step`.
 """
 import datetime
+import logging
 import random
 import time
 from typing import Any, Dict, Optional
@@ -42,6 +43,7 @@ class Algorithm:
         self.metrics = MetricsLogger()
         self._counters: Dict[str, int] = {}
         self._seed_everything(config.seed)
+        logging.getLogger("relayrl").setLevel("WARNING" if config.log_level == "WARN" else config.log_level)
         self.setup(config)
 
     @classmethod

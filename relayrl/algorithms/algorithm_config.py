@@ -35,7 +35,7 @@ _SPACE = Check("a gymnasium space or None", lambda v: v is None or _is_space(v))
 _CLIP_REWARDS = Check("None, a bool, or a positive float",
                       lambda v: v is None or BOOL.accepts(v) or POSITIVE_FLOAT.accepts(v),
                       Optional[Union[bool, float]])
-_FRAGMENT = either(POSITIVE_INT, one_of("auto"))
+_INT_OR_AUTO = either(POSITIVE_INT, one_of("auto"))
 _MODEL_CONFIG = Check("a dict or a dataclass instance such as DefaultModelConfig(...)",
                       lambda v: isinstance(v, Mapping) or (dataclasses.is_dataclass(v)
                                                            and not isinstance(v, type)), dict)
@@ -62,7 +62,7 @@ _BASE_OPTIONS = (
     Option("num_envs_per_env_runner", 1, "Vectorised envs each EnvRunner steps at once.",
            "env_runners", POSITIVE_INT, aliases=("num_envs_per_worker",)),
     Option("rollout_fragment_length", "auto", "Steps per env in each sample() call; 'auto' derives "
-           "it from the train batch size.", "env_runners", _FRAGMENT),
+           "it from the train batch size.", "env_runners", _INT_OR_AUTO),
     Option("batch_mode", "truncate_episodes", "'truncate_episodes' cuts episodes at the fragment "
            "length; 'complete_episodes' finishes them.", "env_runners",
            one_of("truncate_episodes", "complete_episodes")),
@@ -85,6 +85,12 @@ _BASE_OPTIONS = (
     # learners() (the two connector options are also accepted by training(), as in RLlib)
     Option("num_learners", 0, "Remote Learner actors (Ray, DDP); 0 trains in the driver process.",
            "learners", NON_NEGATIVE_INT),
+    Option("num_cpus_per_learner", "auto", "CPU threads torch may use for a Learner (and, in the "
+           "driver, for sampling); 'auto': 1, which avoids oversubscribing small machines.",
+           "learners", _INT_OR_AUTO),
+    Option("learner_class", None, "A Learner subclass to use instead of the algorithm's default.",
+           "learners", Check("a Learner subclass or None", lambda v: v is None or isinstance(v, type), type),
+           cli=False),
     Option("learner_connector", None, "Callable (obs_space, act_space) -> ConnectorV2 or list, put "
            "before the default learner pieces.", "learners", CALLABLE_OR_NONE, also_in=("training",),
            cli=False),

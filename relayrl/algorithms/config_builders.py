@@ -58,7 +58,12 @@ class ConfigBuildersMixin:
 
     @property
     def learner_class(self):
-        return self.get_default_learner_class()
+        """The configured Learner subclass, else the algorithm's default."""
+        return self._values.get("learner_class") or self.get_default_learner_class()
+
+    @learner_class.setter
+    def learner_class(self, value) -> None:
+        self._set_options({"learner_class": value})
 
     def build_learner_group(self, *, env=None, spaces=None, rl_module_spec=None):
         from relayrl.learner.learner_group import LearnerGroup

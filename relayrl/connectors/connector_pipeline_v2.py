@@ -2,6 +2,8 @@
 import time
 from typing import Any, Dict, List, Optional, Union
 
+import numpy as np
+
 from relayrl.connectors.connector_v2 import ConnectorV2
 from relayrl.core.suggest import did_you_mean
 
@@ -23,21 +25,20 @@ class ConnectorPipelineV2(ConnectorV2):
         for piece in self.connectors:
             batch = piece(rl_module=rl_module, batch=batch, episodes=episodes, explore=explore,
                           shared_data=shared_data, metrics=metrics, **kwargs)
-            if not isinstance(batch, dict):
-                raise ValueError(
-                    f"Connector piece {piece.name} returned {type(batch).__name__}, not the batch dict; "
-                    "a ConnectorV2.__call__ must `return batch`."
-                )
+            _check_returned_batch(piece, batch)
         return batch
 
     def timed_call(self, **kwargs) -> Any:
         """Like calling the pipeline, but accumulates seconds per piece in `self.timers` (profiling)."""
-        batch = kwargs.pop("batch", None) or {}
-        kwargs.setdefault("shared_data", {})
+        batch = kwargs.pop("batch", None)
+        batch = {} if batch is None else batch
+        if kwargs.get("shared_data") is None:
+            kwargs["shared_data"] = {}
         for piece in self.connectors:
             start = time.perf_counter()
             batch = piece(batch=batch, **kwargs)
             self.timers[piece.name] = self.timers.get(piece.name, 0.0) + time.perf_counter() - start
+            _check_returned_batch(piece, batch)
         return batch
 
     # -- spaces ------------------------------------------------------------------------------
@@ -45,10 +46,14 @@ class ConnectorPipelineV2(ConnectorV2):
         """Feed each piece its predecessor's output spaces; the pipeline outputs the last piece's."""
         obs, act = self.input_observation_space, self.input_action_space
         for piece in self.connectors:
-            if obs is not None:
-                piece.input_observation_space = obs
-            if act is not None:
-                piece.input_action_space = act
+            # Set both inputs first, then recompute once: a piece's output observation space may
+            # depend on the action space (and vice versa).
+            if obs is not None or act is not None:
+                if obs is not None:
+                    piece._input_observation_space = obs
+                if act is not None:
+                    piece._input_action_space = act
+                piece._recompute_spaces()
             obs = piece.observation_space if piece.observation_space is not None else obs
             act = piece.action_space if piece.action_space is not None else act
         self._observation_space, self._action_space = obs, act
@@ -63,8 +68,8 @@ class ConnectorPipelineV2(ConnectorV2):
 
     def __getitem__(self, key: Union[int, str, type]) -> Union[ConnectorV2, List[ConnectorV2]]:
         """By position -> the piece; by class or name -> the list of matching pieces."""
-        if isinstance(key, int):
-            return self.connectors[key]
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            return self.connectors[int(key)]
         if isinstance(key, (str, type)):
             return [c for c in self.connectors if _matches(c, key)]
         raise TypeError(f"Index a pipeline by int, piece class or piece name, not {type(key).__name__}.")
@@ -100,23 +105,41 @@ class ConnectorPipelineV2(ConnectorV2):
         return self.connectors[i]
 
     def remove(self, name_or_class) -> None:
-        """Remove every matching piece; a name that matches nothing raises with a did-you-mean hint."""
-        self._index_of(name_or_class)
-        self.connectors = [c for c in self.connectors if not _matches(c, name_or_class)]
+        """Remove the first piece matching a name or class (as RLlib: a single piece).
+
+        A name or class that matches nothing raises ValueError with a did-you-mean hint.
+        """
+        del self.connectors[self._index_of(name_or_class)]
         self._fix_spaces()
 
     # -- state -----------------------------------------------------------------------------
+    def _state_keys(self) -> List[str]:
+        """State key per piece: its class name (as RLlib), `Name_1`, `Name_2`, ... for repeated classes."""
+        seen: Dict[str, int] = {}
+        keys = []
+        for piece in self.connectors:
+            n = seen.get(piece.name, 0)
+            seen[piece.name] = n + 1
+            keys.append(piece.name if n == 0 else f"{piece.name}_{n}")
+        return keys
+
     def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
+        """Non-empty piece states keyed by piece class name (see `_state_keys`)."""
+        components = [components] if isinstance(components, str) else components
+        not_components = [not_components] if isinstance(not_components, str) else not_components
         state = {}
-        for i, piece in enumerate(self.connectors):
+        for key, piece in zip(self._state_keys(), self.connectors):
+            if components is not None and key not in components:
+                continue
+            if not_components is not None and key in not_components:
+                continue
             piece_state = piece.get_state()
             if piece_state:
-                state[f"{i:02d}_{piece.name}"] = piece_state
+                state[key] = piece_state
         return state
 
     def set_state(self, state: Dict[str, Any]) -> None:
-        for i, piece in enumerate(self.connectors):
-            key = f"{i:02d}_{piece.name}"
+        for key, piece in zip(self._state_keys(), self.connectors):
             if key in state:
                 piece.set_state(state[key])
 
@@ -126,8 +149,7 @@ class ConnectorPipelineV2(ConnectorV2):
 
     def merge_states(self, states: List[Dict[str, Any]]) -> Dict[str, Any]:
         merged = {}
-        for i, piece in enumerate(self.connectors):
-            key = f"{i:02d}_{piece.name}"
+        for key, piece in zip(self._state_keys(), self.connectors):
             piece_states = [s[key] for s in states if key in s]
             if piece_states:
                 merged[key] = piece.merge_states(piece_states)
@@ -140,6 +162,14 @@ class ConnectorPipelineV2(ConnectorV2):
 
     def __repr__(self) -> str:
         return f"{self.name}({' -> '.join(c.name for c in self.connectors)})"
+
+
+def _check_returned_batch(piece: ConnectorV2, batch) -> None:
+    if not isinstance(batch, dict):
+        raise ValueError(
+            f"Connector piece {piece.name} returned {type(batch).__name__}, not the batch dict; "
+            "a ConnectorV2.__call__ must `return batch`."
+        )
 
 
 def _matches(piece: ConnectorV2, name_or_class) -> bool:

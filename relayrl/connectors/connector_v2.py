@@ -6,7 +6,7 @@ During the "collect" phase a column holds per-episode lists: `batch[column][(eps
 """
 import abc
 import inspect
-from typing import Any, Callable, Dict, Iterable, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Union
 
 import gymnasium as gym
 import numpy as np
@@ -89,10 +89,18 @@ class ConnectorV2(abc.ABC):
                                       zip_with_batch_column=None):
         """Yield the single-agent episodes (multi-agent episodes are broken into their agents).
 
-        With `zip_with_batch_column` (a column of the batch), yield `(episode, item)` pairs, the
-        items taken in order from that column's per-episode lists.
+        With `zip_with_batch_column` (a column of the batch), yield `(episode, item)` pairs: from a
+        per-episode column (`{(eps_id,): [items]}`) the episode's items in order (one per yield of
+        that episode), from a plain list column (no episode keys) the list's items in episode order.
         """
+        if zip_with_batch_column is not None and not isinstance(zip_with_batch_column, (dict, list, tuple)):
+            raise TypeError(
+                "zip_with_batch_column must be a batch column in the collect phase (a dict "
+                f"{{(eps_id,): [items]}} or a list), got {type(zip_with_batch_column).__name__}; "
+                "zip before BatchIndividualItems runs."
+            )
         list_indices = {}
+        position = 0
         for episode in episodes:
             if hasattr(episode, "agent_episodes"):  # multi-agent episode
                 ids = episode.get_agents_that_stepped() if agents_that_stepped_only else episode.agent_ids
@@ -103,39 +111,76 @@ class ConnectorV2(abc.ABC):
                 if zip_with_batch_column is None:
                     yield sa_episode
                     continue
+                if not isinstance(zip_with_batch_column, dict):
+                    if position >= len(zip_with_batch_column):
+                        raise ValueError(
+                            f"zip_with_batch_column has {len(zip_with_batch_column)} items, fewer than the "
+                            "episodes iterated over."
+                        )
+                    item = zip_with_batch_column[position]
+                    position += 1
+                    yield sa_episode, item
+                    continue
                 key = _episode_key(sa_episode)
+                if key not in zip_with_batch_column:
+                    raise KeyError(f"zip_with_batch_column holds no items for episode {key}.")
                 i = list_indices.get(key, 0)
+                items = zip_with_batch_column[key]
+                if i >= len(items):
+                    raise ValueError(f"zip_with_batch_column holds only {len(items)} item(s) for episode {key}.")
                 list_indices[key] = i + 1
-                yield sa_episode, zip_with_batch_column[key][i]
+                yield sa_episode, items[i]
 
     @staticmethod
     def add_batch_item(batch: Dict[str, Any], column: str, item_to_add: Any, single_agent_episode=None) -> None:
         """Append one item to `batch[column]` (under the episode's key when given)."""
         if single_agent_episode is None:
-            batch.setdefault(column, []).append(item_to_add)
+            items = batch.setdefault(column, [])
+            if not isinstance(items, list):
+                raise ValueError(
+                    f"Column `{column}` of the batch holds {type(items).__name__}, not a list; items of one "
+                    "column must all be added with an episode or all without one, before "
+                    "BatchIndividualItems runs."
+                )
+            items.append(item_to_add)
             return
         by_episode = batch.setdefault(column, {})
         if not isinstance(by_episode, dict):
             raise ValueError(
-                f"Column `{column}` of the batch is already batched ({type(by_episode).__name__}); "
-                "add items before BatchIndividualItems runs (put your piece earlier in the pipeline)."
+                f"Column `{column}` of the batch holds {type(by_episode).__name__}, not per-episode lists: it "
+                "is already batched, or its items were added without an episode. Add items before "
+                "BatchIndividualItems runs (put your piece earlier in the pipeline) and either always or "
+                "never pass `single_agent_episode`."
             )
         by_episode.setdefault(_episode_key(single_agent_episode), []).append(item_to_add)
 
     @staticmethod
     def add_n_batch_items(batch: Dict[str, Any], column: str, items_to_add: Any, num_items: int,
                           single_agent_episode=None) -> None:
-        """Add `num_items` items at once: a list of items, or an array whose axis 0 has `num_items` rows."""
+        """Add `num_items` items at once.
+
+        `items_to_add` is a list of single items, or an already batched structure: an array whose
+        axis 0 has `num_items` rows, or a dict/tuple of such arrays (e.g. a Dict observation column).
+        Batched data is stored as one `BatchedNdArray`-tagged item, which BatchIndividualItems
+        concatenates (instead of stacking) with the other items of the column.
+        """
         if isinstance(items_to_add, list):
             if len(items_to_add) != num_items:
                 raise ValueError(f"add_n_batch_items: got {len(items_to_add)} items, expected {num_items}.")
             for item in items_to_add:
                 ConnectorV2.add_batch_item(batch, column, item, single_agent_episode)
             return
-        array = np.asarray(items_to_add)
-        if array.shape[:1] != (num_items,):
-            raise ValueError(f"add_n_batch_items: array of shape {array.shape} does not have {num_items} rows.")
-        ConnectorV2.add_batch_item(batch, column, array.view(BatchedNdArray), single_agent_episode)
+
+        def tag(leaf):
+            array = np.asarray(leaf)
+            if array.shape[:1] != (num_items,):
+                raise ValueError(
+                    f"add_n_batch_items: array of shape {array.shape} in column `{column}` does not have "
+                    f"{num_items} rows."
+                )
+            return array.view(BatchedNdArray)
+
+        ConnectorV2.add_batch_item(batch, column, _map_struct(tag, items_to_add), single_agent_episode)
 
     @staticmethod
     def foreach_batch_item_change_in_place(batch: Dict[str, Any], column: Union[str, List[str]],
@@ -182,6 +227,15 @@ class ConnectorV2(abc.ABC):
 
     def __str__(self, indentation: int = 0) -> str:
         return " " * indentation + self.name
+
+
+def _map_struct(func, struct):
+    """Apply `func` to the leaves of a (nested) dict/tuple structure."""
+    if isinstance(struct, dict):
+        return {k: _map_struct(func, v) for k, v in struct.items()}
+    if isinstance(struct, tuple):
+        return tuple(_map_struct(func, v) for v in struct)
+    return func(struct)
 
 
 def _assign(containers, columns, i, out):

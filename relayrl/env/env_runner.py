@@ -2,7 +2,6 @@
 
 The same class runs in the driver (the embedded default) and inside Ray actors.
 """
-import time
 from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
@@ -12,10 +11,8 @@ from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 from relayrl.env.episode_stats import EpisodeStats
 from relayrl.env.registry import make_env_creator
 from relayrl.env.single_agent_episode import SingleAgentEpisode
-from relayrl.env.vector_env import foreach_sub_env, info_at, make_vector_env
+from relayrl.env.vector_env import batch_actions, foreach_sub_env, info_at, make_vector_env, unbatch
 from relayrl.metrics.metrics_logger import MetricsLogger
-
-_NOT_EXTRA = (Columns.ACTIONS, Columns.ACTIONS_FOR_ENV)
 
 
 class EnvRunner:
@@ -23,7 +20,9 @@ class EnvRunner:
 
     def __init__(self, *, config, worker_index: int = 0, num_workers: Optional[int] = None,
                  recreated_worker: bool = False, **kwargs):
-        self.config = config
+        # An unfrozen copy, as in RLlib: curriculum code changes a runner's env settings in place, e.g.
+        # `env_runner.config.environment(env_config=...)` then `env_runner.make_env()`.
+        self.config = config.copy(copy_frozen=False) if hasattr(config, "copy") else config
         self.worker_index = worker_index
         self.num_workers = config.num_env_runners if num_workers is None else num_workers
         self.recreated_worker = recreated_worker
@@ -40,12 +39,16 @@ class EnvRunner:
         """(Re)create the vector env from the config; the next sample() starts fresh episodes."""
         if self.env is not None:
             self.env.close()
+        for episode in getattr(self, "_episodes", []):  # ongoing episodes end with the old env
+            self._stats.forget(episode)
         creator = make_env_creator(self.config.env)
         self.env = make_vector_env(
             creator, self.config.env_config, num_envs=self.config.num_envs_per_env_runner,
             worker_index=self.worker_index, num_workers=self.num_workers, mode=self.config.gym_env_vectorize_mode,
         )
         self.num_envs = self.env.num_envs
+        self._single_env_action_space = self.env.single_action_space
+        module_spaces = getattr(self, "_spaces", {}).get(DEFAULT_MODULE_ID)
         self._spaces = {
             "__env__": (self.env.observation_space, self.env.action_space),
             "__env_single__": (
@@ -53,6 +56,8 @@ class EnvRunner:
                 self.config.action_space or self.env.single_action_space,
             ),
         }
+        if module_spaces is not None:  # make_env() alone keeps the module (and its spaces)
+            self._spaces[DEFAULT_MODULE_ID] = module_spaces
         self._episodes: List[SingleAgentEpisode] = []
         self._cached_to_module = None
         self._needs_reset = True
@@ -89,7 +94,7 @@ class EnvRunner:
             self._reset_envs(explore)
         done_episodes = self._run(num_timesteps, num_episodes, explore, random_actions, complete)
         if complete:
-            return done_episodes
+            return done_episodes[:num_episodes] if num_episodes is not None else done_episodes
         chunks = []
         for i, episode in enumerate(self._episodes):
             if len(episode) == 0:
@@ -105,6 +110,10 @@ class EnvRunner:
         if seed is not None:
             self._seed = None  # seed only the first reset; later resets continue the env's own RNG
         observations, infos = self.env.reset(seed=seed)
+        # Ongoing episodes are dropped: forget the returns of their already handed-out chunks.
+        for episode in self._episodes:
+            self._stats.forget(episode)
+        observations = unbatch(self.env.observation_space, observations)
         self._episodes = [self._new_episode(observations[i], info_at(infos, i)) for i in range(self.num_envs)]
         self._cached_to_module = self._env_to_module_call(self._episodes, explore)
         self._needs_reset = False
@@ -145,7 +154,9 @@ class EnvRunner:
             to_env = self._compute_actions(explore, random_actions)
             actions = to_env.pop(Columns.ACTIONS)
             env_actions = to_env.pop(Columns.ACTIONS_FOR_ENV, actions)
-            observations, rewards, terminateds, truncateds, infos = self.env.step(np.stack(env_actions))
+            observations, rewards, terminateds, truncateds, infos = self.env.step(
+                batch_actions(self._single_env_action_space, env_actions))
+            observations = unbatch(self.env.observation_space, observations)
             if clip is True:
                 rewards = np.sign(rewards)
             elif clip:
@@ -168,9 +179,11 @@ class EnvRunner:
                 # Let env-to-module pieces see the terminal observations (e.g. MeanStdFilter normalises them).
                 self._env_to_module_call(ended, explore)
                 for i, episode in zip(finished, ended):
-                    self._stats.on_episode_done(episode)
-                    done_steps += len(episode)
-                    done_episodes.append(episode.to_numpy())
+                    # With num_episodes, episodes finishing beyond the asked number are dropped (not logged).
+                    if num_episodes is None or len(done_episodes) < num_episodes:
+                        self._stats.on_episode_done(episode)
+                        done_steps += len(episode)
+                        done_episodes.append(episode.to_numpy())
                     self._episodes[i] = self._new_episode(observations[i], info_at(infos, i))
             self._cached_to_module = self._env_to_module_call(self._episodes, explore)
         self._stats.on_steps(steps)

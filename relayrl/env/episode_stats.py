@@ -14,6 +14,10 @@ class EpisodeStats:
         ret, length = self._carried.get(episode.id_, (0.0, 0))
         self._carried[episode.id_] = (ret + float(episode.get_return()), length + len(episode))
 
+    def forget(self, episode) -> None:
+        """Drop what is remembered of an episode that will never finish (e.g. discarded by a reset)."""
+        self._carried.pop(episode.id_, None)
+
     def on_episode_done(self, episode) -> None:
         ret, length = self._carried.pop(episode.id_, (0.0, 0))
         ret += float(episode.get_return())

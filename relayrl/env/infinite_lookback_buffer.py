@@ -330,14 +330,16 @@ class InfiniteLookbackBuffer:
         return _one_hot(item, self._space) if one_hot else item
 
     def _fill_item(self, fill, one_hot: bool):
-        if self._space is not None:
-            return _fill_for_space(self._space, fill, one_hot)
-        if self._total() == 0:
-            return fill
-        if self.finalized:
-            return _map(lambda a: _fill_like(a[0], fill), self.data)
-        # Only array-like list items get a shaped fill (infos dicts etc. get `fill` as is).
-        return _fill_like(self.data[0], fill)
+        # Shape the fill like the newest stored array item: connectors may have rewritten the data
+        # into a shape other than the space's (e.g. flattened or normalised observations).
+        newest = None
+        if self._total() > 0:
+            newest = _map(lambda a: a[-1], self.data) if self.finalized else self.data[-1]
+        if not isinstance(_first_leaf(newest), np.ndarray) or one_hot:
+            # Non-array items (floats, infos dicts) keep the space-based (or plain) fill.
+            return _fill_for_space(self._space, fill, one_hot) if self._space is not None else \
+                _fill_like(newest, fill)
+        return _map(lambda a: _fill_like(a, fill), newest)
 
     def _get_int(self, idx, neg_index_as_lookback, fill, one_hot, total):
         pos = self._abs(idx, neg_index_as_lookback, total)

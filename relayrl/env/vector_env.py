@@ -1,8 +1,9 @@
 """Building the gymnasium vector env an EnvRunner steps, and reading per-env infos from it."""
-from typing import Callable, List
+from typing import Any, Callable, List
 
 import cloudpickle
 import gymnasium as gym
+import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from relayrl.env.env_context import EnvContext
@@ -43,6 +44,24 @@ def foreach_sub_env(vector_env: gym.vector.VectorEnv, func: Callable) -> List:
     if isinstance(vector_env, gym.vector.AsyncVectorEnv):
         return list(vector_env.call("relayrl_apply", cloudpickle.dumps(func)))
     return [func(env) for env in vector_env.envs]
+
+
+def unbatch(space: gym.Space, batched):
+    """Per-sub-env items of a batched value: the array itself for array spaces (indexable), else a list."""
+    if isinstance(batched, np.ndarray):
+        return batched
+    return list(gym.vector.utils.iterate(space, batched))
+
+
+_ARRAY_SPACES = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
+
+
+def batch_actions(single_space: gym.Space, actions) -> Any:
+    """Stack per-sub-env actions into what the vector env's step() expects (nested spaces included)."""
+    if isinstance(single_space, _ARRAY_SPACES):
+        return np.stack(actions)
+    out = gym.vector.utils.create_empty_array(single_space, n=len(actions))
+    return gym.vector.utils.concatenate(single_space, actions, out)
 
 
 _FINAL_KEYS = ("final_obs", "_final_obs", "final_info", "_final_info")

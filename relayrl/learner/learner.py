@@ -3,8 +3,11 @@
 Algorithms subclass it and implement `compute_loss_for_module`; everything else (minibatching,
 epochs, gradient clipping, lr schedules, metrics) lives here once.
 """
+import copy
+import os
 from typing import Any, Dict, List, Optional
 
+import numpy as np
 import torch
 
 from relayrl.core.columns import ALL_MODULES, DEFAULT_MODULE_ID, Columns
@@ -37,6 +40,7 @@ class Learner:
 
     # -- construction ----------------------------------------------------------------------
     def build(self) -> None:
+        _limit_torch_threads(self.config)
         self.module = self._make_module()
         self.module.train()
         self.configure_optimizers()
@@ -113,10 +117,10 @@ class Learner:
             self._update(minibatch)
         self.after_gradient_based_update(timesteps=timesteps)
         self._flush_stats()
-        for module_id, module_batch in batch.items():
-            self.metrics.log_value((module_id, "num_module_steps_trained"), batch_size_of(module_batch),
-                                   reduce="sum", clear_on_reduce=True)
-        self.metrics.log_value((ALL_MODULES, "num_env_steps_trained"), max(batch_size_of(b) for b in batch.values()),
+        steps = {module_id: _num_real_steps(module_batch) for module_id, module_batch in batch.items()}
+        for module_id, n in steps.items():
+            self.metrics.log_value((module_id, "num_module_steps_trained"), n, reduce="sum", clear_on_reduce=True)
+        self.metrics.log_value((ALL_MODULES, "num_env_steps_trained"), max(steps.values(), default=0),
                                reduce="sum", clear_on_reduce=True)
         return self.metrics.reduce()
 
@@ -127,9 +131,11 @@ class Learner:
         return self.update(episodes=episodes, **kwargs)
 
     def _as_module_batch(self, batch: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
-        if batch and all(k in self.module for k in batch):
-            return batch
-        return {DEFAULT_MODULE_ID: batch}
+        """Key the batch by module ID (a flat batch belongs to `default_policy`); numpy arrays become tensors
+        (otherwise minibatching would not slice them)."""
+        if not (batch and all(k in self.module for k in batch)):
+            batch = {DEFAULT_MODULE_ID: batch}
+        return {mid: _to_tensors(module_batch, self._device) for mid, module_batch in batch.items()}
 
     def _update(self, batch: Dict[str, Dict[str, Any]]):
         fwd_out = self.module.forward_train(batch)
@@ -236,9 +242,10 @@ class Learner:
             self.module[mid].set_state(state)
 
     def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
+        # Deep copies: torch's state_dict() shares the live moment tensors, which later steps update in place.
         return {
             "rl_module": self.get_weights(),
-            "optimizer": {f"{mid}/{name}": opt.state_dict() for mid, opts in self._optimizers.items()
+            "optimizer": {f"{mid}/{name}": copy.deepcopy(opt.state_dict()) for mid, opts in self._optimizers.items()
                           for name, opt in opts.items()},
             "metrics_logger": self.metrics.get_state(),
         }
@@ -248,12 +255,44 @@ class Learner:
             self.set_weights(state["rl_module"])
         for key, opt_state in state.get("optimizer", {}).items():
             mid, name = key.split("/", 1)
-            self._optimizers[mid][name].load_state_dict(opt_state)
+            # Copy: load_state_dict keeps the given tensors, which would tie this optimizer to the caller's dict.
+            self._optimizers[mid][name].load_state_dict(copy.deepcopy(opt_state))
         if "metrics_logger" in state:
             self.metrics.set_state(state["metrics_logger"])
 
     def shutdown(self) -> None:
         pass
+
+
+def _to_tensors(value, device):
+    if isinstance(value, dict):
+        return {k: (v if k == Columns.INFOS else _to_tensors(v, device)) for k, v in value.items()}
+    if isinstance(value, np.ndarray) and value.dtype != object:
+        return torch.from_numpy(value).to(device)
+    return value
+
+
+def _limit_torch_threads(config) -> None:
+    """Train with as many intra-op threads as the Learner has CPUs (RLlib's num_cpus_per_learner, "auto" = 1).
+
+    Ray does the same for its actors (OMP_NUM_THREADS = the actor's CPUs). RL networks are small: extra
+    threads buy little, and on a busy machine (env workers, other processes) they stall each other --
+    measured 4-20x slower PPO updates with 2 threads on 2 shared cores. Setting OMP_NUM_THREADS opts out.
+    """
+    if "OMP_NUM_THREADS" in os.environ:
+        return
+    cpus = config.get("num_cpus_per_learner", "auto") if hasattr(config, "get") else "auto"
+    threads = 1 if cpus in ("auto", None) else max(1, int(cpus))
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+
+
+def _num_real_steps(module_batch: Dict[str, Any]) -> int:
+    """Rows that enter the loss: `loss_mask` rows if there is a mask (not e.g. PPO's bootstrap steps)."""
+    mask = module_batch.get(Columns.LOSS_MASK)
+    if isinstance(mask, torch.Tensor):
+        return int(mask.sum())
+    return batch_size_of(module_batch)
 
 
 def possibly_masked_mean(batch: Dict[str, Any]):
@@ -263,7 +302,8 @@ def possibly_masked_mean(batch: Dict[str, Any]):
         return torch.mean
     mask = mask.bool()
     count = mask.sum().clamp(min=1)
-    return lambda t: (t * mask).sum() / count
+    # where(), not t * mask: masked rows may hold inf/NaN (e.g. a ratio on an artificial step), and 0 * inf = NaN.
+    return lambda t: torch.where(mask, t, torch.zeros((), dtype=t.dtype, device=t.device)).sum() / count
 
 
 __all__ = ["Learner", "possibly_masked_mean", "DEFAULT_OPTIMIZER"]

@@ -62,7 +62,10 @@ def mlp(
             layers.append(act())
         dim = size
     if out_dim is not None:
-        layers.append(nn.Linear(dim, out_dim))
+        layers.append(
+            init_linear(nn.Linear(dim, out_dim), kernel_initializer, kernel_initializer_kwargs,
+                        bias_initializer, bias_initializer_kwargs)
+        )
     return nn.Sequential(*layers)
 
 

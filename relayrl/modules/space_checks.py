@@ -3,6 +3,12 @@ import math
 
 import gymnasium as gym
 
+_FLATTEN = ("add the FlattenObservations connector: config.env_runners(env_to_module_connector=lambda env, "
+            "spaces, device: FlattenObservations()) with `from relayrl.connectors.env_to_module.flatten_observations "
+            "import FlattenObservations`")
+_OWN_MODULE = ("give your own RLModule via config.rl_module(rl_module_spec=RLModuleSpec(module_class=MyModule)) "
+               "(see examples/custom_rl_module.py)")
+
 
 def flat_obs_dim(space: gym.Space, module_name: str) -> int:
     """Input size of an MLP for a 1-D Box observation space; anything else raises with the remedy."""
@@ -10,18 +16,21 @@ def flat_obs_dim(space: gym.Space, module_name: str) -> int:
         return int(space.shape[0])
     if isinstance(space, gym.spaces.Box) and len(space.shape) == 0:
         return 1
-    hint = {
-        gym.spaces.Discrete: "add the FlattenObservations connector (one-hot) with "
-        "config.env_runners(env_to_module_connector=lambda env, spaces, device: FlattenObservations())",
-        gym.spaces.Dict: "add the FlattenObservations connector or give your own RLModule via config.rl_module(rl_module_spec=...)",
-        gym.spaces.Tuple: "add the FlattenObservations connector or give your own RLModule via config.rl_module(rl_module_spec=...)",
-    }.get(type(space))
     if isinstance(space, gym.spaces.Box):
-        hint = ("image-like observations need a conv model; flatten them with FlattenObservations or give "
-                "your own RLModule via config.rl_module(rl_module_spec=RLModuleSpec(module_class=...))")
+        what = f"{len(space.shape)}-D (image-like) Box observations need a conv model"
+        hint = f"{_FLATTEN} to feed them to the MLP, or {_OWN_MODULE}"
+    elif isinstance(space, (gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)):
+        what = f"{type(space).__name__} observations must be one-hot encoded first"
+        hint = f"{_FLATTEN} (it one-hot encodes them), or {_OWN_MODULE}"
+    elif isinstance(space, (gym.spaces.Dict, gym.spaces.Tuple)):
+        what = f"nested ({type(space).__name__}) observations must be flattened first"
+        hint = f"{_FLATTEN}, or {_OWN_MODULE}"
+    else:
+        what = f"{type(space).__name__} observations are not supported"
+        hint = _OWN_MODULE
     raise ValueError(
-        f"{module_name} cannot handle observation space {space}: the default model is an MLP over a 1-D Box. "
-        f"Fix: {hint or 'give your own RLModule via config.rl_module(rl_module_spec=...)'}."
+        f"{module_name} cannot handle the observation space {space}: the default model is an MLP over a 1-D Box "
+        f"and {what}. Fix: {hint}."
     )
 
 
@@ -29,14 +38,11 @@ def check_action_space(space: gym.Space, module_name: str, *, allow_discrete=Tru
     if allow_discrete and isinstance(space, gym.spaces.Discrete):
         return
     if allow_box and isinstance(space, gym.spaces.Box) and len(space.shape) == 1:
-        if not (space.bounded_below.all() and space.bounded_above.all()):
-            return  # unbounded Box: actions are used as sampled
         return
     supported = " or ".join(n for n, ok in (("Discrete", allow_discrete), ("1-D Box", allow_box)) if ok)
     raise ValueError(
-        f"{module_name} cannot handle action space {space}: it supports {supported} actions. "
-        "Fix: wrap the env to expose a supported action space, or give your own RLModule via "
-        "config.rl_module(rl_module_spec=RLModuleSpec(module_class=...))."
+        f"{module_name} cannot handle the action space {space}: it supports {supported} actions. "
+        f"Fix: wrap the env (gymnasium.ActionWrapper) to expose a supported action space, or {_OWN_MODULE}."
     )
 
 

@@ -23,7 +23,7 @@ BASE_DEFAULTS = {
     "module_to_env_connector": None, "add_default_connectors_to_env_to_module_pipeline": True,
     "add_default_connectors_to_module_to_env_pipeline": True, "episode_lookback_horizon": 1,
     "explore": True, "gym_env_vectorize_mode": "SYNC",
-    "num_learners": 0, "learner_connector": None, "add_default_connectors_to_learner_pipeline": True,
+    "num_learners": 0, "num_cpus_per_learner": "auto", "learner_class": None, "learner_connector": None, "add_default_connectors_to_learner_pipeline": True,
     "gamma": 0.99, "lr": 0.001, "train_batch_size_per_learner": None, "train_batch_size": 32,
     "minibatch_size": None, "num_epochs": 1, "shuffle_batch_per_epoch": False, "grad_clip": None,
     "grad_clip_by": "global_norm", "model_config": {}, "rl_module_spec": None,

@@ -277,3 +277,12 @@ def test_bad_indices_type():
         make().get("a")
     with pytest.raises(ValueError):
         make().get(slice(None, None, 0))
+
+
+def test_fill_takes_the_shape_of_rewritten_items_not_the_space():
+    # A connector (e.g. FlattenObservations or a custom piece) may write back items of another shape.
+    space = gym.spaces.Box(-1, 1, (4,), np.float32)
+    buf = InfiniteLookbackBuffer([np.ones(5, np.float32)], space=space)
+    filled = buf.get([-2, -1], fill=0.0)
+    assert filled[0].shape == (5,) and not filled[0].any()
+    assert np.array_equal(filled[1], np.ones(5, np.float32))

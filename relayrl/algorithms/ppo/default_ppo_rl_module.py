@@ -18,6 +18,11 @@ class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI):
     def setup(self) -> None:
         cfg = DefaultModelConfig.from_dict(self.model_config)
         name = type(self).__name__
+        if cfg.use_lstm:
+            raise ValueError(
+                f"{name} has no LSTM: model_config use_lstm=True is not supported. Fix: set use_lstm=False, "
+                "or give your own recurrent RLModule via config.rl_module(rl_module_spec=RLModuleSpec(module_class=...))."
+            )
         obs_dim = flat_obs_dim(self.observation_space, name)
         check_action_space(self.action_space, name)
         self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
@@ -34,23 +39,37 @@ class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI):
         embed_dim = output_dim(cfg.fcnet_hiddens, obs_dim)
         n_act = action_dim(self.action_space)
         n_out = n_act if (self._discrete or self._free_log_std) else 2 * n_act
-        self.pi = mlp(embed_dim, cfg.head_fcnet_hiddens, cfg.head_fcnet_activation, n_out)
-        # A small final policy layer starts training from a near-uniform policy (faster, steadier PPO).
-        nn.init.orthogonal_(self.pi[-1].weight, gain=0.01)
-        nn.init.zeros_(self.pi[-1].bias)
+        head_init = dict(kernel_initializer=cfg.head_fcnet_kernel_initializer,
+                         kernel_initializer_kwargs=cfg.head_fcnet_kernel_initializer_kwargs,
+                         bias_initializer=cfg.head_fcnet_bias_initializer,
+                         bias_initializer_kwargs=cfg.head_fcnet_bias_initializer_kwargs)
+        self.pi = mlp(embed_dim, cfg.head_fcnet_hiddens, cfg.head_fcnet_activation, n_out, **head_init)
+        if cfg.head_fcnet_kernel_initializer is None:
+            # A small final policy layer starts training from a near-uniform policy (faster, steadier PPO).
+            nn.init.orthogonal_(self.pi[-1].weight, gain=0.01)
+        if cfg.head_fcnet_bias_initializer is None:
+            nn.init.zeros_(self.pi[-1].bias)
         if self._free_log_std:
             self.log_std = nn.Parameter(torch.zeros(n_act))
         if self.inference_only:
             return
         if not self.vf_share_layers:
             self.vf_encoder = mlp(obs_dim, cfg.fcnet_hiddens, cfg.fcnet_activation, **init)
-        self.vf = mlp(embed_dim, cfg.head_fcnet_hiddens, cfg.head_fcnet_activation, 1)
+        self.vf = mlp(embed_dim, cfg.head_fcnet_hiddens, cfg.head_fcnet_activation, 1, **head_init)
 
     def _dist_inputs(self, embeddings):
         logits = self.pi(embeddings)
+        if self._discrete:
+            return logits
         if self._free_log_std:
-            logits = torch.cat([logits, self.log_std.expand_as(logits)], dim=-1)
-        return logits
+            mean, log_std = logits, self.log_std.expand_as(logits)
+        else:
+            mean, log_std = torch.chunk(logits, 2, dim=-1)
+        # model_config log_std_clip_param bounds the log-std the distribution sees (RLlib clips in the pi head).
+        clip = self._log_std_clip
+        if clip is not None and clip != float("inf"):
+            log_std = log_std.clamp(-clip, clip)
+        return torch.cat([mean, log_std], dim=-1)
 
     def _forward(self, batch, **kwargs):
         return {Columns.ACTION_DIST_INPUTS: self._dist_inputs(self.encoder(batch[Columns.OBS]))}

@@ -103,6 +103,8 @@ def _explained_variance(targets, predictions, batch):
         mask = batch.get(Columns.LOSS_MASK)
         if mask is not None:
             targets, predictions = targets[mask.bool()], predictions[mask.bool()]
+        if targets.numel() < 2:
+            return torch.tensor(0.0)
         var_y = torch.var(targets)
         if var_y <= 0:
             return torch.tensor(0.0)

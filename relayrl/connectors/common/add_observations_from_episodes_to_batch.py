@@ -1,6 +1,4 @@
 """Default piece: put the episodes' observations into the batch under `obs`."""
-import numpy as np
-
 from relayrl.connectors.connector_v2 import ConnectorV2
 from relayrl.core.columns import Columns
 
@@ -18,12 +16,10 @@ class AddObservationsFromEpisodesToBatch(ConnectorV2):
             return batch
         if self._as_learner_connector:
             for episode in self.single_agent_episode_iterator(episodes, agents_that_stepped_only=False):
+                # A list (list-based episode) adds one item per step; an already batched array or
+                # dict/tuple of arrays (numpy'd episode, e.g. Dict observations) is added at once.
                 observations = episode.get_observations(slice(0, len(episode)))
-                if isinstance(observations, np.ndarray):
-                    self.add_n_batch_items(batch, Columns.OBS, observations, len(episode), episode)
-                else:
-                    for obs in observations:
-                        self.add_batch_item(batch, Columns.OBS, obs, episode)
+                self.add_n_batch_items(batch, Columns.OBS, observations, len(episode), episode)
             return batch
         for episode in self.single_agent_episode_iterator(episodes):
             self.add_batch_item(batch, Columns.OBS, episode.get_observations(-1), episode)

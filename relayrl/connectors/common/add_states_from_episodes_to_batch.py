@@ -31,7 +31,7 @@ class AddStatesFromEpisodesToBatch(ConnectorV2):
 
 
 def _state_before(episode, t: int, initial):
-    """The state_out produced at step t-1 (the input state at step t); initial state if none exists."""
+    """The state_out produced at step t-1 (the input state at step t); the initial state at an episode's start."""
     if Columns.STATE_OUT not in episode.extra_model_outputs:
         return initial
     try:
@@ -39,4 +39,12 @@ def _state_before(episode, t: int, initial):
             return episode.get_extra_model_outputs(Columns.STATE_OUT, t - 1)
         return episode.get_extra_model_outputs(Columns.STATE_OUT, -1, neg_index_as_lookback=True)
     except IndexError:
+        if episode.t_started > 0:
+            # A chunk cut from an ongoing episode without lookback: its state is lost. The initial
+            # state would silently reset the recurrent memory in the middle of the episode.
+            raise ValueError(
+                f"Episode chunk {episode.id_} starts at t={episode.t_started} but keeps no `state_out` "
+                "in its lookback buffer; set config.env_runners(episode_lookback_horizon=1) or more "
+                "for stateful RLModules."
+            ) from None
         return initial

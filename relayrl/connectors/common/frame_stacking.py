@@ -35,14 +35,37 @@ class FrameStacking(ConnectorV2):
         if self._as_learner_connector:
             for episode in self.single_agent_episode_iterator(episodes, agents_that_stepped_only=False):
                 length = len(episode)
-                frames = np.asarray(episode.get_observations(slice(-(n - 1), length), neg_index_as_lookback=True,
-                                                             fill=0.0)) if n > 1 else \
-                    np.asarray(episode.get_observations(slice(0, length)))
-                windows = np.lib.stride_tricks.sliding_window_view(frames, n, axis=0)  # (L, ..., n)
-                stacked = np.concatenate([windows[..., i] for i in range(n)], axis=-1)
+                # Observations t-n+1 .. length-1 (lookback included), zero-filled before the first one stored.
+                frames = _left_zero_fill(
+                    episode.get_observations(slice(-(n - 1), length), neg_index_as_lookback=True), n - 1 + length,
+                    like=episode.get_observations(-1),
+                )
+                # Row t: frames t .. t+n-1 (= obs[t-n+1] .. obs[t]), concatenated on the last axis.
+                stacked = np.concatenate([frames[i:i + length] for i in range(n)], axis=-1)
                 self.add_n_batch_items(batch, Columns.OBS, stacked, length, episode)
             return batch
         for episode in self.single_agent_episode_iterator(episodes):
-            frames = episode.get_observations(slice(-n, None), fill=0.0)
+            # The newest n observations (into the lookback of cut chunks), zero-filled at the episode start.
+            frames = _left_zero_fill(episode.get_observations(slice(-n, None)), n, like=None)
             self.add_batch_item(batch, Columns.OBS, np.concatenate(list(frames), axis=-1), episode)
         return batch
+
+
+def _left_zero_fill(observations, total: int, like=None) -> np.ndarray:
+    """Stack `observations` (list or array) and prepend zero frames until there are `total` rows.
+
+    The zeros take the observations' own shape and dtype (not the episode's space, which may
+    predate pieces such as FlattenObservations that changed the observations); `like` is an
+    observation to take them from when `observations` is empty.
+    """
+    frames = np.asarray(observations)
+    if len(frames) == 0:
+        if like is None:
+            raise ValueError("FrameStacking found an episode without observations; call add_env_reset() first.")
+        frames = np.zeros((0,) + np.shape(like), np.asarray(like).dtype)
+    if frames.ndim < 2:
+        raise ValueError(f"FrameStacking needs observations with at least one axis, got shape {frames.shape[1:]}.")
+    missing = total - len(frames)
+    if missing > 0:
+        frames = np.concatenate([np.zeros((missing,) + frames.shape[1:], frames.dtype), frames], axis=0)
+    return frames

@@ -24,11 +24,8 @@ class AddColumnsFromEpisodesToTrainBatch(ConnectorV2):
                 if column in present:
                     continue
                 data = get()
-                if isinstance(data, np.ndarray):
-                    self.add_n_batch_items(batch, column, data, n, episode)
-                else:
-                    for item in data:
-                        self.add_batch_item(batch, column, item, episode)
+                # list -> one item per step; array or dict/tuple of arrays (numpy'd episode) -> at once.
+                self.add_n_batch_items(batch, column, data, n, episode)
         return batch
 
 

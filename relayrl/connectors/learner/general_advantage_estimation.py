@@ -29,18 +29,27 @@ class GeneralAdvantageEstimation(ConnectorV2):
                         "Learner pieces (AddOneTsToEpisodesAndTruncate, AddColumnsFromEpisodesToTrainBatch)."
                     )
             with torch.no_grad():
-                values = module.compute_values(module_batch).cpu().numpy()
+                values = module.compute_values(module_batch).detach().cpu().numpy()
+            rewards = module_batch[Columns.REWARDS].cpu().numpy()
+            mask = module_batch[Columns.LOSS_MASK].cpu().numpy().astype(bool)
+            # Recurrent batches are (sequences, max_seq_len): flattened row-major, each episode's
+            # steps are contiguous with its artificial step right after the last real one and the
+            # zero padding (loss_mask False) behind it, so the flat recursion applies unchanged.
+            shape = rewards.shape
             advantages, value_targets = compute_gae(
-                values,
-                module_batch[Columns.REWARDS].cpu().numpy(),
-                module_batch[Columns.TERMINATEDS].cpu().numpy(),
-                module_batch[Columns.LOSS_MASK].cpu().numpy(),
+                values.reshape(-1),
+                rewards.reshape(-1),
+                module_batch[Columns.TERMINATEDS].cpu().numpy().reshape(-1),
+                mask.reshape(-1),
                 gamma=self.gamma,
                 lambda_=self.lambda_,
             )
-            mask = module_batch[Columns.LOSS_MASK].cpu().numpy().astype(bool)
-            real = advantages[mask]
-            advantages = np.where(mask, (advantages - real.mean()) / max(1e-4, real.std()), 0.0).astype(np.float32)
+            flat_mask = mask.reshape(-1)
+            real = advantages[flat_mask]
+            if real.size:
+                advantages = np.where(flat_mask, (advantages - real.mean()) / max(1e-4, float(real.std())), 0.0)
+            advantages = advantages.astype(np.float32).reshape(shape)
+            value_targets = value_targets.astype(np.float32).reshape(shape)
             device = module_batch[Columns.REWARDS].device
             module_batch[Columns.ADVANTAGES] = torch.from_numpy(advantages).to(device)
             module_batch[Columns.VALUE_TARGETS] = torch.from_numpy(value_targets).to(device)

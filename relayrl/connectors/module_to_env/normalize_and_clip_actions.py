@@ -8,9 +8,10 @@ from relayrl.core.columns import Columns
 
 def unsquash_action(action, space: gym.spaces.Box):
     """[-1, 1] -> [low, high] (then clipped), for bounded dimensions; unbounded ones pass through."""
-    low, high = space.low, space.high
-    bounded = np.isfinite(low) & np.isfinite(high)
-    scaled = low + (np.asarray(action) + 1.0) * (high - low) / 2.0
+    bounded = np.isfinite(space.low) & np.isfinite(space.high)
+    low, high = np.where(bounded, space.low, -1.0), np.where(bounded, space.high, 1.0)  # no inf arithmetic
+    action = np.asarray(action)
+    scaled = low + (action + 1.0) * (high - low) / 2.0
     return np.where(bounded, np.clip(scaled, low, high), action).astype(space.dtype)
 
 

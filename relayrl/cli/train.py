@@ -1,0 +1,186 @@
+"""`relayrl train ALGO ...`: build the config from flags, build the algorithm, train until a stop
+criterion is met (RLlib's semantics: any one stops), then summarize."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from relayrl.cli.flags import TrainArgs, UserError, parse_train_args
+
+RETURN_KEY = "episode_return_mean"
+STEPS_KEY = "num_env_steps_sampled_lifetime"
+EXIT_INTERRUPTED = 130
+
+STOP_REASONS = {
+    "stop_reward": "stop reward reached",
+    "stop_timesteps": "env step budget",
+    "stop_iters": "iteration budget",
+    "interrupted": "interrupted (Ctrl-C)",
+}
+
+
+@dataclass
+class Run:
+    """What one `relayrl train` run has done so far (shown live and in the summary)."""
+
+    algorithm: str
+    env: Any
+    stop_reward: Optional[float] = None
+    stop_timesteps: Optional[int] = None
+    stop_iters: Optional[int] = None
+    config: dict = field(default_factory=dict)  # the options given on the command line
+    iteration: int = 0
+    env_steps: int = 0
+    return_mean: float = math.nan
+    best_return: float = math.nan
+    learner_stats: dict = field(default_factory=dict)
+    build_time_s: float = 0.0
+    train_time_s: float = 0.0
+    stopped_by: Optional[str] = None
+    _train_start: Optional[float] = None
+
+    # -- progress ---------------------------------------------------------------------------
+    def start(self) -> None:
+        self._train_start = time.perf_counter()
+
+    def finish(self) -> None:
+        if self._train_start is not None:
+            self.train_time_s = time.perf_counter() - self._train_start
+            self._train_start = None
+
+    @property
+    def elapsed_s(self) -> float:
+        """Training time so far (still ticking while an iteration runs)."""
+        if self._train_start is None:
+            return self.train_time_s
+        return time.perf_counter() - self._train_start
+
+    @property
+    def steps_per_s(self) -> float:
+        elapsed = self.elapsed_s
+        return self.env_steps / elapsed if elapsed > 0 else math.nan
+
+    def record(self, result: dict) -> None:
+        """Take in one train() result and decide whether to stop."""
+        self.iteration = int(result.get("training_iteration", self.iteration + 1))
+        self.env_steps = int(result.get(STEPS_KEY, 0))
+        self.return_mean = _float(result.get("env_runners", {}).get(RETURN_KEY))
+        if not math.isnan(self.return_mean) and not (self.return_mean <= self.best_return):
+            self.best_return = self.return_mean  # (the comparison is False while best is nan)
+        module_results = result.get("learners", {}).get("default_policy", {})
+        self.learner_stats = {k: _float(v) for k, v in module_results.items()
+                              if not k.startswith("num_") and not math.isnan(_float(v))}
+        self.stopped_by = self.stop_reason()
+
+    def stop_reason(self) -> Optional[str]:
+        if self.stop_reward is not None and self.return_mean >= self.stop_reward:
+            return "stop_reward"
+        if self.stop_timesteps is not None and self.env_steps >= self.stop_timesteps:
+            return "stop_timesteps"
+        if self.stop_iters is not None and self.iteration >= self.stop_iters:
+            return "stop_iters"
+        return None
+
+    # -- outcome ----------------------------------------------------------------------------
+    @property
+    def reached_stop_reward(self) -> Optional[bool]:
+        if self.stop_reward is None:
+            return None
+        return self.return_mean >= self.stop_reward
+
+    @property
+    def exit_code(self) -> int:
+        if self.stopped_by == "interrupted":
+            return EXIT_INTERRUPTED
+        return 1 if self.reached_stop_reward is False else 0
+
+    def summary(self) -> dict:
+        """The machine-readable summary printed by --json."""
+        return _jsonable({
+            "algorithm": self.algorithm,
+            "env": self.env if isinstance(self.env, str) else repr(self.env),
+            "training_iteration": self.iteration,
+            STEPS_KEY: self.env_steps,
+            RETURN_KEY: self.return_mean,
+            "best_" + RETURN_KEY: self.best_return,
+            "stop_reward": self.stop_reward,
+            "stop_timesteps": self.stop_timesteps,
+            "stop_iters": self.stop_iters,
+            "stop_reward_reached": self.reached_stop_reward,
+            "stopped_by": self.stopped_by,
+            "build_time_s": self.build_time_s,
+            "train_time_s": self.train_time_s,
+            "env_steps_per_s": self.steps_per_s,
+            "learners": {"default_policy": self.learner_stats},
+            "config": self.config,
+            "exit_code": self.exit_code,
+        })
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _jsonable(value: Any) -> Any:
+    """Strict JSON: nan -> null, inf -> "inf", unknown objects -> repr."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float):
+        return None if math.isnan(value) else (str(value) if math.isinf(value) else value)
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    return repr(value)
+
+
+def run_train(argv: list) -> int:
+    args: TrainArgs = parse_train_args(argv)
+    from relayrl.cli.display import Display  # rich is imported only when training
+
+    table = args.config_class._option_table
+    run = Run(args.algorithm, args.overrides.get("env", table["env"].default), args.stop_reward,
+              args.stop_timesteps, args.stop_iters,
+              config={table[name].dict_key: value for name, value in args.overrides.items()})
+    display = Display()
+    for note in args.notes:
+        print(f"relayrl train: note: {note}", file=sys.stderr)
+
+    start = time.perf_counter()
+    try:
+        with display.building(run):
+            config = args.config_class().update_from_dict(args.overrides)
+            algo = config.build_algo()
+    except ValueError as err:  # bad env id, inconsistent options, bad model_config, ...
+        if os.environ.get("RELAYRL_TRACEBACK"):
+            raise
+        raise UserError(str(err), prog=f"relayrl train {args.algorithm}") from None
+    except KeyboardInterrupt:
+        print("relayrl train: interrupted while building the algorithm", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    run.build_time_s = time.perf_counter() - start
+
+    try:
+        display.started(run)
+        with display.live(run):
+            run.start()
+            while run.stopped_by is None:
+                run.record(algo.train())
+                display.iteration(run)
+    except KeyboardInterrupt:
+        run.stopped_by = "interrupted"
+    finally:
+        run.finish()
+        algo.stop()
+    display.summary(run)
+    if args.json:
+        print(json.dumps(run.summary()), flush=True)
+    return run.exit_code

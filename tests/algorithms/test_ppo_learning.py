@@ -1,0 +1,55 @@
+"""PPO reaches RLlib's tuned-example targets (rllib/examples/algorithms/ppo/{cartpole,pendulum}_ppo.py)."""
+import pytest
+
+from relayrl import DefaultModelConfig, PPOConfig
+
+
+def run_until(config, *, target: float, max_steps: int):
+    """Train until episode_return_mean >= target or max_steps env steps; returns (reached, curve)."""
+    algo = config.build_algo()
+    curve = []
+    try:
+        while True:
+            result = algo.train()
+            ret = result["env_runners"]["episode_return_mean"]
+            steps = result["num_env_steps_sampled_lifetime"]
+            curve.append((steps, round(ret, 1)))
+            if ret >= target:
+                return True, curve
+            if steps >= max_steps:
+                return False, curve
+    finally:
+        algo.stop()
+
+
+def test_ppo_cartpole_reaches_450_within_300k_steps():
+    config = (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .env_runners(num_envs_per_env_runner=8)
+        .training(lr=0.0003, num_epochs=6, vf_loss_coeff=0.01)
+        .rl_module(model_config=DefaultModelConfig(fcnet_hiddens=[32], fcnet_activation="linear",
+                                                   vf_share_layers=True))
+        .debugging(seed=0)
+    )
+    reached, curve = run_until(config, target=450.0, max_steps=300_000)
+    assert reached, curve
+
+
+@pytest.mark.slow
+def test_ppo_pendulum_reaches_minus_300_within_400k_steps():
+    from relayrl.connectors.env_to_module.mean_std_filter import MeanStdFilter
+
+    config = (
+        PPOConfig()
+        .environment("Pendulum-v1")
+        .env_runners(num_envs_per_env_runner=20,
+                     env_to_module_connector=lambda env, spaces, device: MeanStdFilter())
+        .training(train_batch_size_per_learner=1024, train_batch_size=1024, minibatch_size=128, lr=0.0002,
+                  gamma=0.95, lambda_=0.5)
+        .rl_module(model_config=DefaultModelConfig(fcnet_activation="relu"))
+        .debugging(seed=0)
+    )
+    reached, curve = run_until(config, target=-300.0, max_steps=400_000)
+    print(curve)
+    assert reached, curve
