@@ -57,6 +57,21 @@ class ConnectorPipelineV2(ConnectorV2):
             obs = piece.observation_space if piece.observation_space is not None else obs
             act = piece.action_space if piece.action_space is not None else act
         self._observation_space, self._action_space = obs, act
+        self._plan_fast_paths()
+
+    def _plan_fast_paths(self) -> None:
+        """Tell each piece whether it may emit whole arrays (every later piece accepts them) and whether
+        the episodes it sees are as the EnvRunner wrote them (no earlier piece may have changed them).
+
+        Default pieces then take vectorised paths; a custom piece switches on the general,
+        per-episode path only where it sits. Both paths give the same batch.
+        """
+        pieces = self.connectors
+        for i, piece in enumerate(pieces):
+            piece._downstream_batched_safe = all(p.BATCHED_SAFE for p in pieces[i + 1:])
+            piece._upstream_episodes_untouched = not any(p.WRITES_EPISODES for p in pieces[:i])
+        self.BATCHED_SAFE = all(p.BATCHED_SAFE for p in pieces)
+        self.WRITES_EPISODES = any(p.WRITES_EPISODES for p in pieces)
 
     def _recompute_spaces(self) -> None:
         if hasattr(self, "connectors"):

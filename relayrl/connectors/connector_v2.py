@@ -26,6 +26,16 @@ def _episode_key(single_agent_episode) -> tuple:
 class ConnectorV2(abc.ABC):
     """Base class of all connector pieces and pipelines."""
 
+    # Fast-path declarations, read by the pipeline (see ConnectorPipelineV2._plan_fast_paths).
+    # BATCHED_SAFE: the piece also works when columns are already whole arrays (rows in episode
+    # order), so earlier pieces may skip the per-episode layout. WRITES_EPISODES: the piece may
+    # change episode data. Custom pieces are assumed to need per-episode data and to write episodes.
+    BATCHED_SAFE = False
+    WRITES_EPISODES = True
+    # Set by the enclosing pipeline.
+    _downstream_batched_safe = False
+    _upstream_episodes_untouched = False
+
     def __init__(self, input_observation_space: Optional[gym.Space] = None,
                  input_action_space: Optional[gym.Space] = None, **kwargs):
         self._input_observation_space = None

@@ -7,6 +7,8 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 import torch
 
+from relayrl.connectors.common.add_observations_from_episodes_to_batch import VECTOR_ENV_OBSERVATIONS
+from relayrl.connectors.common.stateful import map_tree
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 from relayrl.env.episode_stats import EpisodeStats
 from relayrl.env.registry import make_env_creator
@@ -113,9 +115,9 @@ class EnvRunner:
         # Ongoing episodes are dropped: forget the returns of their already handed-out chunks.
         for episode in self._episodes:
             self._stats.forget(episode)
-        observations = unbatch(self.env.observation_space, observations)
+        batched_obs, observations = observations, unbatch(self.env.observation_space, observations)
         self._episodes = [self._new_episode(observations[i], info_at(infos, i)) for i in range(self.num_envs)]
-        self._cached_to_module = self._env_to_module_call(self._episodes, explore)
+        self._cached_to_module = self._env_to_module_call(self._episodes, explore, batched_obs)
         self._needs_reset = False
 
     def _new_episode(self, observation, info) -> SingleAgentEpisode:
@@ -124,9 +126,11 @@ class EnvRunner:
         episode.add_env_reset(observation, info)
         return episode
 
-    def _env_to_module_call(self, episodes, explore):
+    def _env_to_module_call(self, episodes, explore, vector_observations=None):
+        # Passing the vector env's observations lets the default pieces skip reading each episode.
+        shared_data = {} if vector_observations is None else {VECTOR_ENV_OBSERVATIONS: vector_observations}
         return self._env_to_module(rl_module=self.module, batch={}, episodes=episodes, explore=explore,
-                                   shared_data={}, metrics=self.metrics)
+                                   shared_data=shared_data, metrics=self.metrics)
 
     def _compute_actions(self, explore: bool, random_actions: bool) -> Dict[str, Any]:
         if random_actions:
@@ -154,9 +158,9 @@ class EnvRunner:
             to_env = self._compute_actions(explore, random_actions)
             actions = to_env.pop(Columns.ACTIONS)
             env_actions = to_env.pop(Columns.ACTIONS_FOR_ENV, actions)
-            observations, rewards, terminateds, truncateds, infos = self.env.step(
+            batched_obs, rewards, terminateds, truncateds, infos = self.env.step(
                 batch_actions(self._single_env_action_space, env_actions))
-            observations = unbatch(self.env.observation_space, observations)
+            observations = unbatch(self.env.observation_space, batched_obs)
             if clip is True:
                 rewards = np.sign(rewards)
             elif clip:
@@ -164,7 +168,8 @@ class EnvRunner:
             steps += self.num_envs
             finished = []
             for i, episode in enumerate(self._episodes):
-                extra = {key: values[i] for key, values in to_env.items()}
+                extra = {key: (values[i] if not isinstance(values, dict) else map_tree(lambda x: x[i], values))
+                         for key, values in to_env.items()}
                 if terminateds[i] or truncateds[i]:
                     final_info = info_at(infos.get("final_info", {}), i)
                     episode.add_env_step(infos["final_obs"][i], actions[i], float(rewards[i]), final_info,
@@ -176,8 +181,9 @@ class EnvRunner:
                                          extra_model_outputs=extra)
             if finished:
                 ended = [self._episodes[i] for i in finished]
-                # Let env-to-module pieces see the terminal observations (e.g. MeanStdFilter normalises them).
-                self._env_to_module_call(ended, explore)
+                if self._env_to_module.WRITES_EPISODES:
+                    # Let pieces that write episodes see the terminal observations (e.g. MeanStdFilter).
+                    self._env_to_module_call(ended, explore)
                 for i, episode in zip(finished, ended):
                     # With num_episodes, episodes finishing beyond the asked number are dropped (not logged).
                     if num_episodes is None or len(done_episodes) < num_episodes:
@@ -185,7 +191,7 @@ class EnvRunner:
                         done_steps += len(episode)
                         done_episodes.append(episode.to_numpy())
                     self._episodes[i] = self._new_episode(observations[i], info_at(infos, i))
-            self._cached_to_module = self._env_to_module_call(self._episodes, explore)
+            self._cached_to_module = self._env_to_module_call(self._episodes, explore, batched_obs)
         self._stats.on_steps(steps)
         return done_episodes
 

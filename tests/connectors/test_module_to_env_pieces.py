@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from connector_test_utils import LinearValueModule, reset_episode
-from relayrl import PPOConfig
+from relayrl import ConnectorV2, PPOConfig
 from relayrl.connectors import GetActions, NormalizeAndClipActions
 from relayrl.connectors.module_to_env.normalize_and_clip_actions import clip_action, unsquash_action
 from relayrl.core.columns import Columns
@@ -105,9 +105,21 @@ def test_normalize_and_clip_actions_writes_actions_for_env_only():
 
 
 # -- the default module-to-env pipeline -------------------------------------------------------------------
-def test_default_pipeline_turns_module_output_into_per_env_lists():
+class _PerEpisodeNoOp(ConnectorV2):
+    """A custom module-to-env piece: forces the general (per-episode) path around it."""
+
+    def __call__(self, *, rl_module, batch, episodes, **kwargs):
+        for column in batch:
+            assert isinstance(batch[column], dict)  # per-episode items
+        return batch
+
+
+@pytest.mark.parametrize("custom_piece", [False, True])
+def test_default_pipeline_turns_module_output_into_per_env_rows(custom_piece):
     act_space = gym.spaces.Box(np.float32([0, 0]), np.float32([4, 8]), dtype=np.float32)
     cfg = PPOConfig()
+    if custom_piece:
+        cfg.env_runners(module_to_env_connector=lambda env, spaces: _PerEpisodeNoOp())
     pipe = cfg.build_module_to_env_connector(spaces={"__env_single__": (BOX_OBS, act_space)})
     episodes = [reset_episode([0, 0], obs_space=BOX_OBS) for _ in range(2)]
     module = box_module()
@@ -115,7 +127,8 @@ def test_default_pipeline_turns_module_output_into_per_env_lists():
     out = pipe(rl_module=module, batch={Columns.ACTION_DIST_INPUTS: dist_inputs}, episodes=episodes, explore=True)
     assert set(out) == {Columns.ACTIONS, Columns.ACTIONS_FOR_ENV, Columns.ACTION_LOGP, Columns.ACTION_DIST_INPUTS}
     for column in out:
-        assert isinstance(out[column], list) and len(out[column]) == 2
+        # General path (custom piece): one list item per env; fast path: one array row per env.
+        assert isinstance(out[column], list if custom_piece else np.ndarray) and len(out[column]) == 2
     np.testing.assert_allclose(out[Columns.ACTIONS][0], [0, 1], atol=1e-6)
     np.testing.assert_allclose(out[Columns.ACTIONS_FOR_ENV][0], [2, 8], atol=1e-5)  # [-1,1] -> [0,4] x [0,8]
     np.testing.assert_allclose(out[Columns.ACTIONS_FOR_ENV][1], [0, 6], atol=1e-5)

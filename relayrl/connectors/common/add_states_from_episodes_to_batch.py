@@ -10,6 +10,9 @@ class AddStatesFromEpisodesToBatch(ConnectorV2):
     Learner: the state at the start of every `max_seq_len`-long sequence of each episode.
     """
 
+    BATCHED_SAFE = True
+    WRITES_EPISODES = False
+
     def __init__(self, input_observation_space=None, input_action_space=None, *,
                  as_learner_connector: bool = False, **kwargs):
         super().__init__(input_observation_space, input_action_space, **kwargs)

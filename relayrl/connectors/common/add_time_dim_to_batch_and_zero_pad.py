@@ -16,6 +16,9 @@ class AddTimeDimToBatchAndZeroPad(ConnectorV2):
     right-zero-padded, plus a `seq_lens` column and a `loss_mask` hiding the padding.
     """
 
+    BATCHED_SAFE = True
+    WRITES_EPISODES = False
+
     def __init__(self, input_observation_space=None, input_action_space=None, *,
                  as_learner_connector: bool = False, **kwargs):
         super().__init__(input_observation_space, input_action_space, **kwargs)
@@ -25,8 +28,13 @@ class AddTimeDimToBatchAndZeroPad(ConnectorV2):
         if not is_stateful(rl_module):
             return batch
         if not self._as_learner_connector:
-            for column, data in batch.items():
-                if column not in _NO_TIME_AXIS and isinstance(data, dict):
+            for column, data in list(batch.items()):
+                if column in _NO_TIME_AXIS:
+                    continue
+                if not _is_per_episode(data):  # already batched (fast path): (B, ...) -> (B, 1, ...)
+                    batch[column] = map_tree(lambda x: np.expand_dims(x, 1), data)
+                    continue
+                if isinstance(data, dict):
                     for items in data.values():
                         items[:] = [map_tree(lambda x: np.expand_dims(np.asarray(x), 0), it) for it in items]
             return batch
@@ -50,6 +58,10 @@ class AddTimeDimToBatchAndZeroPad(ConnectorV2):
         if needs_mask and pad_masks:
             batch[Columns.LOSS_MASK] = pad_masks
         return batch
+
+
+def _is_per_episode(data) -> bool:
+    return isinstance(data, list) or (isinstance(data, dict) and bool(data) and isinstance(next(iter(data)), tuple))
 
 
 def _pad_into_sequences(array, seq_len: int):

@@ -28,6 +28,9 @@ def stack_items(items: List[Any]):
 class BatchIndividualItems(ConnectorV2):
     """Collect phase -> arrays. On a Learner (multi-module batch) the result is keyed by module ID."""
 
+    BATCHED_SAFE = True
+    WRITES_EPISODES = False
+
     def __init__(self, input_observation_space=None, input_action_space=None, *, multi_agent: bool = False,
                  **kwargs):
         super().__init__(input_observation_space, input_action_space, **kwargs)

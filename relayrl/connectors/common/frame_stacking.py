@@ -15,6 +15,9 @@ class FrameStacking(ConnectorV2):
     `config.env_runners(episode_lookback_horizon=N - 1)` so cut chunks keep their earlier frames.
     """
 
+    BATCHED_SAFE = False  # adds per-episode items to `obs`
+    WRITES_EPISODES = False
+
     def __init__(self, input_observation_space=None, input_action_space=None, *, num_frames: int = 1,
                  multi_agent: bool = False, as_learner_connector: bool = False, **kwargs):
         if int(num_frames) < 1:

@@ -15,5 +15,8 @@ def to_numpy(data):
 
 
 class TensorToNumpy(ConnectorV2):
+    BATCHED_SAFE = True
+    WRITES_EPISODES = False
+
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
         return to_numpy(batch)

@@ -8,6 +8,9 @@ from relayrl.core.columns import Columns
 class AddColumnsFromEpisodesToTrainBatch(ConnectorV2):
     """Adds each column only if no earlier piece put it into the batch already."""
 
+    BATCHED_SAFE = True
+    WRITES_EPISODES = False
+
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
         present = set(batch)
         for episode in self.single_agent_episode_iterator(episodes, agents_that_stepped_only=False):

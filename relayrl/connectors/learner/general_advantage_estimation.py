@@ -11,6 +11,9 @@ from relayrl.ops.gae import compute_gae
 class GeneralAdvantageEstimation(ConnectorV2):
     """Runs after NumpyToTensor; writes `advantages` and `value_targets` into each module's batch."""
 
+    BATCHED_SAFE = True
+    WRITES_EPISODES = False
+
     def __init__(self, input_observation_space=None, input_action_space=None, *, gamma: float, lambda_: float,
                  **kwargs):
         super().__init__(input_observation_space, input_action_space, **kwargs)

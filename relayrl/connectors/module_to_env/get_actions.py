@@ -10,6 +10,9 @@ class GetActions(ConnectorV2):
     distribution's deterministic action (argmax / mean).
     """
 
+    BATCHED_SAFE = True
+    WRITES_EPISODES = False
+
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
         if Columns.ACTIONS in batch or Columns.ACTION_DIST_INPUTS not in batch:
             return batch

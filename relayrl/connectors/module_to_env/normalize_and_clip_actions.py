@@ -22,6 +22,9 @@ def clip_action(action, space: gym.spaces.Box):
 class NormalizeAndClipActions(ConnectorV2):
     """Writes `actions_for_env`; the episode keeps the module's own `actions` (needed for log-probs)."""
 
+    BATCHED_SAFE = True
+    WRITES_EPISODES = False
+
     def __init__(self, input_observation_space=None, input_action_space=None, *, normalize_actions: bool = True,
                  clip_actions: bool = False, **kwargs):
         super().__init__(input_observation_space, input_action_space, **kwargs)

@@ -5,11 +5,17 @@ from relayrl.core.columns import Columns
 
 
 class RemoveSingleTsTimeRankFromBatch(ConnectorV2):
+    BATCHED_SAFE = True
+    WRITES_EPISODES = False
+
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
         if not is_stateful(rl_module):
             return batch
-        for column, data in batch.items():
-            if column == Columns.STATE_OUT or not isinstance(data, dict):
+        for column, data in list(batch.items()):
+            if column == Columns.STATE_OUT:
+                continue
+            if not (isinstance(data, dict) and data and isinstance(next(iter(data)), tuple)):
+                batch[column] = map_tree(lambda x: x[:, 0] if getattr(x, "ndim", 0) > 1 else x, data)
                 continue
             for items in data.values():
                 items[:] = [map_tree(lambda x: x[0] if getattr(x, "ndim", 0) > 0 else x, it) for it in items]

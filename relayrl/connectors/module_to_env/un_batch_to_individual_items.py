@@ -4,9 +4,18 @@ from relayrl.connectors.connector_v2 import ConnectorV2, _episode_key
 
 
 class UnBatchToIndividualItems(ConnectorV2):
-    """`batch[col]` (array with a row per episode) -> `batch[col][(eps_id,)] = [row]`."""
+    """`batch[col]` (array with a row per episode) -> `batch[col][(eps_id,)] = [row]`.
+
+    Skipped (columns stay arrays, rows in episode order) when every later piece accepts arrays,
+    i.e. when no custom module-to-env piece needs per-episode items.
+    """
+
+    BATCHED_SAFE = True
+    WRITES_EPISODES = False
 
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
+        if self._downstream_batched_safe:
+            return batch
         keys = [_episode_key(ep) for ep in self.single_agent_episode_iterator(episodes)]
         for column, data in list(batch.items()):
             if isinstance(data, dict) and data and isinstance(next(iter(data)), tuple):
