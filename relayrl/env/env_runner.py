@@ -137,7 +137,7 @@ class EnvRunner:
             space = self._spaces["__env_single__"][1]
             actions = [space.sample() for _ in range(self.num_envs)]
             return {Columns.ACTIONS: actions}
-        with torch.no_grad():
+        with torch.inference_mode():
             to_module = self._cached_to_module
             if explore:
                 out = self.module.forward_exploration(to_module)
@@ -166,19 +166,7 @@ class EnvRunner:
             elif clip:
                 rewards = np.clip(rewards, -clip, clip)
             steps += self.num_envs
-            finished = []
-            for i, episode in enumerate(self._episodes):
-                extra = {key: (values[i] if not isinstance(values, dict) else map_tree(lambda x: x[i], values))
-                         for key, values in to_env.items()}
-                if terminateds[i] or truncateds[i]:
-                    final_info = info_at(infos.get("final_info", {}), i)
-                    episode.add_env_step(infos["final_obs"][i], actions[i], float(rewards[i]), final_info,
-                                         terminated=bool(terminateds[i]), truncated=bool(truncateds[i]),
-                                         extra_model_outputs=extra)
-                    finished.append(i)
-                else:
-                    episode.add_env_step(observations[i], actions[i], float(rewards[i]), info_at(infos, i),
-                                         extra_model_outputs=extra)
+            finished = self._record_step(actions, to_env, observations, rewards, terminateds, truncateds, infos)
             if finished:
                 ended = [self._episodes[i] for i in finished]
                 if self._env_to_module.WRITES_EPISODES:
@@ -194,6 +182,31 @@ class EnvRunner:
             self._cached_to_module = self._env_to_module_call(self._episodes, explore, batched_obs)
         self._stats.on_steps(steps)
         return done_episodes
+
+    def _record_step(self, actions, extra_outputs, observations, rewards, terminateds, truncateds,
+                     infos) -> List[int]:
+        """`add_env_step` on every sub-env's episode; returns the sub-envs whose episode just ended.
+
+        This runs once per env per step: plain Python values (`tolist`) and no per-item numpy calls.
+        """
+        columns = list(extra_outputs.items())
+        nested = any(isinstance(values, dict) for _, values in columns)
+        rewards, terms, truncs = rewards.tolist(), terminateds.tolist(), truncateds.tolist()
+        finished = []
+        for i, episode in enumerate(self._episodes):
+            if nested:
+                extra = {k: map_tree(lambda x: x[i], v) if isinstance(v, dict) else v[i] for k, v in columns}
+            else:
+                extra = {k: v[i] for k, v in columns}
+            if terms[i] or truncs[i]:
+                episode.add_env_step(infos["final_obs"][i], actions[i], rewards[i],
+                                     info_at(infos.get("final_info", {}), i), terminated=terms[i],
+                                     truncated=truncs[i], extra_model_outputs=extra)
+                finished.append(i)
+            else:
+                episode.add_env_step(observations[i], actions[i], rewards[i], info_at(infos, i) if infos else {},
+                                     extra_model_outputs=extra)
+        return finished
 
     # -- metrics, state, helpers ----------------------------------------------------------
     def get_metrics(self) -> Dict[str, Any]:

@@ -59,7 +59,7 @@ _ARRAY_SPACES = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete, 
 def batch_actions(single_space: gym.Space, actions) -> Any:
     """Stack per-sub-env actions into what the vector env's step() expects (nested spaces included)."""
     if isinstance(single_space, _ARRAY_SPACES):
-        return np.stack(actions)
+        return actions if isinstance(actions, np.ndarray) else np.stack(actions)
     out = gym.vector.utils.create_empty_array(single_space, n=len(actions))
     return gym.vector.utils.concatenate(single_space, actions, out)
 

@@ -45,19 +45,27 @@ class TorchCategorical(Distribution):
     """Categorical over the last axis of `logits`."""
 
     def __init__(self, logits):
-        self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)  # normalised log-probs
+        self._raw_logits = logits
+        self._log_probs = None
+
+    @property
+    def logits(self):
+        """Normalised log-probabilities (computed on first use: sampling does not need them)."""
+        if self._log_probs is None:
+            self._log_probs = torch.log_softmax(self._raw_logits, dim=-1)
+        return self._log_probs
 
     @classmethod
     def required_input_dim(cls, space) -> int:
         return int(space.n)
 
     def sample(self):
-        # Gumbel-max: one kernel, no softmax/cumsum as in multinomial.
-        u = torch.rand_like(self.logits).clamp_(1e-20, 1.0)
-        return torch.argmax(self.logits - torch.log(-torch.log(u)), dim=-1)
+        # Gumbel-max with Gumbel noise -log(E), E ~ Exp(1): four small kernels, no softmax/cumsum.
+        noise = torch.empty_like(self._raw_logits).exponential_().log_()
+        return torch.argmax(self._raw_logits - noise, dim=-1)
 
     def deterministic_sample(self):
-        return torch.argmax(self.logits, dim=-1)
+        return torch.argmax(self._raw_logits, dim=-1)
 
     def logp(self, value):
         return self.logits.gather(-1, value.long().unsqueeze(-1)).squeeze(-1)

@@ -5,7 +5,7 @@ from torch import nn
 from relayrl.core.columns import Columns
 from relayrl.modules.default_model_config import DefaultModelConfig
 from relayrl.modules.distributions import TorchCategorical, TorchDiagGaussian
-from relayrl.modules.mlp import mlp, output_dim
+from relayrl.modules.mlp import run_layers, mlp, output_dim
 from relayrl.modules.rl_module import RLModule, ValueFunctionAPI
 from relayrl.modules.space_checks import action_dim, check_action_space, flat_obs_dim
 
@@ -57,8 +57,8 @@ class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI):
             self.vf_encoder = mlp(obs_dim, cfg.fcnet_hiddens, cfg.fcnet_activation, **init)
         self.vf = mlp(embed_dim, cfg.head_fcnet_hiddens, cfg.head_fcnet_activation, 1, **head_init)
 
-    def _dist_inputs(self, embeddings):
-        logits = self.pi(embeddings)
+    def _dist_inputs(self, embeddings, logits=None):
+        logits = self.pi(embeddings) if logits is None else logits
         if self._discrete:
             return logits
         if self._free_log_std:
@@ -72,7 +72,9 @@ class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI):
         return torch.cat([mean, log_std], dim=-1)
 
     def _forward(self, batch, **kwargs):
-        return {Columns.ACTION_DIST_INPUTS: self._dist_inputs(self.encoder(batch[Columns.OBS]))}
+        # Acting (no gradients): run encoder and policy head as plain torch calls, the hot path of sampling.
+        logits = run_layers(batch[Columns.OBS], self.encoder, self.pi)
+        return {Columns.ACTION_DIST_INPUTS: self._dist_inputs(None, logits)}
 
     def _forward_train(self, batch, **kwargs):
         embeddings = self.encoder(batch[Columns.OBS])

@@ -14,8 +14,13 @@ def single_module(rl_module):
 
 
 def is_stateful(rl_module) -> bool:
-    module = single_module(rl_module)
-    return module is not None and module.is_stateful()
+    # Asked by several pieces on every env step: remember the answer on the module.
+    cached = getattr(rl_module, "_relayrl_is_stateful", None)
+    if cached is None:
+        module = single_module(rl_module)
+        cached = module is not None and module.is_stateful()
+        object.__setattr__(rl_module, "_relayrl_is_stateful", cached)
+    return cached
 
 
 def max_seq_len(rl_module) -> int:

@@ -10,7 +10,7 @@ def to_numpy(data):
     if isinstance(data, tuple):
         return tuple(to_numpy(v) for v in data)
     if isinstance(data, torch.Tensor):
-        return data.detach().cpu().numpy()
+        return data.detach().numpy() if data.device.type == "cpu" else data.detach().cpu().numpy()
     return data
 
 
