@@ -33,6 +33,7 @@ class MultiRLModule(RLModule):
         if module_id in self._rl_modules and not override:
             raise ValueError(f"Module ID `{module_id}` already exists; pass override=True to replace it.")
         self._rl_modules[module_id] = module
+        self.__dict__.pop("_relayrl_is_stateful", None)  # connectors cache whether any module is stateful
 
     def remove_module(self, module_id: str, *, raise_err_if_not_found: bool = True) -> None:
         if module_id not in self._rl_modules:
@@ -40,6 +41,7 @@ class MultiRLModule(RLModule):
                 raise KeyError(f"Module ID `{module_id}` not found; existing: {list(self.keys())}.")
             return
         del self._rl_modules[module_id]
+        self.__dict__.pop("_relayrl_is_stateful", None)
 
     def foreach_module(self, func: Callable, *, return_dict: bool = False, **kwargs):
         results = {mid: func(mid, module, **kwargs) for mid, module in self._rl_modules.items()}

@@ -15,6 +15,8 @@ def single_module(rl_module):
 
 def is_stateful(rl_module) -> bool:
     # Asked by several pieces on every env step: remember the answer on the module.
+    if rl_module is None:
+        return False
     cached = getattr(rl_module, "_relayrl_is_stateful", None)
     if cached is None:
         module = single_module(rl_module)
