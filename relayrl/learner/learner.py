@@ -13,6 +13,7 @@ import torch
 from relayrl.core.columns import ALL_MODULES, DEFAULT_MODULE_ID, Columns
 from relayrl.core.schedules import Scheduler
 from relayrl.learner.minibatches import batch_size_of, iterate_minibatches
+from relayrl.learner.optimizers import Adam
 from relayrl.metrics.metrics_logger import MetricsLogger
 from relayrl.modules.multi_rl_module import MultiRLModule
 from relayrl.modules.rl_module import RLModule
@@ -73,7 +74,7 @@ class Learner:
     def configure_optimizers_for_module(self, module_id: str, config=None) -> None:
         """Default: one Adam over the module's parameters, lr from `config.lr` (float or schedule)."""
         params = self.get_parameters(self.module[module_id])
-        optimizer = torch.optim.Adam(params)
+        optimizer = Adam(params)
         self.register_optimizer(module_id=module_id, optimizer=optimizer, params=params,
                                 lr_or_lr_schedule=(config or self.config).lr)
 

@@ -1,0 +1,153 @@
+"""relayrl's own speed figures, each measured in this process (or a fresh subprocess) on this machine."""
+import copy
+import json
+import pathlib
+import subprocess
+import sys
+import time
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+HERE = pathlib.Path(__file__).parent
+
+
+def raw_limits(seconds: float = 2.0) -> dict:
+    """Raw gymnasium CartPole stepping (one env; sync vector env of 8) and a 64x64 MLP forward (batch 8)."""
+    env = gym.make("CartPole-v1")
+    env.reset(seed=0)
+    n, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for i in range(1000):
+            _, _, term, trunc, _ = env.step(i & 1)
+            if term or trunc:
+                env.reset()
+        n += 1000
+    single = n / (time.perf_counter() - start)
+    venv = gym.make_vec("CartPole-v1", num_envs=8, vectorization_mode="sync")
+    venv.reset(seed=0)
+    actions = np.zeros(8, dtype=np.int64)
+    n, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for _ in range(200):
+            venv.step(actions ^ (np.random.rand(8) < 0.5))
+        n += 1600
+    vec8 = n / (time.perf_counter() - start)
+    torch.set_num_threads(1)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.Tanh(), torch.nn.Linear(64, 64), torch.nn.Tanh(),
+                              torch.nn.Linear(64, 2))
+    x = torch.zeros(8, 4)
+    with torch.inference_mode():
+        start = time.perf_counter()
+        for _ in range(20000):
+            net(x)
+        fwd = 20000 / (time.perf_counter() - start)
+    return {"single_env_sps": single, "vec8_sps": vec8, "mlp_fwd_per_s": fwd}
+
+
+def sampler_sps(seconds: float = 3.0, custom_piece: bool = False) -> float:
+    """EnvRunner env steps/s: CartPole-v1, 8 envs, the default PPO module, explore on.
+
+    With `custom_piece`, a user env-to-module piece that touches every episode is added, which puts
+    the pipeline on the general (per-episode) path.
+    """
+    from relayrl import ConnectorV2, PPOConfig
+    from relayrl.env.env_runner import EnvRunner
+
+    class TouchEveryEpisode(ConnectorV2):
+        def __call__(self, *, rl_module, batch, episodes, **kwargs):
+            for episode in self.single_agent_episode_iterator(episodes):
+                episode.get_observations(-1)
+            return batch
+
+    config = PPOConfig().environment("CartPole-v1").env_runners(num_envs_per_env_runner=8)
+    if custom_piece:
+        config.env_runners(env_to_module_connector=lambda env, spaces, device: TouchEveryEpisode())
+    torch.set_num_threads(1)
+    runner = EnvRunner(config=config)
+    runner.sample(num_timesteps=2000)
+    n, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        n += sum(len(e) for e in runner.sample(num_timesteps=4000))
+    runner.stop()
+    return n / (time.perf_counter() - start)
+
+
+def startup_s(repeats: int = 3) -> float:
+    """Seconds from `import relayrl` to the first train() result, default PPO config on CartPole (best of N)."""
+    code = ("import time; t = time.perf_counter(); import relayrl; "
+            "algo = relayrl.PPOConfig().environment('CartPole-v1').build_algo(); algo.train(); "
+            "print(time.perf_counter() - t)")
+    runs = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+                  .stdout.strip().splitlines()[-1]) for _ in range(repeats)]
+    return min(runs)
+
+
+def solve_cartpole(seed: int = 0) -> dict:
+    """PPO CartPole-v1 to mean return 450 with relayrl's defaults, timed from interpreter start."""
+    start = time.perf_counter()
+    out = subprocess.run([sys.executable, str(HERE / "solve_cartpole.py"), str(seed)], capture_output=True,
+                         text=True, check=True).stdout
+    result = json.loads(out.split("RESULT ", 1)[1])
+    result["wall_s"] = time.perf_counter() - start
+    return result
+
+
+def learner_vs_plain_torch(repeats: int = 3) -> dict:
+    """Minibatch updates/s of relayrl's PPO Learner vs a plain torch loop: same network, batch, minibatches."""
+    from relayrl import PPOConfig
+    from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
+
+    torch.set_num_threads(1)
+    algo = PPOConfig().environment("CartPole-v1").debugging(seed=0).build_algo()
+    learner = algo.learner_group._learner
+    episodes = algo.env_runner.sample(num_timesteps=algo.config.total_train_batch_size)
+    batch = learner._learner_connector(rl_module=learner.module, batch={}, episodes=episodes, shared_data={})
+    cfg = algo.config
+    n_rows = len(batch[DEFAULT_MODULE_ID][Columns.OBS])
+    updates = cfg.num_epochs * (n_rows // cfg.minibatch_size)
+
+    def relayrl_update():
+        learner.update(batch=batch, timesteps={"num_env_steps_sampled_lifetime": 0})
+
+    module = copy.deepcopy(learner.module[DEFAULT_MODULE_ID])
+    optimizer = torch.optim.Adam(module.parameters(), lr=cfg.lr)
+    data = batch[DEFAULT_MODULE_ID]
+
+    def plain_update():
+        for _ in range(cfg.num_epochs):
+            order = torch.randperm(n_rows)
+            for start in range(0, n_rows - cfg.minibatch_size + 1, cfg.minibatch_size):
+                idx = order[start:start + cfg.minibatch_size]
+                obs, mask = data[Columns.OBS][idx], data[Columns.LOSS_MASK][idx].float()
+                emb = module.encoder(obs)
+                logp_all = torch.log_softmax(module.pi(emb), -1)
+                prev_logp_all = torch.log_softmax(data[Columns.ACTION_DIST_INPUTS][idx], -1)
+                logp = logp_all.gather(-1, data[Columns.ACTIONS][idx].long().unsqueeze(-1)).squeeze(-1)
+                ratio = torch.exp(logp - data[Columns.ACTION_LOGP][idx])
+                adv = data[Columns.ADVANTAGES][idx]
+                surrogate = torch.min(adv * ratio, adv * ratio.clamp(1 - cfg.clip_param, 1 + cfg.clip_param))
+                values = module.vf(emb).squeeze(-1)
+                vf_loss = (values - data[Columns.VALUE_TARGETS][idx]).pow(2).clamp(0, cfg.vf_clip_param)
+                probs = logp_all.exp()
+                entropy = -(probs * logp_all).sum(-1)
+                kl = (prev_logp_all.exp() * (prev_logp_all - logp_all)).sum(-1)
+                per_row = -surrogate + cfg.vf_loss_coeff * vf_loss - cfg.entropy_coeff * entropy + 0.2 * kl
+                loss = (per_row * mask).sum() / mask.sum()
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+
+    def best_of(fn):
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    relayrl_s, plain_s = best_of(relayrl_update), best_of(plain_update)
+    algo.stop()
+    return {"minibatch_updates": updates, "relayrl_updates_per_s": updates / relayrl_s,
+            "plain_torch_updates_per_s": updates / plain_s}

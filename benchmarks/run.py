@@ -1,0 +1,121 @@
+"""The speed suite: relayrl beside the peers and the raw limits, in one run, on this machine.
+
+    .venv/bin/python benchmarks/run.py [--peers-python /tmp/peers/bin/python] [--out benchmarks/results/latest.json]
+
+Peers (RLlib, Stable-Baselines3) run from their own virtual environment through the anchor
+scripts in ../shared/anchors; without one, the table shows relayrl and the raw limits only.
+The machine may be shared and noisy: compare the ratios of one run, not times across runs.
+"""
+import argparse
+import json
+import os
+import pathlib
+import platform
+import re
+import subprocess
+import sys
+
+from figures import learner_vs_plain_torch, raw_limits, sampler_sps, solve_cartpole, startup_s
+
+ANCHORS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "anchors"
+PEERS = {  # anchor script (+ args) -> the figures its RESULT line gives
+    "sb3_ppo": ["sb3_ppo_cartpole.py"],
+    "rllib_ppo": ["rllib_ppo_cartpole.py", "0"],
+    "rllib_sampler": ["rllib_sampler.py"],
+}
+
+
+def run_peer(python: str, script_and_args) -> dict:
+    """Run one anchor script; parse `key=value` pairs from its RESULT line."""
+    proc = subprocess.run([python, str(ANCHORS / script_and_args[0]), *script_and_args[1:]], capture_output=True,
+                          text=True, timeout=900, cwd=ANCHORS)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")), None)
+    if line is None:
+        return {"error": (proc.stderr or proc.stdout)[-300:]}
+    return {k: _number(v) for k, v in re.findall(r"(\w+)=(\S+)", line)}
+
+
+def _number(text: str):
+    try:
+        return float(text)
+    except ValueError:
+        return {"True": True, "False": False}.get(text, text)
+
+
+def measure(peers_python) -> dict:
+    figures = {"machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores, "
+                          f"Python {platform.python_version()}"}
+    figures["raw"] = raw_limits()
+    figures["sampler_sps"] = sampler_sps()
+    figures["sampler_general_path_sps"] = sampler_sps(custom_piece=True)
+    figures["startup_s"] = startup_s()
+    figures["learner"] = learner_vs_plain_torch()
+    figures["solve_cartpole"] = solve_cartpole(seed=0)
+    if peers_python:
+        figures["peers"] = {name: run_peer(peers_python, args) for name, args in PEERS.items()}
+    return figures
+
+
+def table_rows(f: dict) -> list:
+    """(work, relayrl, SB3, RLlib, raw limit, ratios) rows of the README table."""
+    peers = f.get("peers", {})
+    sb3, rllib, sampler = peers.get("sb3_ppo", {}), peers.get("rllib_ppo", {}), peers.get("rllib_sampler", {})
+    solve = f["solve_cartpole"]
+    rows = []
+    sb3_total = sb3.get("train_s", 0) + sb3.get("build_s", 0) if "train_s" in sb3 else None
+    rllib_total = rllib.get("train_s", 0) + rllib.get("build_s", 0) if "train_s" in rllib else None
+    ratio = []
+    if sb3_total:
+        ratio.append(f"{sb3_total / solve['wall_s']:.1f}x faster than SB3")
+    if rllib_total:
+        ratio.append(f"{rllib_total / solve['wall_s']:.1f}x faster than RLlib")
+    rows.append(("PPO CartPole-v1 to return 450, wall s from `python` start (env steps)",
+                 f"{solve['wall_s']:.1f} s ({solve['steps']:.0f})" + ("" if solve["solved"] else " NOT SOLVED"),
+                 f"{sb3_total:.1f} s ({sb3['steps']:.0f})" if sb3_total else "-",
+                 f"{rllib_total:.1f} s ({rllib['steps']:.0f})" if rllib_total else "-", "-", ", ".join(ratio) or "-"))
+    raw = f["raw"]
+    rows.append(("EnvRunner sampling, CartPole-v1, 8 envs, default PPO module, explore (env steps/s)",
+                 f"{f['sampler_sps']:,.0f}", "-", f"{sampler['sps']:,.0f}" if "sps" in sampler else "-",
+                 f"{raw['vec8_sps']:,.0f} (sync vector env of 8)",
+                 f"{f['sampler_sps'] / raw['vec8_sps']:.0%} of raw"))
+    rows.append(("same, with a custom env-to-module piece (general path)", f"{f['sampler_general_path_sps']:,.0f}",
+                 "-", "-", "-", f"{f['sampler_sps'] / f['sampler_general_path_sps']:.2f}x slower than the fast path"))
+    rows.append(("Start-up: `import relayrl` to first train() result (s)", f"{f['startup_s']:.2f}", "-",
+                 f"{rllib['build_s']:.1f} (build only)" if "build_s" in rllib else "-", "-", "target < 1.5 s"))
+    lr = f["learner"]
+    rows.append(("PPO learner minibatch updates/s (same net, batch, minibatches)",
+                 f"{lr['relayrl_updates_per_s']:,.0f}", "-", "-", f"{lr['plain_torch_updates_per_s']:,.0f} (plain torch)",
+                 f"{lr['relayrl_updates_per_s'] / lr['plain_torch_updates_per_s']:.0%} of plain torch"))
+    rows.append(("Raw: gymnasium CartPole-v1, one env (steps/s); 64x64 MLP batch 8 (forwards/s)", "-", "-", "-",
+                 f"{raw['single_env_sps']:,.0f}; {raw['mlp_fwd_per_s']:,.0f}", "-"))
+    return rows
+
+
+def print_table(rows) -> str:
+    header = ("work", "relayrl", "Stable-Baselines3", "RLlib", "raw limit", "ratio")
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    default_peers = "/tmp/peers/bin/python" if pathlib.Path("/tmp/peers/bin/python").exists() else None
+    parser.add_argument("--peers-python", default=default_peers,
+                        help="python of a venv with ray[rllib] and stable-baselines3 (see ../shared/anchors)")
+    parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path(__file__).parent / "results" / "latest.json")
+    args = parser.parse_args(argv)
+    figures = measure(None if args.no_peers else args.peers_python)
+    print(f"Machine: {figures['machine']}")
+    figures["table_markdown"] = print_table(table_rows(figures))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(figures, indent=2))
+    print(f"JSON: {args.out}")
+    return figures
+
+
+if __name__ == "__main__":
+    main()

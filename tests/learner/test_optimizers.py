@@ -1,0 +1,47 @@
+"""relayrl's Adam equals torch.optim.Adam bit for bit, and avoids importing torch._dynamo."""
+import subprocess
+import sys
+
+import torch
+
+from relayrl.learner.optimizers import Adam
+
+
+def _train(optimizer_cls, steps=20):
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.Tanh(), torch.nn.Linear(16, 2))
+    optimizer = optimizer_cls(net.parameters(), lr=3e-3, weight_decay=1e-4)
+    for i in range(steps):
+        x = torch.randn(32, 4, generator=torch.Generator().manual_seed(i))
+        optimizer.zero_grad()
+        net(x).pow(2).mean().backward()
+        optimizer.step()
+    return net, optimizer
+
+
+def test_same_parameters_and_state_as_torch_adam():
+    ours, our_opt = _train(Adam)
+    theirs, their_opt = _train(torch.optim.Adam)
+    for a, b in zip(ours.parameters(), theirs.parameters()):
+        assert torch.equal(a, b)
+    ours_state, theirs_state = our_opt.state_dict(), their_opt.state_dict()
+    assert ours_state["param_groups"] == theirs_state["param_groups"]
+    for key in theirs_state["state"]:
+        for name, value in theirs_state["state"][key].items():
+            assert torch.equal(ours_state["state"][key][name], value)
+
+
+def test_state_dict_round_trip_continues_identically():
+    net, optimizer = _train(Adam, steps=5)
+    state = optimizer.state_dict()
+    fresh = Adam(net.parameters(), lr=1.0)
+    fresh.load_state_dict(state)
+    assert fresh.param_groups[0]["lr"] == 3e-3 and fresh.state_dict()["state"].keys() == state["state"].keys()
+
+
+def test_ppo_training_does_not_import_the_torch_compiler():
+    code = ("import sys, relayrl; algo = relayrl.PPOConfig().environment('CartPole-v1')"
+            ".training(train_batch_size=64, minibatch_size=32, num_epochs=1).build_algo(); algo.train(); "
+            "print('torch._dynamo' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "False"
