@@ -112,7 +112,8 @@ def learner_vs_plain_torch(repeats: int = 3) -> dict:
         learner.update(batch=batch, timesteps={"num_env_steps_sampled_lifetime": 0})
 
     module = copy.deepcopy(learner.module[DEFAULT_MODULE_ID])
-    optimizer = torch.optim.Adam(module.parameters(), lr=cfg.lr)
+    # The same fused Adam kernel relayrl uses, so the comparison measures framework overhead only.
+    optimizer = torch.optim.Adam(module.parameters(), lr=cfg.lr, fused=True)
     data = batch[DEFAULT_MODULE_ID]
 
     def plain_update():
@@ -123,20 +124,24 @@ def learner_vs_plain_torch(repeats: int = 3) -> dict:
                 obs, mask = data[Columns.OBS][idx], data[Columns.LOSS_MASK][idx].float()
                 emb = module.encoder(obs)
                 logp_all = torch.log_softmax(module.pi(emb), -1)
-                prev_logp_all = torch.log_softmax(data[Columns.ACTION_DIST_INPUTS][idx], -1)
+                vf_emb = emb if module.vf_share_layers else module.vf_encoder(obs)
                 logp = logp_all.gather(-1, data[Columns.ACTIONS][idx].long().unsqueeze(-1)).squeeze(-1)
                 ratio = torch.exp(logp - data[Columns.ACTION_LOGP][idx])
                 adv = data[Columns.ADVANTAGES][idx]
                 surrogate = torch.min(adv * ratio, adv * ratio.clamp(1 - cfg.clip_param, 1 + cfg.clip_param))
-                values = module.vf(emb).squeeze(-1)
+                values = module.vf(vf_emb).squeeze(-1)
                 vf_loss = (values - data[Columns.VALUE_TARGETS][idx]).pow(2).clamp(0, cfg.vf_clip_param)
                 probs = logp_all.exp()
                 entropy = -(probs * logp_all).sum(-1)
-                kl = (prev_logp_all.exp() * (prev_logp_all - logp_all)).sum(-1)
-                per_row = -surrogate + cfg.vf_loss_coeff * vf_loss - cfg.entropy_coeff * entropy + 0.2 * kl
+                per_row = -surrogate + cfg.vf_loss_coeff * vf_loss - cfg.entropy_coeff * entropy
+                if cfg.use_kl_loss:
+                    prev_logp_all = torch.log_softmax(data[Columns.ACTION_DIST_INPUTS][idx], -1)
+                    per_row = per_row + cfg.kl_coeff * (prev_logp_all.exp() * (prev_logp_all - logp_all)).sum(-1)
                 loss = (per_row * mask).sum() / mask.sum()
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
+                if cfg.grad_clip is not None:
+                    torch.nn.utils.clip_grad_norm_(module.parameters(), cfg.grad_clip)
                 optimizer.step()
 
     def best_of(fn):

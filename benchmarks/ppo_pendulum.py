@@ -11,6 +11,7 @@ import pathlib
 import time
 
 from relayrl import DefaultModelConfig, PPOConfig
+from relayrl.algorithms.ppo.ppo_config import RLLIB_PPO_DEFAULTS
 from relayrl.connectors import MeanStdFilter
 
 
@@ -26,6 +27,7 @@ def main(argv=None):
     start = time.perf_counter()
     config = (
         PPOConfig()
+        .update_from_dict(RLLIB_PPO_DEFAULTS)  # RLlib's tuned example changes only what follows
         .environment("Pendulum-v1")
         .env_runners(num_envs_per_env_runner=20,
                      env_to_module_connector=lambda env, spaces, device: MeanStdFilter())

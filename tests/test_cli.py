@@ -68,7 +68,7 @@ def test_train_help_lists_every_cli_option_with_help_and_default(capsys):
             assert "".join(option.help.split()) in flat, option.name
         else:
             assert f"--{option.name} " not in out, option.name
-    assert "Learningrate" in flat and "(default:5e-05)" in flat  # PPO's default for --lr
+    assert "Learningrate" in flat and "(default:0.0003)" in flat  # PPO's default for --lr
     for group in ("environment", "env_runners", "learners", "training", "rl_module", "reporting",
                   "debugging"):
         assert f"{group}() options" in out

@@ -283,13 +283,17 @@ class AlgorithmConfig(ConfigBuildersMixin):
     def train_batch_size_per_learner(self, value) -> None:
         self._set_options({"train_batch_size_per_learner": value})
 
+    # An algorithm's own model defaults, merged under the user's model_config dict (RLlib's
+    # "auto-includes"); a DefaultModelConfig instance is complete and taken as is.
+    _MODEL_CONFIG_DEFAULTS: dict = {}
+
     @property
     def model_config(self) -> dict:
-        """The user's model config as a plain dict (a DefaultModelConfig is converted)."""
+        """The model config as a plain dict (a DefaultModelConfig is converted)."""
         value = self._values["model_config"]
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             return dataclasses.asdict(value)
-        return dict(value) if value is not None else {}
+        return {**copy.deepcopy(self._MODEL_CONFIG_DEFAULTS), **(dict(value) if value is not None else {})}
 
     @model_config.setter
     def model_config(self, value) -> None:

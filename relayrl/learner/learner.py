@@ -13,7 +13,7 @@ import torch
 from relayrl.core.columns import ALL_MODULES, DEFAULT_MODULE_ID, Columns
 from relayrl.core.schedules import Scheduler
 from relayrl.learner.minibatches import batch_size_of, iterate_minibatches
-from relayrl.learner.optimizers import Adam
+from relayrl.learner.optimizers import make_adam
 from relayrl.metrics.metrics_logger import MetricsLogger
 from relayrl.modules.multi_rl_module import MultiRLModule
 from relayrl.modules.rl_module import RLModule
@@ -37,6 +37,7 @@ class Learner:
         self._lr_schedulers: Dict[tuple, Scheduler] = {}
         self._pending_stats: Dict[tuple, List[torch.Tensor]] = {}
         self._learner_connector = None
+        self._params_cache: Dict[str, List[torch.nn.Parameter]] = {}
         self.module: Optional[MultiRLModule] = None
 
     # -- construction ----------------------------------------------------------------------
@@ -74,7 +75,7 @@ class Learner:
     def configure_optimizers_for_module(self, module_id: str, config=None) -> None:
         """Default: one Adam over the module's parameters, lr from `config.lr` (float or schedule)."""
         params = self.get_parameters(self.module[module_id])
-        optimizer = Adam(params)
+        optimizer = make_adam(params)
         self.register_optimizer(module_id=module_id, optimizer=optimizer, params=params,
                                 lr_or_lr_schedule=(config or self.config).lr)
 
@@ -170,7 +171,14 @@ class Learner:
                 optimizer.zero_grad(set_to_none=True)
         total = sum(loss_per_module.values())
         total.backward()
-        return {module_id: [p for p in self.get_parameters(self.module[module_id])] for module_id in loss_per_module}
+        return {module_id: self._module_parameters(module_id) for module_id in loss_per_module}
+
+    def _module_parameters(self, module_id: str) -> List[torch.nn.Parameter]:
+        # Walking the module tree every minibatch costs more than a small net's update: cache it.
+        params = self._params_cache.get(module_id)
+        if params is None:
+            params = self._params_cache[module_id] = self.get_parameters(self.module[module_id])
+        return params
 
     def postprocess_gradients(self, gradients_dict: Dict[str, Any]) -> Dict[str, Any]:
         for module_id, params in gradients_dict.items():

@@ -36,8 +36,11 @@ PPO_OPTIONS = {
     "entropy_coeff": 0.0, "use_kl_loss": True, "kl_coeff": 0.2, "kl_target": 0.01,
     "use_critic": True, "use_gae": True,
 }
-PPO_DEFAULTS = {**BASE_DEFAULTS, "lr": 5e-5, "train_batch_size": 4000, "minibatch_size": 128,
-                "num_epochs": 30, "shuffle_batch_per_epoch": True, **PPO_OPTIONS}
+# relayrl's documented PPO defaults (the PPO paper's / SB3's); RLLIB_PPO_DEFAULTS restores RLlib's.
+PPO_DEFAULTS = {**BASE_DEFAULTS, **PPO_OPTIONS, "num_envs_per_env_runner": 8, "lr": 3e-4, "train_batch_size": 2048,
+                "minibatch_size": 64, "num_epochs": 10, "shuffle_batch_per_epoch": True, "grad_clip": 0.5,
+                "lambda": 0.95, "clip_param": 0.2, "vf_clip_param": float("inf"), "vf_loss_coeff": 0.5,
+                "use_kl_loss": False}
 GROUPS = ["environment", "env_runners", "learners", "training", "rl_module", "reporting",
           "debugging"]
 
@@ -65,7 +68,19 @@ def test_defaults_match_rllib():
     assert AlgorithmConfig().to_dict() == BASE_DEFAULTS
     assert PPOConfig().to_dict() == PPO_DEFAULTS
     config = PPOConfig()
-    assert config.lambda_ == 1.0 and config.lr == 5e-5 and config.num_env_runners == 0
+    assert config.lambda_ == 0.95 and config.lr == 3e-4 and config.num_env_runners == 0
+    assert config.model_config == {"fcnet_hiddens": [64, 64], "vf_share_layers": False}
+    assert config.copy().rl_module(model_config={"fcnet_activation": "relu"}).model_config == {
+        "fcnet_hiddens": [64, 64], "vf_share_layers": False, "fcnet_activation": "relu"}
+
+
+def test_rllib_ppo_defaults_restore_rllibs_values():
+    from relayrl.algorithms.ppo.ppo_config import RLLIB_PPO_DEFAULTS
+
+    config = PPOConfig().update_from_dict(RLLIB_PPO_DEFAULTS)
+    assert (config.lr, config.num_epochs, config.train_batch_size, config.minibatch_size) == (5e-5, 30, 4000, 128)
+    assert (config.lambda_, config.clip_param, config.vf_clip_param, config.use_kl_loss) == (1.0, 0.3, 10.0, True)
+    assert config.model_config["fcnet_hiddens"] == [256, 256] and config.model_config["vf_share_layers"]
 
 
 def test_each_instance_gets_its_own_mutable_defaults():
@@ -79,14 +94,14 @@ def test_builders_chain_and_set_only_given_args():
     assert config.environment("CartPole-v1", env_config={"a": 1}) is config
     assert config.env_runners(num_envs_per_env_runner=4) is config
     assert config.learners(num_learners=0) is config
-    assert config.training(lr=3e-4, lambda_=0.95) is config
+    assert config.training(lr=1e-3, lambda_=0.9) is config
     assert config.rl_module(model_config={"fcnet_hiddens": [8]}) is config
     assert config.reporting(min_time_s_per_iteration=1.5) is config
     assert config.debugging(seed=3) is config
     assert config.training(gamma=0.9, lr=NotProvided) is config
     assert (config.env, config.env_config, config.num_envs_per_env_runner) == ("CartPole-v1", {"a": 1}, 4)
-    assert (config.lr, config.lambda_, config.gamma, config.seed) == (3e-4, 0.95, 0.9, 3)
-    assert config.num_epochs == 30  # untouched
+    assert (config.lr, config.lambda_, config.gamma, config.seed) == (1e-3, 0.9, 0.9, 3)
+    assert config.num_epochs == 10  # untouched
 
 
 @pytest.mark.parametrize("group", GROUPS)
@@ -109,7 +124,7 @@ def test_ppo_training_signature_has_base_and_ppo_options():
         assert name in params
     assert "lambda_" not in inspect.signature(AlgorithmConfig.training).parameters
     doc = PPOConfig.training.__doc__
-    assert "GAE lambda" in doc and "Default: 5e-05" in doc and "Default: 0.001" not in doc
+    assert "GAE lambda" in doc and "Default: 0.0003" in doc and "Default: 0.001" not in doc
 
 
 def test_environment_takes_env_positionally_only_env():
@@ -175,7 +190,7 @@ def test_bad_keyword_leaves_config_unchanged():
     config = PPOConfig()
     with pytest.raises(TypeError):
         config.training(lr=0.1, lamda=0.9)
-    assert config.lr == 5e-5
+    assert config.lr == 3e-4
 
 
 @pytest.mark.parametrize("call", [
@@ -356,7 +371,7 @@ def test_update_from_dict_and_overrides():
 
 def test_dict_style_access():
     config = ppo_cartpole().training(lambda_=0.7)
-    assert config["lambda"] == 0.7 and config["lr"] == 5e-5
+    assert config["lambda"] == 0.7 and config["lr"] == 3e-4
     assert config.get("nope", 3) == 3
 
 
@@ -372,7 +387,8 @@ def test_copy_is_independent_and_shares_factories_and_spaces():
     clone.env_config["a"].append(2)
     clone.training(lr=0.1)
     clone.rl_module(model_config={"h": [16]})
-    assert config.env_config == {"a": [1]} and config.lr == 5e-5 and config.model_config == {"h": [8]}
+    assert config.env_config == {"a": [1]} and config.lr == 3e-4 and config.model_config == {
+        "fcnet_hiddens": [64, 64], "vf_share_layers": False, "h": [8]}
     assert clone.env_to_module_connector is factory and clone.action_space is space
 
 
@@ -385,7 +401,7 @@ def test_freeze():
         config.lr = 0.1
     with pytest.raises(AttributeError, match="frozen"):
         config.update_from_dict({"lr": 0.1})
-    assert config.lr == 5e-5
+    assert config.lr == 3e-4
     with pytest.raises(AttributeError, match="frozen"):
         config.copy().training(lr=0.1)  # copies keep the frozen state by default
     thawed = config.copy(copy_frozen=False).training(lr=0.1)
@@ -411,7 +427,9 @@ def test_pickle_round_trip():
     ("training", "num_sgd_iter", "num_epochs", 5),
     ("training", "sgd_minibatch_size", "minibatch_size", 64),
     ("training", "shuffle_sequences", "shuffle_batch_per_epoch", False),
-    ("rl_module", "model_config_dict", "model_config", {"fcnet_hiddens": [4]}),
+    # A full model config (every key of PPOConfig._MODEL_CONFIG_DEFAULTS), so that the merged
+    # model_config property equals exactly what was set.
+    ("rl_module", "model_config_dict", "model_config", {"fcnet_hiddens": [4], "vf_share_layers": True}),
 ])
 def test_renamed_options_warn_once_and_set_the_new_option(group, alias, name, value):
     with pytest.warns(DeprecationWarning, match=f"`{alias}` is deprecated: use `{name}`") as record:
@@ -466,12 +484,12 @@ def test_tune_markers_accepted_then_rejected_by_validate():
 
 def test_train_batch_size_per_learner_fallback_and_total():
     config = PPOConfig()
-    assert config.train_batch_size_per_learner == 4000 and config.total_train_batch_size == 4000
+    assert config.train_batch_size_per_learner == 2048 and config.total_train_batch_size == 2048
     config.learners(num_learners=4)
-    assert config.train_batch_size_per_learner == 1000 and config.total_train_batch_size == 4000
-    config.training(train_batch_size_per_learner=512)
     assert config.train_batch_size_per_learner == 512 and config.total_train_batch_size == 2048
-    assert config.to_dict()["train_batch_size_per_learner"] == 512
+    config.training(train_batch_size_per_learner=1000)  # differs from the 512 fallback
+    assert config.train_batch_size_per_learner == 1000 and config.total_train_batch_size == 4000
+    assert config.to_dict()["train_batch_size_per_learner"] == 1000
     assert PPOConfig().to_dict()["train_batch_size_per_learner"] is None  # raw value in dicts
 
 
@@ -490,7 +508,8 @@ def test_auto_rollout_fragment_length_covers_the_batch(total, runners, envs):
 
 
 def test_auto_rollout_fragment_length_example():
-    config = PPOConfig().env_runners(num_env_runners=3, num_envs_per_env_runner=2)
+    config = PPOConfig().training(train_batch_size=4000)
+    config.env_runners(num_env_runners=3, num_envs_per_env_runner=2)
     assert [config.get_rollout_fragment_length(i) for i in (1, 2, 3)] == [667, 667, 666]
     config.env_runners(rollout_fragment_length=50)
     assert config.get_rollout_fragment_length(2) == 50
@@ -498,7 +517,7 @@ def test_auto_rollout_fragment_length_example():
 
 def test_model_config_property_returns_a_dict():
     config = PPOConfig()
-    assert config.model_config == {}
+    assert config.model_config == {"fcnet_hiddens": [64, 64], "vf_share_layers": False}
     model_config = FakeModelConfig()
     config.rl_module(model_config=model_config)
     assert config.model_config == {"fcnet_hiddens": [32], "vf_share_layers": True}
@@ -528,7 +547,7 @@ def test_options_records_for_cli():
                                                    "vf_loss_coeff", "entropy_coeff", "use_kl_loss",
                                                    "kl_coeff", "kl_target", "use_critic", "use_gae"]
     by_name = {o.name: o for o in ppo}
-    assert by_name["lr"].default == 5e-5 and {o.name: o for o in base}["lr"].default == 0.001
+    assert by_name["lr"].default == 3e-4 and {o.name: o for o in base}["lr"].default == 0.001
     assert by_name["lambda_"].dict_key == "lambda" and by_name["lambda_"].group == "training"
     assert by_name["num_env_runners"].aliases == ("num_rollout_workers", "num_workers")
     assert not by_name["env_to_module_connector"].cli and by_name["lr"].cli

@@ -106,7 +106,8 @@ def test_flatten_observations_fix_works_for_dict_observations():
 
     obs_space = gym.spaces.Dict({"pos": gym.spaces.Box(-1, 1, (2,)), "id": gym.spaces.Discrete(3)})
     algo = (PPOConfig().environment(SpacesEnv, env_config={"observation_space": obs_space})
-            .env_runners(env_to_module_connector=lambda env, spaces, device: FlattenObservations())
+            .env_runners(num_envs_per_env_runner=1,  # 40 steps: four whole 10-step episodes
+                         env_to_module_connector=lambda env, spaces, device: FlattenObservations())
             .training(train_batch_size=40, minibatch_size=20, num_epochs=1).build_algo())
     try:
         result = algo.train()

@@ -185,7 +185,7 @@ def test_custom_rl_module_example_main_returns_result():
 @pytest.mark.parametrize("window, expected", [(3, [3.0, 23 / 3, 10.0]), (100, [3.0, 32 / 6, 52 / 8])])
 def test_episode_return_mean_smooths_over_last_n_episodes(window, expected):
     algo = (PPOConfig().environment(CountingEnv, env_config={"episode_len": 2})
-            .env_runners(rollout_fragment_length=8)
+            .env_runners(num_envs_per_env_runner=1, rollout_fragment_length=8)  # one env: 4 episodes per call
             .training(train_batch_size=8, minibatch_size=4, num_epochs=1)
             .reporting(metrics_num_episodes_for_smoothing=window).build_algo())
     try:

@@ -82,7 +82,7 @@ def _tensors(d):
 ])
 def test_ppo_loss_equals_hand_computation(settings):
     torch.manual_seed(0)
-    learner = make_learner(**settings)
+    learner = make_learner(use_kl_loss=True, **settings)  # hand_loss includes the KL term
     d = hand_batch()
     module = learner.module[DEFAULT_MODULE_ID]
     batch = _tensors(d)
@@ -139,14 +139,14 @@ def test_ppo_loss_requires_gae_columns():
 @pytest.mark.parametrize("kl, factor", [(0.05, 1.5), (0.021, 1.5), (0.004, 0.5), (0.01, 1.0), (0.019, 1.0),
                                         (0.006, 1.0)])
 def test_kl_coeff_adapts(kl, factor):
-    learner = make_learner(kl_coeff=0.2, kl_target=0.01)
+    learner = make_learner(use_kl_loss=True, kl_coeff=0.2, kl_target=0.01)
     learner.log_stats(DEFAULT_MODULE_ID, {"mean_kl_loss": torch.tensor(kl)})
     learner.after_gradient_based_update(timesteps={})
     assert learner.curr_kl_coeffs[DEFAULT_MODULE_ID] == pytest.approx(0.2 * factor)
 
 
 def test_kl_coeff_adapts_from_the_update_mean_and_is_reported():
-    learner = make_learner(kl_coeff=0.2, kl_target=0.01)
+    learner = make_learner(use_kl_loss=True, kl_coeff=0.2, kl_target=0.01)
     for kl in (0.01, 0.05):  # mean 0.03 > 0.02
         learner.log_stats(DEFAULT_MODULE_ID, {"mean_kl_loss": torch.tensor(kl)})
     learner.after_gradient_based_update(timesteps={})
@@ -155,7 +155,7 @@ def test_kl_coeff_adapts_from_the_update_mean_and_is_reported():
     result = learner.metrics.reduce()
     assert result[DEFAULT_MODULE_ID]["curr_kl_coeff"] == pytest.approx(0.3)
     # State round trip keeps the adapted coefficient.
-    other = make_learner(kl_coeff=0.2)
+    other = make_learner(use_kl_loss=True, kl_coeff=0.2)
     other.set_state(learner.get_state())
     assert other.curr_kl_coeffs[DEFAULT_MODULE_ID] == pytest.approx(0.3)
 

@@ -2,6 +2,7 @@
 import pytest
 
 from relayrl import DefaultModelConfig, PPOConfig
+from relayrl.algorithms.ppo.ppo_config import RLLIB_PPO_DEFAULTS
 
 
 def run_until(config, *, target: float, max_steps: int):
@@ -22,9 +23,10 @@ def run_until(config, *, target: float, max_steps: int):
         algo.stop()
 
 
-def test_ppo_cartpole_reaches_450_within_300k_steps():
+def test_ppo_cartpole_reaches_450_within_300k_steps_with_rllibs_tuned_settings():
     config = (
         PPOConfig()
+        .update_from_dict(RLLIB_PPO_DEFAULTS)  # RLlib's tuned example changes only what follows
         .environment("CartPole-v1")
         .env_runners(num_envs_per_env_runner=8)
         .training(lr=0.0003, num_epochs=6, vf_loss_coeff=0.01)
@@ -36,12 +38,19 @@ def test_ppo_cartpole_reaches_450_within_300k_steps():
     assert reached, curve
 
 
+def test_ppo_cartpole_reaches_450_within_100k_steps_with_relayrls_defaults():
+    config = PPOConfig().environment("CartPole-v1").debugging(seed=0)
+    reached, curve = run_until(config, target=450.0, max_steps=100_000)
+    assert reached, curve
+
+
 @pytest.mark.slow
 def test_ppo_pendulum_reaches_minus_300_within_400k_steps():
     from relayrl.connectors.env_to_module.mean_std_filter import MeanStdFilter
 
     config = (
         PPOConfig()
+        .update_from_dict(RLLIB_PPO_DEFAULTS)  # RLlib's tuned example changes only what follows
         .environment("Pendulum-v1")
         .env_runners(num_envs_per_env_runner=20,
                      env_to_module_connector=lambda env, spaces, device: MeanStdFilter())

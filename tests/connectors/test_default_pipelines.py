@@ -150,7 +150,8 @@ def algo():
     cfg = (
         PPOConfig()
         .environment("CartPole-v1")
-        .env_runners(env_to_module_connector=lambda env, spaces, device: pieces["e2m"],
+        .env_runners(num_envs_per_env_runner=1,  # one env: each of the 64 batch steps is a vector-env step
+                     env_to_module_connector=lambda env, spaces, device: pieces["e2m"],
                      module_to_env_connector=lambda env, spaces: pieces["m2e"])
         .learners(learner_connector=lambda obs_space, act_space: pieces["learner"])
         .training(train_batch_size=64, minibatch_size=32, num_epochs=1)

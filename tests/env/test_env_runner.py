@@ -14,6 +14,9 @@ from relayrl.testing import CorridorEnv, CountingEnv
 
 
 def make_runner(env=CountingEnv, env_config=None, worker_index=0, environment=None, **env_runners):
+    # One env per runner unless a test asks for more: the expected amounts, episode lists and
+    # `foreach_env(...)[0]` reads below are written for it (PPOConfig's own default is 8).
+    env_runners.setdefault("num_envs_per_env_runner", 1)
     config = PPOConfig().environment(env, env_config=env_config or {}, **(environment or {}))
     config.env_runners(**env_runners)
     return EnvRunner(config=config, worker_index=worker_index)
@@ -320,7 +323,8 @@ def test_metrics_counts():
 
 def test_metrics_use_last_n_episodes():
     config = PPOConfig().environment(CountingEnv, env_config={"episode_len": 2}) \
-        .env_runners(rollout_fragment_length=2).reporting(metrics_num_episodes_for_smoothing=3)
+        .env_runners(num_envs_per_env_runner=1, rollout_fragment_length=2) \
+        .reporting(metrics_num_episodes_for_smoothing=3)
     runner = EnvRunner(config=config)
     runner.sample()  # 1 episode, return 3
     runner.foreach_env(lambda env: setattr(env, "episode_len", 3))

@@ -45,3 +45,21 @@ def test_ppo_training_does_not_import_the_torch_compiler():
             "print('torch._dynamo' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "False"
+
+
+def test_make_adam_prefers_the_fused_kernel_and_still_trains():
+    from relayrl.learner.optimizers import make_adam
+
+    net = torch.nn.Linear(4, 1)
+    optimizer = make_adam(net.parameters(), lr=0.05)
+    assert optimizer.param_groups[0]["fused"] is True
+    x = torch.randn(64, 4)
+    y = x @ torch.tensor([[1.0], [-2.0], [0.5], [3.0]])  # learnable exactly
+    losses = []
+    for _ in range(50):
+        optimizer.zero_grad()
+        loss = (net(x) - y).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.1 * losses[0]

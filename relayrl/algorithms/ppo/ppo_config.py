@@ -6,7 +6,24 @@ from relayrl.algorithms.options import (
     BOOL, FRACTION, NON_NEGATIVE_FLOAT, POSITIVE_FLOAT, Option, float_at_least, schedule_or,
 )
 
-__all__ = ["PPOConfig"]
+__all__ = ["PPOConfig", "RLLIB_PPO_DEFAULTS"]
+
+# RLlib's PPO defaults where relayrl's differ: `PPOConfig().update_from_dict(RLLIB_PPO_DEFAULTS)`
+# reproduces an RLlib PPO config exactly (the model via DefaultModelConfig()).
+RLLIB_PPO_DEFAULTS = {
+    "num_envs_per_env_runner": 1,
+    "lr": 5e-5,
+    "train_batch_size": 4000,
+    "minibatch_size": 128,
+    "num_epochs": 30,
+    "grad_clip": None,
+    "lambda": 1.0,
+    "clip_param": 0.3,
+    "vf_clip_param": 10.0,
+    "vf_loss_coeff": 1.0,
+    "use_kl_loss": True,
+    "model_config": {"fcnet_hiddens": [256, 256], "vf_share_layers": True},
+}
 
 
 class PPOConfig(AlgorithmConfig):
@@ -34,14 +51,25 @@ class PPOConfig(AlgorithmConfig):
         Option("use_gae", True, "Use generalized advantage estimation (needs use_critic).",
                "training", BOOL),
     )
-    # RLlib's PPO defaults. num_env_runners stays 0: relayrl samples in-process by default.
+    # relayrl's PPO defaults are the PPO paper's / Stable-Baselines3's, measured better than RLlib's
+    # on one machine (README, "PPO defaults"): CartPole-v1 reaches 450 in ~65k steps (seeds 0-2)
+    # with them. RLLIB_PPO_DEFAULTS below restores RLlib's values for exact ports.
     _DEFAULTS = {
-        "lr": 5e-5,
-        "train_batch_size": 4000,
-        "minibatch_size": 128,
-        "num_epochs": 30,
+        "num_envs_per_env_runner": 8,
+        "lr": 3e-4,
+        "train_batch_size": 2048,
+        "minibatch_size": 64,
+        "num_epochs": 10,
         "shuffle_batch_per_epoch": True,
+        "grad_clip": 0.5,
+        "lambda_": 0.95,
+        "clip_param": 0.2,
+        "vf_clip_param": float("inf"),
+        "vf_loss_coeff": 0.5,
+        "use_kl_loss": False,
     }
+    # Merged under the user's model_config dict (a DefaultModelConfig instance is taken as is).
+    _MODEL_CONFIG_DEFAULTS = {"fcnet_hiddens": [64, 64], "vf_share_layers": False}
     _DEFAULT_ALGO_CLASS = "relayrl.algorithms.ppo.ppo:PPO"  # imported lazily: it needs torch
 
     def __init__(self, algo_class=None):

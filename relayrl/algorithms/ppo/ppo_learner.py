@@ -18,6 +18,7 @@ class PPOLearner(Learner):
             self._learner_connector.append(GeneralAdvantageEstimation(gamma=self.config.gamma,
                                                                       lambda_=self.config.lambda_))
         self.curr_kl_coeffs = {mid: self.config.kl_coeff for mid in self.module.keys()}
+        self._value_fits = {}  # module_id -> [(value targets, predictions, loss mask)] of this update
         self.entropy_coeff_scheduler = Scheduler(self.config.entropy_coeff)
         self._entropy_coeff = self.entropy_coeff_scheduler.initial()
 
@@ -70,13 +71,21 @@ class PPOLearner(Learner):
             "total_loss": total_loss,
         }
         if config.use_critic:
-            stats["vf_explained_var"] = _explained_variance(batch[Columns.VALUE_TARGETS], values, batch)
+            # Kept per minibatch (no work here); reduced once per update in after_gradient_based_update.
+            self._value_fits.setdefault(module_id, []).append(
+                (batch[Columns.VALUE_TARGETS], values.detach(), batch.get(Columns.LOSS_MASK)))
         self.log_stats(module_id, stats)
         return total_loss
 
     def after_gradient_based_update(self, *, timesteps: Dict[str, Any]) -> None:
         """Adapt the KL coefficient: x1.5 when the KL overshoots 2*kl_target, x0.5 below kl_target/2."""
         super().after_gradient_based_update(timesteps=timesteps)
+        for module_id, fits in self._value_fits.items():
+            targets, predictions, masks = zip(*fits)
+            mask = None if masks[0] is None else torch.cat(masks)
+            self.log_stats(module_id, {"vf_explained_var": _explained_variance(torch.cat(targets),
+                                                                               torch.cat(predictions), mask)})
+        self._value_fits = {}
         for module_id in self.module.keys():
             if self.config.use_kl_loss:
                 kl = self.peek_stat(module_id, "mean_kl_loss", default=None)
@@ -98,9 +107,8 @@ class PPOLearner(Learner):
         self.curr_kl_coeffs.update(state.get("curr_kl_coeffs", {}))
 
 
-def _explained_variance(targets, predictions, batch):
+def _explained_variance(targets, predictions, mask):
     with torch.no_grad():
-        mask = batch.get(Columns.LOSS_MASK)
         if mask is not None:
             targets, predictions = targets[mask.bool()], predictions[mask.bool()]
         if targets.numel() < 2:
