@@ -309,10 +309,11 @@ def possibly_masked_mean(batch: Dict[str, Any]):
     mask = batch.get(Columns.LOSS_MASK)
     if mask is None:
         return torch.mean
-    mask = mask.bool()
-    count = mask.sum().clamp(min=1)
-    # where(), not t * mask: masked rows may hold inf/NaN (e.g. a ratio on an artificial step), and 0 * inf = NaN.
-    return lambda t: torch.where(mask, t, torch.zeros((), dtype=t.dtype, device=t.device)).sum() / count
+    masked_out = ~mask.bool()
+    count = (~masked_out).sum().clamp(min=1)
+    # masked_fill, not t * mask: masked rows may hold inf/NaN (e.g. a ratio on an artificial step),
+    # and 0 * inf = NaN. One kernel per call: this runs several times per minibatch.
+    return lambda t: t.masked_fill(masked_out, 0.0).sum() / count
 
 
 __all__ = ["Learner", "possibly_masked_mean", "DEFAULT_OPTIMIZER"]

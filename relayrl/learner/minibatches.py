@@ -30,23 +30,40 @@ def _take(value, idx):
     return value
 
 
+def _rows_slice(value, start: int, stop: int):
+    if isinstance(value, dict):
+        return {k: _rows_slice(v, start, stop) for k, v in value.items()}
+    if isinstance(value, torch.Tensor):
+        return value[start:stop]  # a view: no copy per minibatch
+    return value
+
+
 def iterate_minibatches(batch: Dict[str, Dict[str, Any]], *, num_epochs: int, minibatch_size: Optional[int],
                         shuffle: bool) -> Iterator[Dict[str, Dict[str, Any]]]:
     """`num_epochs` passes; each yields len // minibatch_size minibatches (rows dropped by flooring vary per
-    epoch when shuffling). Recurrent batches are split by sequence, keeping sequences whole."""
+    epoch when shuffling). Recurrent batches are split by sequence, keeping sequences whole.
+
+    Each epoch gathers every column once in shuffled order; minibatches are then contiguous views,
+    so a minibatch costs no copies (the same rows as indexing with the permutation's slices).
+    """
     for _ in range(num_epochs):
-        per_module = {}
+        epoch, sizes = {}, {}
         for module_id, module_batch in batch.items():
             n = _rows(module_batch)
             steps_per_row = max(1, batch_size_of(module_batch) // max(n, 1))
             size = n if not minibatch_size else max(1, min(n, minibatch_size // steps_per_row))
-            order = torch.randperm(n) if shuffle else torch.arange(n)
-            per_module[module_id] = [order[i:i + size] for i in range(0, n - size + 1, size)] or [order]
-        num_minibatches = max(len(v) for v in per_module.values())
+            if shuffle:
+                order = torch.randperm(n)
+                module_batch = {k: (v if k in _UNSLICED else _take(v, order)) for k, v in module_batch.items()}
+            epoch[module_id] = module_batch
+            sizes[module_id] = (n, size, max(1, n // size))
+        num_minibatches = max(count for _, _, count in sizes.values())
         for i in range(num_minibatches):
             minibatch = {}
-            for module_id, module_batch in batch.items():
-                idxs = per_module[module_id]
-                rows = idxs[i % len(idxs)]
-                minibatch[module_id] = {k: (v if k in _UNSLICED else _take(v, rows)) for k, v in module_batch.items()}
+            for module_id, module_batch in epoch.items():
+                n, size, count = sizes[module_id]
+                start = (i % count) * size
+                stop = start + size if n >= size else n
+                minibatch[module_id] = {k: (v if k in _UNSLICED else _rows_slice(v, start, stop))
+                                        for k, v in module_batch.items()}
             yield minibatch

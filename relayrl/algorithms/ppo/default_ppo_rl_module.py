@@ -71,20 +71,22 @@ class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI):
             log_std = log_std.clamp(-clip, clip)
         return torch.cat([mean, log_std], dim=-1)
 
+    # The layers run as plain torch calls (run_layers): nn.Module's per-call dispatch dominates a small
+    # MLP's cost, both per env step and per minibatch. Gradients flow as through the modules.
     def _forward(self, batch, **kwargs):
-        # Acting (no gradients): run encoder and policy head as plain torch calls, the hot path of sampling.
         logits = run_layers(batch[Columns.OBS], self.encoder, self.pi)
         return {Columns.ACTION_DIST_INPUTS: self._dist_inputs(None, logits)}
 
     def _forward_train(self, batch, **kwargs):
-        embeddings = self.encoder(batch[Columns.OBS])
-        return {Columns.ACTION_DIST_INPUTS: self._dist_inputs(embeddings), Columns.EMBEDDINGS: embeddings}
+        embeddings = run_layers(batch[Columns.OBS], self.encoder)
+        logits = run_layers(embeddings, self.pi)
+        return {Columns.ACTION_DIST_INPUTS: self._dist_inputs(None, logits), Columns.EMBEDDINGS: embeddings}
 
     def compute_values(self, batch, embeddings=None):
         if embeddings is None or not self.vf_share_layers:
             encoder = self.encoder if self.vf_share_layers else self.vf_encoder
-            embeddings = encoder(batch[Columns.OBS])
-        return self.vf(embeddings).squeeze(-1)
+            embeddings = run_layers(batch[Columns.OBS], encoder)
+        return run_layers(embeddings, self.vf).squeeze(-1)
 
     def get_state(self, components=None, *, not_components=None, inference_only: bool = False, **kwargs):
         state = super().get_state()
