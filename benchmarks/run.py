@@ -13,9 +13,14 @@ import pathlib
 import platform
 import re
 import subprocess
-import sys
 
-from figures import learner_vs_plain_torch, raw_limits, sampler_sps, solve_cartpole, startup_s
+from figures import (
+    learner_vs_plain_torch,
+    raw_limits,
+    sampler_sps,
+    solve_cartpole,
+    startup_s,
+)
 
 ANCHORS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "anchors"
 PEERS = {  # anchor script (+ args) -> the figures its RESULT line gives

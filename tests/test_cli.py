@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from relayrl.algorithms.options import Option, POSITIVE_INT
+from relayrl.algorithms.options import POSITIVE_INT, Option
 from relayrl.algorithms.ppo.ppo_config import PPOConfig
 from relayrl.cli import main
 from relayrl.cli.flags import build_train_parser, parse_train_args

@@ -14,9 +14,25 @@ from typing import Any, Callable, Mapping, Optional, Union
 
 from relayrl.algorithms.config_builders import ConfigBuildersMixin
 from relayrl.algorithms.options import (
-    BOOL, CALLABLE_OR_NONE, DICT, FRACTION, NON_NEGATIVE_FLOAT, NON_NEGATIVE_INT, POSITIVE_FLOAT,
-    POSITIVE_INT, Check, NotProvided, Option, OptionTable, either, is_int, is_search_space, one_of,
-    optional, schedule_or, short_repr,
+    BOOL,
+    CALLABLE_OR_NONE,
+    DICT,
+    FRACTION,
+    NON_NEGATIVE_FLOAT,
+    NON_NEGATIVE_INT,
+    POSITIVE_FLOAT,
+    POSITIVE_INT,
+    Check,
+    NotProvided,
+    Option,
+    OptionTable,
+    either,
+    is_int,
+    is_search_space,
+    one_of,
+    optional,
+    schedule_or,
+    short_repr,
 )
 from relayrl.core.suggest import did_you_mean
 

@@ -13,7 +13,11 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from relayrl.algorithms.options import short_repr
-from relayrl.algorithms.registry import algorithm_names, canonical_name, get_config_class
+from relayrl.algorithms.registry import (
+    algorithm_names,
+    canonical_name,
+    get_config_class,
+)
 from relayrl.core.suggest import did_you_mean
 
 HELP_FLAGS = ("-h", "--help")

@@ -1,9 +1,15 @@
 """Assemble the three default pipelines around the user's pieces, in RLlib's documented order."""
 from typing import Optional
 
-from relayrl.connectors.common.add_observations_from_episodes_to_batch import AddObservationsFromEpisodesToBatch
-from relayrl.connectors.common.add_states_from_episodes_to_batch import AddStatesFromEpisodesToBatch
-from relayrl.connectors.common.add_time_dim_to_batch_and_zero_pad import AddTimeDimToBatchAndZeroPad
+from relayrl.connectors.common.add_observations_from_episodes_to_batch import (
+    AddObservationsFromEpisodesToBatch,
+)
+from relayrl.connectors.common.add_states_from_episodes_to_batch import (
+    AddStatesFromEpisodesToBatch,
+)
+from relayrl.connectors.common.add_time_dim_to_batch_and_zero_pad import (
+    AddTimeDimToBatchAndZeroPad,
+)
 from relayrl.connectors.common.batch_individual_items import BatchIndividualItems
 from relayrl.connectors.common.numpy_to_tensor import NumpyToTensor
 from relayrl.connectors.common.tensor_to_numpy import TensorToNumpy
@@ -13,12 +19,22 @@ from relayrl.connectors.connector_pipeline_v2 import (
     ModuleToEnvPipeline,
 )
 from relayrl.connectors.connector_v2 import call_user_factory
-from relayrl.connectors.learner.add_columns_from_episodes_to_train_batch import AddColumnsFromEpisodesToTrainBatch
+from relayrl.connectors.learner.add_columns_from_episodes_to_train_batch import (
+    AddColumnsFromEpisodesToTrainBatch,
+)
 from relayrl.connectors.module_to_env.get_actions import GetActions
-from relayrl.connectors.module_to_env.listify_data_for_vector_env import ListifyDataForVectorEnv
-from relayrl.connectors.module_to_env.normalize_and_clip_actions import NormalizeAndClipActions
-from relayrl.connectors.module_to_env.remove_single_ts_time_rank_from_batch import RemoveSingleTsTimeRankFromBatch
-from relayrl.connectors.module_to_env.un_batch_to_individual_items import UnBatchToIndividualItems
+from relayrl.connectors.module_to_env.listify_data_for_vector_env import (
+    ListifyDataForVectorEnv,
+)
+from relayrl.connectors.module_to_env.normalize_and_clip_actions import (
+    NormalizeAndClipActions,
+)
+from relayrl.connectors.module_to_env.remove_single_ts_time_rank_from_batch import (
+    RemoveSingleTsTimeRankFromBatch,
+)
+from relayrl.connectors.module_to_env.un_batch_to_individual_items import (
+    UnBatchToIndividualItems,
+)
 
 
 def env_spaces(env, spaces: Optional[dict]):

@@ -11,6 +11,8 @@ from typing import Any, Callable, Dict, List, Optional, Union
 import gymnasium as gym
 import numpy as np
 
+from relayrl.core.tree import map_structure
+
 
 class BatchedNdArray(np.ndarray):
     """Marks an array that already has a batch axis (added via `add_n_batch_items`)."""
@@ -190,7 +192,7 @@ class ConnectorV2(abc.ABC):
                 )
             return array.view(BatchedNdArray)
 
-        ConnectorV2.add_batch_item(batch, column, _map_struct(tag, items_to_add), single_agent_episode)
+        ConnectorV2.add_batch_item(batch, column, map_structure(tag, items_to_add), single_agent_episode)
 
     @staticmethod
     def foreach_batch_item_change_in_place(batch: Dict[str, Any], column: Union[str, List[str]],
@@ -238,14 +240,6 @@ class ConnectorV2(abc.ABC):
     def __str__(self, indentation: int = 0) -> str:
         return " " * indentation + self.name
 
-
-def _map_struct(func, struct):
-    """Apply `func` to the leaves of a (nested) dict/tuple structure."""
-    if isinstance(struct, dict):
-        return {k: _map_struct(func, v) for k, v in struct.items()}
-    if isinstance(struct, tuple):
-        return tuple(_map_struct(func, v) for v in struct)
-    return func(struct)
 
 
 def _assign(containers, columns, i, out):

@@ -7,13 +7,21 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 import torch
 
-from relayrl.connectors.common.add_observations_from_episodes_to_batch import VECTOR_ENV_OBSERVATIONS
-from relayrl.connectors.common.stateful import map_tree
+from relayrl.connectors.common.add_observations_from_episodes_to_batch import (
+    VECTOR_ENV_OBSERVATIONS,
+)
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
+from relayrl.core.tree import map_structure
 from relayrl.env.episode_stats import EpisodeStats
 from relayrl.env.registry import make_env_creator
 from relayrl.env.single_agent_episode import SingleAgentEpisode
-from relayrl.env.vector_env import batch_actions, foreach_sub_env, info_at, make_vector_env, unbatch
+from relayrl.env.vector_env import (
+    batch_actions,
+    foreach_sub_env,
+    info_at,
+    make_vector_env,
+    unbatch,
+)
 from relayrl.metrics.metrics_logger import MetricsLogger
 
 
@@ -195,7 +203,7 @@ class EnvRunner:
         finished = []
         for i, episode in enumerate(self._episodes):
             if nested:
-                extra = {k: map_tree(lambda x: x[i], v) if isinstance(v, dict) else v[i] for k, v in columns}
+                extra = {k: map_structure(lambda x: x[i], v) if isinstance(v, dict) else v[i] for k, v in columns}
             else:
                 extra = {k: v[i] for k, v in columns}
             if terms[i] or truncs[i]:

@@ -27,10 +27,12 @@ Index semantics (shared by `get`, `set` and `pop`), for a buffer whose data is
 """
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Sequence, Union
+from typing import Any, List, Optional, Sequence, Union
 
 import gymnasium as gym
 import numpy as np
+
+from relayrl.core.tree import map_structure
 
 Indices = Union[None, int, slice, Sequence[int], np.ndarray]
 
@@ -38,16 +40,6 @@ Indices = Union[None, int, slice, Sequence[int], np.ndarray]
 # ---- helpers for nested (dict / tuple) items -------------------------------
 # dict and tuple are the only containers (what gymnasium's Dict/Tuple spaces
 # sample); everything else is a leaf.
-
-
-def _map(fn: Callable, *structs):
-    """Apply `fn` to the leaves of one or more same-shaped structures."""
-    first = structs[0]
-    if isinstance(first, dict):
-        return {k: _map(fn, *(s[k] for s in structs)) for k in first}
-    if isinstance(first, tuple):
-        return tuple(_map(fn, *(s[i] for s in structs)) for i in range(len(first)))
-    return fn(*structs)
 
 
 def _first_leaf(struct):
@@ -67,13 +59,13 @@ def _stack(items: Sequence) -> Any:
 
 
 def _concat(parts: Sequence) -> Any:
-    return _map(lambda *leaves: np.concatenate(leaves), *parts)
+    return map_structure(lambda *leaves: np.concatenate(leaves), *parts)
 
 
 def _unbatch(batch) -> list:
     """Batched structure -> list of items (inverse of `_stack`)."""
     if isinstance(batch, (dict, tuple)):
-        return [_map(lambda a: a[i], batch) for i in range(len(_first_leaf(batch)))]
+        return [map_structure(lambda a: a[i], batch) for i in range(len(_first_leaf(batch)))]
     return list(batch)
 
 
@@ -242,7 +234,7 @@ class InfiniteLookbackBuffer:
         elif self._total() == 0:
             self.data = _stack([item])
         else:
-            self.data = _map(lambda a, x: np.concatenate([a, np.asarray(x)[None]]), self.data, item)
+            self.data = map_structure(lambda a, x: np.concatenate([a, np.asarray(x)[None]]), self.data, item)
 
     def extend(self, items) -> None:
         """Append many items: a list/tuple of items or an already batched array/dict."""
@@ -264,8 +256,8 @@ class InfiniteLookbackBuffer:
         if not 0 <= pos < total:
             raise IndexError(f"pop index {index} out of range (len={len(self)}, lookback={self.lookback}).")
         if self.finalized:
-            item = _map(lambda a: a[pos].copy(), self.data)
-            self.data = _map(lambda a: np.delete(a, pos, axis=0), self.data)
+            item = map_structure(lambda a: a[pos].copy(), self.data)
+            self.data = map_structure(lambda a: np.delete(a, pos, axis=0), self.data)
         else:
             item = self.data.pop(pos)
         if pos < self.lookback:
@@ -326,7 +318,7 @@ class InfiniteLookbackBuffer:
         return range(start, stop, step)
 
     def _item_at(self, pos: int, one_hot: bool):
-        item = _map(lambda a: a[pos], self.data) if self.finalized else self.data[pos]
+        item = map_structure(lambda a: a[pos], self.data) if self.finalized else self.data[pos]
         return _one_hot(item, self._space) if one_hot else item
 
     def _fill_item(self, fill, one_hot: bool):
@@ -334,12 +326,12 @@ class InfiniteLookbackBuffer:
         # into a shape other than the space's (e.g. flattened or normalised observations).
         newest = None
         if self._total() > 0:
-            newest = _map(lambda a: a[-1], self.data) if self.finalized else self.data[-1]
+            newest = map_structure(lambda a: a[-1], self.data) if self.finalized else self.data[-1]
         if not isinstance(_first_leaf(newest), np.ndarray) or one_hot:
             # Non-array items (floats, infos dicts) keep the space-based (or plain) fill.
             return _fill_for_space(self._space, fill, one_hot) if self._space is not None else \
                 _fill_like(newest, fill)
-        return _map(lambda a: _fill_like(a, fill), newest)
+        return map_structure(lambda a: _fill_like(a, fill), newest)
 
     def _get_int(self, idx, neg_index_as_lookback, fill, one_hot, total):
         pos = self._abs(idx, neg_index_as_lookback, total)
@@ -356,7 +348,7 @@ class InfiniteLookbackBuffer:
         n_before, core, n_after = _split(r, total)
         sl = _to_slice(core)
         if self.finalized:
-            part = _map(lambda a: a[sl], self.data)
+            part = map_structure(lambda a: a[sl], self.data)
             if one_hot:
                 part = _one_hot(part, self._space)
         else:
@@ -381,7 +373,7 @@ class InfiniteLookbackBuffer:
         positions = [self._abs(i, neg_index_as_lookback, total) for i in idxs]
         if all(0 <= p < total for p in positions):
             if self.finalized:
-                part = _map(lambda a: a[positions], self.data)
+                part = map_structure(lambda a: a[positions], self.data)
                 return _one_hot(part, self._space) if one_hot else part
             return [self._item_at(p, one_hot) for p in positions]
         items = [self._get_int(i, neg_index_as_lookback, fill, one_hot, total) for i in idxs]
@@ -410,7 +402,7 @@ class InfiniteLookbackBuffer:
                                  f"{neg_index_as_lookback}): out of range (len={len(self)}, "
                                  f"lookback={self.lookback}).")
             if self.finalized:
-                _map(lambda a, v: a.__setitem__(pos, v), self.data, new_data)
+                map_structure(lambda a, v: a.__setitem__(pos, v), self.data, new_data)
             else:
                 self.data[pos] = new_data
             return
@@ -434,7 +426,7 @@ class InfiniteLookbackBuffer:
         target = _to_slice(positions) if isinstance(positions, range) else positions
         if self.finalized:
             batch = _stack(list(new_data)) if isinstance(new_data, (list, tuple)) else new_data
-            _map(lambda a, v: a.__setitem__(target, v), self.data, batch)
+            map_structure(lambda a, v: a.__setitem__(target, v), self.data, batch)
         elif isinstance(target, slice):
             self.data[target] = _as_items(new_data)
         else:
@@ -446,7 +438,7 @@ class InfiniteLookbackBuffer:
     def get_state(self) -> dict:
         """Plain dict snapshot (list copied / arrays copied, space kept as object)."""
         return {
-            "data": list(self.data) if isinstance(self.data, list) else _map(np.copy, self.data),
+            "data": list(self.data) if isinstance(self.data, list) else map_structure(np.copy, self.data),
             "lookback": self.lookback,
             "finalized": self.finalized,
             "space": self._space,

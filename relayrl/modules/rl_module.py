@@ -137,8 +137,8 @@ class RLModule(nn.Module):
         return self
 
     def as_multi_rl_module(self):
-        from relayrl.modules.multi_rl_module import MultiRLModule
         from relayrl.core.columns import DEFAULT_MODULE_ID
+        from relayrl.modules.multi_rl_module import MultiRLModule
 
         multi = MultiRLModule()
         multi.add_module(DEFAULT_MODULE_ID, self)

@@ -12,7 +12,7 @@ import pytest
 
 from relayrl.algorithms import options as options_module
 from relayrl.algorithms.algorithm_config import AlgorithmConfig, NotProvided
-from relayrl.algorithms.options import Option, POSITIVE_INT, UnknownOptionError
+from relayrl.algorithms.options import POSITIVE_INT, Option, UnknownOptionError
 from relayrl.algorithms.ppo.ppo_config import PPOConfig
 
 BASE_DEFAULTS = {

@@ -102,7 +102,9 @@ def test_unsupported_spaces_give_one_clear_error(obs_space, act_space, words):
 
 
 def test_flatten_observations_fix_works_for_dict_observations():
-    from relayrl.connectors.env_to_module.flatten_observations import FlattenObservations
+    from relayrl.connectors.env_to_module.flatten_observations import (
+        FlattenObservations,
+    )
 
     obs_space = gym.spaces.Dict({"pos": gym.spaces.Box(-1, 1, (2,)), "id": gym.spaces.Discrete(3)})
     algo = (PPOConfig().environment(SpacesEnv, env_config={"observation_space": obs_space})

@@ -3,10 +3,17 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-
 from connector_test_utils import (
-    ACT_SPACE, OBS_SPACE, LinearValueModule, StatefulLinearValueModule, gae_reference, make_episode, o, reset_episode,
+    ACT_SPACE,
+    OBS_SPACE,
+    LinearValueModule,
+    StatefulLinearValueModule,
+    gae_reference,
+    make_episode,
+    o,
+    reset_episode,
 )
+
 from relayrl import PPOConfig, RLModuleSpec
 from relayrl.connectors import AddOneTsToEpisodesAndTruncate, GeneralAdvantageEstimation
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns

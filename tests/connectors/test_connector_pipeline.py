@@ -2,8 +2,8 @@
 import gymnasium as gym
 import numpy as np
 import pytest
-
 from connector_test_utils import OBS_SPACE, make_episode, o
+
 from relayrl.connectors import (
     AddObservationsFromEpisodesToBatch,
     BatchIndividualItems,

@@ -2,8 +2,8 @@
 import gymnasium as gym
 import numpy as np
 import pytest
-
 from connector_test_utils import OBS_SPACE, make_episode, o
+
 from relayrl.connectors import BatchIndividualItems, ConnectorPipelineV2, ConnectorV2
 from relayrl.connectors.connector_v2 import BatchedNdArray
 from relayrl.env.single_agent_episode import SingleAgentEpisode

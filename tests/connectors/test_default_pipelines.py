@@ -3,7 +3,12 @@ import gymnasium as gym
 import pytest
 
 from relayrl import DefaultModelConfig, PPOConfig
-from relayrl.connectors import ConnectorV2, EnvToModulePipeline, LearnerConnectorPipeline, ModuleToEnvPipeline
+from relayrl.connectors import (
+    ConnectorV2,
+    EnvToModulePipeline,
+    LearnerConnectorPipeline,
+    ModuleToEnvPipeline,
+)
 
 ENV_TO_MODULE = ["AddObservationsFromEpisodesToBatch", "AddTimeDimToBatchAndZeroPad",
                  "AddStatesFromEpisodesToBatch", "BatchIndividualItems", "NumpyToTensor"]

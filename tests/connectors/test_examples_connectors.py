@@ -7,8 +7,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-
 from connector_test_utils import make_episode, reset_episode
+
 from relayrl.connectors import ConnectorV2, FrameStacking
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 

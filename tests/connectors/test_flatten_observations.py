@@ -1,8 +1,8 @@
 """FlattenObservations: discrete and nested observations -> flat float32, in the episodes (both sides)."""
 import gymnasium as gym
 import numpy as np
-
 from connector_test_utils import make_episode, reset_episode
+
 from relayrl import PPOConfig
 from relayrl.connectors import FlattenObservations
 from relayrl.core.columns import Columns

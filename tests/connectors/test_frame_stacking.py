@@ -2,11 +2,15 @@
 import gymnasium as gym
 import numpy as np
 import pytest
-
 from connector_test_utils import make_episode, reset_episode
+
 from relayrl import PPOConfig
 from relayrl.connectors import (
-    AddOneTsToEpisodesAndTruncate, ConnectorPipelineV2, FlattenObservations, FrameStacking, FrameStackingEnvToModule,
+    AddOneTsToEpisodesAndTruncate,
+    ConnectorPipelineV2,
+    FlattenObservations,
+    FrameStacking,
+    FrameStackingEnvToModule,
     FrameStackingLearner,
 )
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns

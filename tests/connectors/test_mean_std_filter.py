@@ -2,8 +2,8 @@
 import gymnasium as gym
 import numpy as np
 import pytest
-
 from connector_test_utils import reset_episode
+
 from relayrl import PPOConfig
 from relayrl.connectors import ConnectorPipelineV2, FlattenObservations, MeanStdFilter
 from relayrl.core.columns import Columns

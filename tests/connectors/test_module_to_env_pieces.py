@@ -3,11 +3,14 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-
 from connector_test_utils import LinearValueModule, reset_episode
+
 from relayrl import ConnectorV2, PPOConfig
 from relayrl.connectors import GetActions, NormalizeAndClipActions
-from relayrl.connectors.module_to_env.normalize_and_clip_actions import clip_action, unsquash_action
+from relayrl.connectors.module_to_env.normalize_and_clip_actions import (
+    clip_action,
+    unsquash_action,
+)
 from relayrl.core.columns import Columns
 from relayrl.modules.rl_module import RLModule
 

@@ -1,15 +1,14 @@
 """PPO's default RLModule: an MLP encoder, a policy head and a value head (optionally shared encoder)."""
+import gymnasium as gym
 import torch
 from torch import nn
 
 from relayrl.core.columns import Columns
 from relayrl.modules.default_model_config import DefaultModelConfig
 from relayrl.modules.distributions import TorchCategorical, TorchDiagGaussian
-from relayrl.modules.mlp import run_layers, mlp, output_dim
+from relayrl.modules.mlp import mlp, output_dim, run_layers
 from relayrl.modules.rl_module import RLModule, ValueFunctionAPI
 from relayrl.modules.space_checks import action_dim, check_action_space, flat_obs_dim
-
-import gymnasium as gym
 
 
 class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI):

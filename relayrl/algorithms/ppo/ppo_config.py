@@ -3,7 +3,13 @@ from __future__ import annotations
 
 from relayrl.algorithms.algorithm_config import AlgorithmConfig
 from relayrl.algorithms.options import (
-    BOOL, FRACTION, NON_NEGATIVE_FLOAT, POSITIVE_FLOAT, Option, float_at_least, schedule_or,
+    BOOL,
+    FRACTION,
+    NON_NEGATIVE_FLOAT,
+    POSITIVE_FLOAT,
+    Option,
+    float_at_least,
+    schedule_or,
 )
 
 __all__ = ["PPOConfig", "RLLIB_PPO_DEFAULTS"]

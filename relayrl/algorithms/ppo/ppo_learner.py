@@ -3,8 +3,12 @@ from typing import Any, Dict
 
 import torch
 
-from relayrl.connectors.learner.add_one_ts_to_episodes_and_truncate import AddOneTsToEpisodesAndTruncate
-from relayrl.connectors.learner.general_advantage_estimation import GeneralAdvantageEstimation
+from relayrl.connectors.learner.add_one_ts_to_episodes_and_truncate import (
+    AddOneTsToEpisodesAndTruncate,
+)
+from relayrl.connectors.learner.general_advantage_estimation import (
+    GeneralAdvantageEstimation,
+)
 from relayrl.core.columns import Columns
 from relayrl.core.schedules import Scheduler
 from relayrl.learner.learner import Learner, possibly_masked_mean

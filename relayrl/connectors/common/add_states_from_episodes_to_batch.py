@@ -1,5 +1,9 @@
 """Default piece (stateful modules only): put the recurrent state into the batch under `state_in`."""
-from relayrl.connectors.common.stateful import initial_state_numpy, is_stateful, max_seq_len
+from relayrl.connectors.common.stateful import (
+    initial_state_numpy,
+    is_stateful,
+    max_seq_len,
+)
 from relayrl.connectors.connector_v2 import ConnectorV2
 from relayrl.core.columns import Columns
 

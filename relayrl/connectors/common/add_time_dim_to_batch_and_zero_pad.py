@@ -2,9 +2,10 @@
 import numpy as np
 
 from relayrl.connectors.common.batch_individual_items import stack_items
-from relayrl.connectors.common.stateful import is_stateful, map_tree, max_seq_len
+from relayrl.connectors.common.stateful import is_stateful, max_seq_len
 from relayrl.connectors.connector_v2 import BatchedNdArray, ConnectorV2
 from relayrl.core.columns import Columns
+from relayrl.core.tree import map_structure
 
 _NO_TIME_AXIS = (Columns.STATE_IN, Columns.INFOS, Columns.SEQ_LENS)
 
@@ -32,11 +33,11 @@ class AddTimeDimToBatchAndZeroPad(ConnectorV2):
                 if column in _NO_TIME_AXIS:
                     continue
                 if not _is_per_episode(data):  # already batched (fast path): (B, ...) -> (B, 1, ...)
-                    batch[column] = map_tree(lambda x: np.expand_dims(x, 1), data)
+                    batch[column] = map_structure(lambda x: np.expand_dims(x, 1), data)
                     continue
                 if isinstance(data, dict):
                     for items in data.values():
-                        items[:] = [map_tree(lambda x: np.expand_dims(np.asarray(x), 0), it) for it in items]
+                        items[:] = [map_structure(lambda x: np.expand_dims(np.asarray(x), 0), it) for it in items]
             return batch
         seq_len = max_seq_len(rl_module)
         seq_lens_added = Columns.SEQ_LENS in batch
@@ -48,7 +49,7 @@ class AddTimeDimToBatchAndZeroPad(ConnectorV2):
             for key, items in data.items():
                 stacked = stack_items(items)
                 padded, lens = _pad_into_sequences(stacked, seq_len)
-                data[key] = [map_tree(lambda x: x.view(BatchedNdArray), padded)]
+                data[key] = [map_structure(lambda x: x.view(BatchedNdArray), padded)]
                 if not seq_lens_added:
                     batch.setdefault(Columns.SEQ_LENS, {})[key] = [lens.view(BatchedNdArray)]
                     if needs_mask:

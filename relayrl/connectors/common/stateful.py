@@ -37,11 +37,3 @@ def initial_state_numpy(rl_module):
         return x.detach().cpu().numpy() if hasattr(x, "detach") else np.asarray(x)
 
     return convert(single_module(rl_module).get_initial_state())
-
-
-def map_tree(func, item):
-    if isinstance(item, dict):
-        return {k: map_tree(func, v) for k, v in item.items()}
-    if isinstance(item, tuple):
-        return tuple(map_tree(func, v) for v in item)
-    return func(item)

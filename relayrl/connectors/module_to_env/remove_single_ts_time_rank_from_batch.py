@@ -1,7 +1,8 @@
 """Default module-to-env piece (stateful modules only): drop the length-1 time axis added for the forward pass."""
-from relayrl.connectors.common.stateful import is_stateful, map_tree
+from relayrl.connectors.common.stateful import is_stateful
 from relayrl.connectors.connector_v2 import ConnectorV2
 from relayrl.core.columns import Columns
+from relayrl.core.tree import map_structure
 
 
 class RemoveSingleTsTimeRankFromBatch(ConnectorV2):
@@ -15,8 +16,8 @@ class RemoveSingleTsTimeRankFromBatch(ConnectorV2):
             if column == Columns.STATE_OUT:
                 continue
             if not (isinstance(data, dict) and data and isinstance(next(iter(data)), tuple)):
-                batch[column] = map_tree(lambda x: x[:, 0] if getattr(x, "ndim", 0) > 1 else x, data)
+                batch[column] = map_structure(lambda x: x[:, 0] if getattr(x, "ndim", 0) > 1 else x, data)
                 continue
             for items in data.values():
-                items[:] = [map_tree(lambda x: x[0] if getattr(x, "ndim", 0) > 0 else x, it) for it in items]
+                items[:] = [map_structure(lambda x: x[0] if getattr(x, "ndim", 0) > 0 else x, it) for it in items]
         return batch

@@ -1,6 +1,7 @@
 """Default module-to-env piece: split batched module outputs back into one item per episode."""
-from relayrl.connectors.common.stateful import map_tree
+
 from relayrl.connectors.connector_v2 import ConnectorV2, _episode_key
+from relayrl.core.tree import map_structure
 
 
 class UnBatchToIndividualItems(ConnectorV2):
@@ -20,5 +21,5 @@ class UnBatchToIndividualItems(ConnectorV2):
         for column, data in list(batch.items()):
             if isinstance(data, dict) and data and isinstance(next(iter(data)), tuple):
                 continue  # already per episode
-            batch[column] = {key: [map_tree(lambda x, i=i: x[i], data)] for i, key in enumerate(keys)}
+            batch[column] = {key: [map_structure(lambda x, i=i: x[i], data)] for i, key in enumerate(keys)}
         return batch

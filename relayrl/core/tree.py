@@ -1,0 +1,11 @@
+"""Nested data (dicts and tuples of arrays, e.g. Dict observations or recurrent states)."""
+
+
+def map_structure(func, *structs):
+    """`func` applied leaf-wise to one or more same-shaped dict/tuple structures."""
+    first = structs[0]
+    if isinstance(first, dict):
+        return {k: map_structure(func, *(s[k] for s in structs)) for k in first}
+    if isinstance(first, tuple):
+        return tuple(map_structure(func, *(s[i] for s in structs)) for i in range(len(first)))
+    return func(*structs)
