@@ -26,6 +26,7 @@ import numpy as np
 
 from relayrl import DefaultModelConfig, PPOConfig
 from relayrl.connectors import ConnectorV2, FlattenObservations
+from relayrl.testing.example_script import add_rllib_example_script_args, run_rllib_example_script_experiment
 
 
 class CountBasedIntrinsicRewards(ConnectorV2):
@@ -87,12 +88,10 @@ class Corridor(gym.Env):
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_rllib_example_script_args(parser, default_reward=0.95, default_iters=50,
+                                  default_timesteps=200_000)
     parser.add_argument("--no-intrinsic", action="store_true", help="Train on the extrinsic rewards only.")
     parser.add_argument("--corridor-length", type=int, default=20)
-    parser.add_argument("--stop-iters", type=int, default=50)
-    parser.add_argument("--stop-timesteps", type=int, default=200_000)
-    parser.add_argument("--stop-reward", type=float, default=0.95)
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--train-batch-size", type=int, default=1000)
     parser.add_argument("--num-envs", type=int, default=4)
     return parser
@@ -121,19 +120,8 @@ def build_config(args) -> PPOConfig:
 
 def main(argv=None):
     args = get_parser().parse_args(argv)
-    algo = build_config(args).build_algo()
-    result = None
-    try:
-        while True:
-            result = algo.train()
-            ret = result["env_runners"]["episode_return_mean"]  # extrinsic: the env's own rewards
-            steps = result["num_env_steps_sampled_lifetime"]
-            print(f"iter={result['training_iteration']} steps={steps} extrinsic return={ret:.2f}")
-            if ret >= args.stop_reward or steps >= args.stop_timesteps \
-                    or result["training_iteration"] >= args.stop_iters:
-                return result
-    finally:
-        algo.stop()
+    # env_runners/episode_return_mean is the extrinsic return: the env's own rewards.
+    return run_rllib_example_script_experiment(build_config(args), args)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import numpy as np
 
 from relayrl import DefaultModelConfig, PPOConfig
 from relayrl.connectors import ConnectorV2
+from relayrl.testing.example_script import add_rllib_example_script_args, run_rllib_example_script_experiment
 
 
 class AddTimeStepToObs(ConnectorV2):
@@ -51,10 +52,8 @@ class AddTimeStepToObs(ConnectorV2):
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--stop-iters", type=int, default=50)
-    parser.add_argument("--stop-timesteps", type=int, default=200_000)
-    parser.add_argument("--stop-reward", type=float, default=450.0)
-    parser.add_argument("--seed", type=int, default=0)
+    add_rllib_example_script_args(parser, default_reward=450.0, default_iters=50,
+                                  default_timesteps=200_000)
     parser.add_argument("--train-batch-size", type=int, default=2000)
     parser.add_argument("--num-envs", type=int, default=4)
     return parser
@@ -79,20 +78,9 @@ def build_config(args) -> PPOConfig:
 
 def main(argv=None):
     args = get_parser().parse_args(argv)
-    algo = build_config(args).build_algo()
-    print(f"RLModule observation space: {algo.get_module().observation_space.shape}")
-    result = None
-    try:
-        while True:
-            result = algo.train()
-            ret = result["env_runners"]["episode_return_mean"]
-            steps = result["num_env_steps_sampled_lifetime"]
-            print(f"iter={result['training_iteration']} steps={steps} return={ret:.1f}")
-            if ret >= args.stop_reward or steps >= args.stop_timesteps \
-                    or result["training_iteration"] >= args.stop_iters:
-                return result
-    finally:
-        algo.stop()
+    return run_rllib_example_script_experiment(
+        build_config(args), args,
+        on_algorithm_built=lambda algo: print(f"RLModule observation space: {algo.get_module().observation_space}"))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import argparse
 from torch import nn
 
 from relayrl import Columns, PPOConfig, RLModule, RLModuleSpec, ValueFunctionAPI
+from relayrl.testing.example_script import add_rllib_example_script_args, run_rllib_example_script_experiment
 
 
 class ActorCriticModule(RLModule, ValueFunctionAPI):
@@ -66,28 +67,14 @@ def build_config(args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--stop-iters", type=int, default=100)
-    parser.add_argument("--stop-reward", type=float, default=450.0)
-    parser.add_argument("--stop-timesteps", type=int, default=300_000)
+    add_rllib_example_script_args(parser, default_reward=450.0, default_iters=100,
+                                  default_timesteps=300_000)
     parser.add_argument("--hidden-size", type=int, default=64)
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
-    algo = build_config(args).build_algo()
-    assert isinstance(algo.get_module(), ActorCriticModule)
-    result = None
-    try:
-        for _ in range(args.stop_iters):
-            result = algo.train()
-            ret = result["env_runners"]["episode_return_mean"]
-            steps = result["num_env_steps_sampled_lifetime"]
-            print(f"iter={result['training_iteration']} steps={steps} return={ret:.1f}")
-            if ret >= args.stop_reward or steps >= args.stop_timesteps:
-                break
-    finally:
-        algo.stop()
-    return result
-
+    return run_rllib_example_script_experiment(
+        build_config(args), args,
+        on_algorithm_built=lambda algo: print(f"The algorithm acts with {type(algo.get_module()).__name__}"))
 
 if __name__ == "__main__":
     main()

@@ -7,15 +7,14 @@ import argparse
 
 from relayrl import DefaultModelConfig, PPOConfig
 from relayrl.algorithms.ppo.ppo_config import RLLIB_PPO_DEFAULTS
+from relayrl.testing.example_script import add_rllib_example_script_args, run_rllib_example_script_experiment
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--stop-reward", type=float, default=450.0)
-    parser.add_argument("--stop-timesteps", type=int, default=300_000)
-    parser.add_argument("--stop-iters", type=int, default=200)
+    add_rllib_example_script_args(parser, default_reward=450.0, default_iters=200,
+                                  default_timesteps=300_000)
     parser.add_argument("--num-envs", type=int, default=8)
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rllib-tuned", action="store_true", help="RLlib's PPO defaults and tuned CartPole settings")
     args = parser.parse_args(argv)
 
@@ -28,19 +27,7 @@ def main(argv=None):
                                                        vf_share_layers=True))
         )
     config.env_runners(num_envs_per_env_runner=args.num_envs).debugging(seed=args.seed)
-    algo = config.build_algo()
-    try:
-        while True:
-            result = algo.train()
-            ret = result["env_runners"]["episode_return_mean"]
-            steps = result["num_env_steps_sampled_lifetime"]
-            print(f"iter={result['training_iteration']} steps={steps} return={ret:.1f}")
-            if ret >= args.stop_reward or steps >= args.stop_timesteps \
-                    or result["training_iteration"] >= args.stop_iters:
-                return result
-    finally:
-        algo.stop()
-
+    return run_rllib_example_script_experiment(config, args)
 
 if __name__ == "__main__":
     main()
