@@ -35,6 +35,9 @@ _PUBLIC = {
     "Learner": "relayrl.learner.learner",
     "LearnerGroup": "relayrl.learner.learner_group",
     "MetricsLogger": "relayrl.metrics.metrics_logger",
+    "RLlibCallback": "relayrl.callbacks",
+    "DefaultCallbacks": "relayrl.callbacks",
+    "make_multi_callbacks": "relayrl.callbacks",
 }
 
 __all__ = sorted(_PUBLIC) + ["__version__"]

@@ -11,6 +11,7 @@ from typing import Any, Dict, Optional
 import numpy as np
 import torch
 
+from relayrl.callbacks import CallbackDispatch
 from relayrl.core.columns import DEFAULT_MODULE_ID
 from relayrl.env.env_runner_group import EnvRunnerGroup
 from relayrl.metrics import (
@@ -44,7 +45,11 @@ class Algorithm:
         self._counters: Dict[str, int] = {}
         self._seed_everything(config.seed)
         logging.getLogger("relayrl").setLevel("WARNING" if config.log_level == "WARN" else config.log_level)
+        # One callbacks object per Algorithm (each EnvRunner builds its own from the config).
+        self._callbacks = CallbackDispatch(config)
+        self.callbacks = self._callbacks.callbacks
         self.setup(config)
+        self._callbacks("on_algorithm_init", algorithm=self, metrics_logger=self.metrics)
 
     @classmethod
     def get_default_config(cls):
@@ -105,7 +110,9 @@ class Algorithm:
         self.iteration += 1
         elapsed = time.perf_counter() - start
         self._time_total_s += elapsed
-        return self._compile_result(elapsed, calls)
+        result = self._compile_result(elapsed, calls)
+        self._callbacks("on_train_result", algorithm=self, metrics_logger=self.metrics, result=result)
+        return result
 
     step = train
 

@@ -34,6 +34,7 @@ from relayrl.algorithms.options import (
     schedule_or,
     short_repr,
 )
+from relayrl.callbacks import CALLBACK_HOOKS, RLlibCallback
 from relayrl.core.suggest import did_you_mean
 
 __all__ = ["AlgorithmConfig", "NotProvided"]
@@ -55,6 +56,20 @@ _INT_OR_AUTO = either(POSITIVE_INT, one_of("auto"))
 _MODEL_CONFIG = Check("a dict or a dataclass instance such as DefaultModelConfig(...)",
                       lambda v: isinstance(v, Mapping) or (dataclasses.is_dataclass(v)
                                                            and not isinstance(v, type)), dict)
+
+
+def _is_callback_class(value: Any) -> bool:
+    return isinstance(value, type) and issubclass(value, RLlibCallback)
+
+
+_CALLBACKS_CLASS = Check("a RLlibCallback subclass or a list of them",
+                         lambda v: _is_callback_class(v) or (isinstance(v, (list, tuple))
+                                                             and all(map(_is_callback_class, v))),
+                         Union[type, list])
+_CALLBACK_FNS = Check("a callable, a list of callables, or None",
+                      lambda v: v is None or callable(v) or (isinstance(v, (list, tuple))
+                                                             and all(map(callable, v))),
+                      Optional[Union[Callable, list]])
 _SEED = optional(Check("an int >= 0", lambda v: is_int(v) and v >= 0, int))
 
 _BASE_OPTIONS = (
@@ -150,6 +165,13 @@ _BASE_OPTIONS = (
            "random.", "debugging", _SEED),
     Option("log_level", "WARN", "Level of relayrl's loggers.", "debugging",
            one_of("DEBUG", "INFO", "WARN", "WARNING", "ERROR", ignore_case=True)),
+    # callbacks()
+    Option("callbacks_class", RLlibCallback, "A RLlibCallback subclass (or a list of them, run in "
+           "order) whose overridden hooks are called.", "callbacks", _CALLBACKS_CLASS,
+           key="callbacks", positional=True, cli=False),
+    *(Option(hook, None, f"Callable(s) run on `{hook}` after the callbacks class's method, in "
+             "list order.", "callbacks", _CALLBACK_FNS, key=f"callbacks_{hook}", cli=False)
+      for hook in CALLBACK_HOOKS),
 )
 
 _BASE_GROUP_HELP = {
@@ -161,6 +183,7 @@ _BASE_GROUP_HELP = {
     "rl_module": "Sets the RLModule: a model config or a full RLModuleSpec.",
     "reporting": "Sets what one train() call covers and how metrics are smoothed.",
     "debugging": "Sets the seed and the log level.",
+    "callbacks": "Sets the callbacks: a RLlibCallback subclass (or list) and per-event callables.",
 }
 
 
@@ -168,6 +191,8 @@ def _copy_value(value: Any) -> Any:
     # Factories, classes and spaces are shared: copying them is useless or impossible.
     if callable(value) or _is_space(value):
         return value
+    if isinstance(value, (list, tuple)) and value and all(map(callable, value)):
+        return type(value)(value)  # e.g. a list of callbacks: new list, same callables
     try:
         return copy.deepcopy(value)
     except Exception:

@@ -7,11 +7,13 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 import torch
 
+from relayrl.callbacks import CallbackDispatch
 from relayrl.connectors.common.add_observations_from_episodes_to_batch import (
     VECTOR_ENV_OBSERVATIONS,
 )
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 from relayrl.core.tree import map_structure
+from relayrl.env.env_context import EnvContext
 from relayrl.env.episode_stats import EpisodeStats
 from relayrl.env.registry import make_env_creator
 from relayrl.env.single_agent_episode import SingleAgentEpisode
@@ -41,6 +43,13 @@ class EnvRunner:
         self._seed = None if config.seed is None else int(config.seed) + 1000 * worker_index
         self.env = None
         self.module = None
+        self._callbacks = CallbackDispatch(self.config)
+        # Handlers per event, looked up once; an empty tuple means the sampling loop skips the event.
+        handlers = self._callbacks.handlers
+        self._cb_created, self._cb_start = handlers("on_episode_created"), handlers("on_episode_start")
+        self._cb_step, self._cb_end = handlers("on_episode_step"), handlers("on_episode_end")
+        self._cb_sample_end = handlers("on_sample_end")
+        self._prev_chunks: Dict[str, list] = {}  # episode id -> chunks handed out (only with on_episode_end)
         self.make_env()
         self.make_module()
 
@@ -51,11 +60,14 @@ class EnvRunner:
             self.env.close()
         for episode in getattr(self, "_episodes", []):  # ongoing episodes end with the old env
             self._stats.forget(episode)
+            self._prev_chunks.pop(episode.id_, None)
         creator = make_env_creator(self.config.env)
         self.env = make_vector_env(
             creator, self.config.env_config, num_envs=self.config.num_envs_per_env_runner,
             worker_index=self.worker_index, num_workers=self.num_workers, mode=self.config.gym_env_vectorize_mode,
         )
+        self._callbacks("on_environment_created", env_runner=self, metrics_logger=self.metrics, env=self.env,
+                        env_context=EnvContext(self.config.env_config, self.worker_index, 0, self.num_workers))
         self.num_envs = self.env.num_envs
         self._single_env_action_space = self.env.single_action_space
         module_spaces = getattr(self, "_spaces", {}).get(DEFAULT_MODULE_ID)
@@ -104,35 +116,60 @@ class EnvRunner:
             self._reset_envs(explore)
         done_episodes = self._run(num_timesteps, num_episodes, explore, random_actions, complete)
         if complete:
-            return done_episodes[:num_episodes] if num_episodes is not None else done_episodes
-        chunks = []
-        for i, episode in enumerate(self._episodes):
-            if len(episode) == 0:
-                continue
-            successor = episode.cut(len_lookback_buffer=self.config.episode_lookback_horizon)
-            self._stats.on_chunk_cut(episode)
-            chunks.append(episode.to_numpy())
-            self._episodes[i] = successor
-        return done_episodes + chunks
+            samples = done_episodes[:num_episodes] if num_episodes is not None else done_episodes
+        else:
+            chunks = []
+            for i, episode in enumerate(self._episodes):
+                if len(episode) == 0:
+                    continue
+                successor = episode.cut(len_lookback_buffer=self.config.episode_lookback_horizon)
+                self._stats.on_chunk_cut(episode)
+                chunks.append(episode.to_numpy())
+                if self._cb_end:  # on_episode_end gets the chunks handed out before the episode ended
+                    self._prev_chunks.setdefault(episode.id_, []).append(episode)
+                self._episodes[i] = successor
+            samples = done_episodes + chunks
+        for handler in self._cb_sample_end:
+            handler(env_runner=self, metrics_logger=self.metrics, samples=samples)
+        return samples
 
     def _reset_envs(self, explore: bool) -> None:
         seed = self._seed
         if seed is not None:
             self._seed = None  # seed only the first reset; later resets continue the env's own RNG
-        observations, infos = self.env.reset(seed=seed)
         # Ongoing episodes are dropped: forget the returns of their already handed-out chunks.
         for episode in self._episodes:
             self._stats.forget(episode)
+            self._prev_chunks.pop(episode.id_, None)
+        self._episodes = [self._make_episode() for _ in range(self.num_envs)]
+        for i, episode in enumerate(self._episodes):
+            self._episode_callbacks(self._cb_created, episode, i)
+        observations, infos = self.env.reset(seed=seed)
         batched_obs, observations = observations, unbatch(self.env.observation_space, observations)
-        self._episodes = [self._new_episode(observations[i], info_at(infos, i)) for i in range(self.num_envs)]
+        for i, episode in enumerate(self._episodes):
+            episode.add_env_reset(observations[i], info_at(infos, i))
+            self._episode_callbacks(self._cb_start, episode, i)
         self._cached_to_module = self._env_to_module_call(self._episodes, explore, batched_obs)
         self._needs_reset = False
 
-    def _new_episode(self, observation, info) -> SingleAgentEpisode:
+    def _make_episode(self) -> SingleAgentEpisode:
         obs_space, act_space = self._spaces["__env_single__"]
-        episode = SingleAgentEpisode(observation_space=obs_space, action_space=act_space)
+        return SingleAgentEpisode(observation_space=obs_space, action_space=act_space)
+
+    def _new_episode(self, observation, info, env_index: int) -> SingleAgentEpisode:
+        """The episode that follows a finished one in sub-env `env_index` (which auto-reset already)."""
+        episode = self._make_episode()
+        if self._cb_created:
+            self._episode_callbacks(self._cb_created, episode, env_index)
         episode.add_env_reset(observation, info)
+        if self._cb_start:
+            self._episode_callbacks(self._cb_start, episode, env_index)
         return episode
+
+    def _episode_callbacks(self, handlers, episode, env_index: int, **extra) -> None:
+        for handler in handlers:
+            handler(episode=episode, env_runner=self, metrics_logger=self.metrics, env=self.env,
+                    env_index=env_index, rl_module=self.module, **extra)
 
     def _env_to_module_call(self, episodes, explore, vector_observations=None):
         # Passing the vector env's observations lets the default pieces skip reading each episode.
@@ -175,6 +212,9 @@ class EnvRunner:
                 rewards = np.clip(rewards, -clip, clip)
             steps += self.num_envs
             finished = self._record_step(actions, to_env, observations, rewards, terminateds, truncateds, infos)
+            if self._cb_step:
+                for i, episode in enumerate(self._episodes):
+                    self._episode_callbacks(self._cb_step, episode, i)
             if finished:
                 ended = [self._episodes[i] for i in finished]
                 if self._env_to_module.WRITES_EPISODES:
@@ -183,10 +223,15 @@ class EnvRunner:
                 for i, episode in zip(finished, ended):
                     # With num_episodes, episodes finishing beyond the asked number are dropped (not logged).
                     if num_episodes is None or len(done_episodes) < num_episodes:
+                        if self._cb_end:
+                            self._episode_callbacks(self._cb_end, episode, i,
+                                                    prev_episode_chunks=self._prev_chunks.pop(episode.id_, []))
                         self._stats.on_episode_done(episode)
                         done_steps += len(episode)
                         done_episodes.append(episode.to_numpy())
-                    self._episodes[i] = self._new_episode(observations[i], info_at(infos, i))
+                    else:
+                        self._prev_chunks.pop(episode.id_, None)
+                    self._episodes[i] = self._new_episode(observations[i], info_at(infos, i), i)
             self._cached_to_module = self._env_to_module_call(self._episodes, explore, batched_obs)
         self._stats.on_steps(steps)
         return done_episodes

@@ -14,6 +14,7 @@ from relayrl.algorithms import options as options_module
 from relayrl.algorithms.algorithm_config import AlgorithmConfig, NotProvided
 from relayrl.algorithms.options import POSITIVE_INT, Option, UnknownOptionError
 from relayrl.algorithms.ppo.ppo_config import PPOConfig
+from relayrl.callbacks import RLlibCallback
 
 BASE_DEFAULTS = {
     "env": None, "env_config": {}, "observation_space": None, "action_space": None,
@@ -30,6 +31,12 @@ BASE_DEFAULTS = {
     "metrics_num_episodes_for_smoothing": 100, "min_time_s_per_iteration": None,
     "min_sample_timesteps_per_iteration": 0, "min_train_timesteps_per_iteration": 0,
     "seed": None, "log_level": "WARN",
+    "callbacks": RLlibCallback, "callbacks_on_algorithm_init": None, "callbacks_on_train_result": None,
+    "callbacks_on_evaluate_start": None, "callbacks_on_evaluate_end": None,
+    "callbacks_on_env_runners_recreated": None, "callbacks_on_checkpoint_loaded": None,
+    "callbacks_on_environment_created": None, "callbacks_on_episode_created": None,
+    "callbacks_on_episode_start": None, "callbacks_on_episode_step": None, "callbacks_on_episode_end": None,
+    "callbacks_on_sample_end": None,
 }
 PPO_OPTIONS = {
     "lambda": 1.0, "clip_param": 0.3, "vf_clip_param": 10.0, "vf_loss_coeff": 1.0,
@@ -42,7 +49,7 @@ PPO_DEFAULTS = {**BASE_DEFAULTS, **PPO_OPTIONS, "num_envs_per_env_runner": 8, "l
                 "lambda": 0.95, "clip_param": 0.2, "vf_clip_param": float("inf"), "vf_loss_coeff": 0.5,
                 "use_kl_loss": False}
 GROUPS = ["environment", "env_runners", "learners", "training", "rl_module", "reporting",
-          "debugging"]
+          "debugging", "callbacks"]
 
 
 @pytest.fixture(autouse=True)
@@ -113,7 +120,7 @@ def test_builder_signature_lists_its_options(group):
         for name in expected:
             assert params[name].default is NotProvided
             assert name in getattr(cls, group).__doc__
-        kinds = {p.kind for n, p in params.items() if n not in ("self", "env")}
+        kinds = {p.kind for n, p in params.items() if n not in ("self", "env", "callbacks_class")}
         assert kinds <= {inspect.Parameter.KEYWORD_ONLY}
 
 
