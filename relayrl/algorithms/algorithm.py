@@ -4,7 +4,9 @@ An algorithm is a config, a module, a loss (its Learner) and a `training_step`.
 """
 import datetime
 import logging
+import math
 import random
+import threading
 import time
 from typing import Any, Dict, Optional
 
@@ -16,11 +18,41 @@ from relayrl.core.columns import DEFAULT_MODULE_ID
 from relayrl.env.env_runner_group import EnvRunnerGroup
 from relayrl.metrics import (
     ENV_RUNNER_RESULTS,
+    EVALUATION_RESULTS,
     LEARNER_RESULTS,
     NUM_ENV_STEPS_SAMPLED_LIFETIME,
     NUM_ENV_STEPS_TRAINED_LIFETIME,
     MetricsLogger,
 )
+
+logger = logging.getLogger("relayrl")
+
+
+def _locked(name):
+    method = getattr(MetricsLogger, name)
+
+    def wrapper(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    wrapper.__name__ = name
+    wrapper.__doc__ = method.__doc__
+    return wrapper
+
+
+class _ThreadSafeMetricsLogger(MetricsLogger):
+    """The Algorithm's logger: a parallel evaluation thread and the training step may both log."""
+
+    def __init__(self):
+        super().__init__()
+        self._lock = threading.RLock()
+
+
+for _name in ("log_value", "log_dict", "set_value", "peek", "reduce", "reduce_for_merge",
+              "merge_and_log_n_dicts", "delete", "reset", "get_state", "set_state", "__contains__"):
+    setattr(_ThreadSafeMetricsLogger, _name, _locked(_name))
+del _name
+
 
 _EPISODE_KEYS = ("episode_return_mean", "episode_return_min", "episode_return_max", "episode_len_mean",
                  "episode_len_min", "episode_len_max")
@@ -41,7 +73,7 @@ class Algorithm:
         self.config = config
         self.iteration = 0
         self._time_total_s = 0.0
-        self.metrics = MetricsLogger()
+        self.metrics = _ThreadSafeMetricsLogger()
         self._counters: Dict[str, int] = {}
         self._seed_everything(config.seed)
         logging.getLogger("relayrl").setLevel("WARNING" if config.log_level == "WARN" else config.log_level)
@@ -71,6 +103,33 @@ class Algorithm:
         self.learner_group = config.build_learner_group(spaces=spaces, rl_module_spec=module_spec)
         # Start every runner from the learner's initial weights.
         self.env_runner_group.sync_weights(from_worker_or_learner_group=self.learner_group)
+        self.eval_env_runner_group = self._make_eval_env_runner_group(config)
+
+    def _make_eval_env_runner_group(self, config) -> Optional[EnvRunnerGroup]:
+        """Evaluation EnvRunners (never the training ones), only when evaluation_interval is set.
+
+        With evaluation_num_env_runners=0 one local runner evaluates; with n > 0 there are n
+        in-process runners with worker_index 1..n (Ray actors come later).
+        """
+        if not config.evaluation_interval:
+            return None
+        eval_config = config.get_evaluation_config_object()
+        eval_config.freeze()
+        n = config.evaluation_num_env_runners
+        group = EnvRunnerGroup(config=eval_config, local_env_runner=n == 0, num_in_process_env_runners=n)
+        self._sync_eval_env_runners(group)
+        return group
+
+    @property
+    def evaluation_workers(self) -> Optional[EnvRunnerGroup]:
+        """RLlib's older name for `eval_env_runner_group`."""
+        return self.eval_env_runner_group
+
+    @property
+    def evaluation_config(self):
+        """The config the evaluation EnvRunners use (None without evaluation)."""
+        group = self.eval_env_runner_group
+        return group.config if group is not None else None
 
     # -- RLlib's accessors ---------------------------------------------------------------------
     @property
@@ -99,22 +158,140 @@ class Algorithm:
         start = time.perf_counter()
         sampled_before = self._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)
         trained_before = self._counters.get(NUM_ENV_STEPS_TRAINED_LIFETIME, 0)
-        calls = 0
+        interval = self.config.evaluation_interval
+        evaluate_this_iter = bool(interval) and (self.iteration + 1) % interval == 0
+        parallel = evaluate_this_iter and self.config.evaluation_parallel_to_training
+        eval_results = None
         with self.metrics.log_time(("timers", "training_iteration"), window=1):
-            while True:
-                with self.metrics.log_time(("timers", "training_step"), window=1):
-                    self.training_step()
-                calls += 1
-                if self._iteration_done(start, sampled_before, trained_before):
-                    break
+            if parallel:
+                calls, eval_results = self._train_with_parallel_evaluation(start, sampled_before, trained_before)
+            else:
+                calls = self._run_training_steps(start, sampled_before, trained_before)
         self.iteration += 1
+        if evaluate_this_iter and not parallel:
+            eval_results = self.evaluate()
         elapsed = time.perf_counter() - start
         self._time_total_s += elapsed
         result = self._compile_result(elapsed, calls)
+        if eval_results is not None:
+            result.update(eval_results)
         self._callbacks("on_train_result", algorithm=self, metrics_logger=self.metrics, result=result)
         return result
 
     step = train
+
+    def _run_training_steps(self, start, sampled_before, trained_before) -> int:
+        calls = 0
+        while True:
+            with self.metrics.log_time(("timers", "training_step"), window=1):
+                self.training_step()
+            calls += 1
+            if self._iteration_done(start, sampled_before, trained_before):
+                return calls
+
+    def _train_with_parallel_evaluation(self, start, sampled_before, trained_before):
+        """Training steps in this thread, evaluation (pre-step weights) in another at the same time."""
+        self._sync_eval_env_runners(self.eval_env_runner_group)  # weights from before the step
+        train_done = threading.Event()
+        outcome: Dict[str, Any] = {}
+
+        def run_evaluation():
+            try:
+                outcome["result"] = self._evaluate(train_done=train_done, sync=False)
+            except BaseException as error:  # re-raised in the training thread
+                outcome["error"] = error
+
+        thread = threading.Thread(target=run_evaluation, name="relayrl-evaluation", daemon=True)
+        thread.start()
+        try:
+            calls = self._run_training_steps(start, sampled_before, trained_before)
+        finally:
+            train_done.set()
+            thread.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        return calls, outcome["result"]
+
+    # -- evaluation -------------------------------------------------------------------------------
+    def evaluate(self, parallel_train_future=None) -> Dict[str, Any]:
+        """One evaluation run on the evaluation EnvRunners with the current weights.
+
+        Returns `{"evaluation": {"env_runners": {...episode metrics...}}}` (or, with a
+        custom_evaluation_function, `{"evaluation": <its metrics dict>}`).
+        """
+        return self._evaluate(train_done=None, sync=True)
+
+    def _sync_eval_env_runners(self, group: Optional[EnvRunnerGroup]) -> None:
+        if group is None:
+            return
+        group.sync_weights(from_worker_or_learner_group=self.learner_group,
+                           connector_states_from=self.env_runner)
+
+    def _eval_runners(self):
+        group = self.eval_env_runner_group
+        return group.remote_env_runners or [group.local_env_runner]
+
+    def _evaluate(self, *, train_done: Optional[threading.Event], sync: bool) -> Dict[str, Any]:
+        group = self.eval_env_runner_group
+        if group is None:
+            raise ValueError("evaluate() needs evaluation EnvRunners: set config.evaluation("
+                             "evaluation_interval=N) (N > 0) before building the algorithm")
+        self._callbacks("on_evaluate_start", algorithm=self, metrics_logger=self.metrics)
+        if sync:
+            self._sync_eval_env_runners(group)
+        custom = self.config.custom_evaluation_function
+        with self.metrics.log_time((EVALUATION_RESULTS, "timers", "evaluation_iteration"), window=1):
+            if custom is not None:
+                eval_results = custom(self, group)
+                if isinstance(eval_results, tuple):  # RLlib's older (metrics, env_steps, agent_steps)
+                    eval_results = eval_results[0]
+                if eval_results is None:
+                    eval_results = {}
+            else:
+                eval_results = self._evaluate_built_in(train_done)
+        self._callbacks("on_evaluate_end", algorithm=self, metrics_logger=self.metrics,
+                        evaluation_metrics=eval_results)
+        return {EVALUATION_RESULTS: eval_results}
+
+    def _evaluate_built_in(self, train_done: Optional[threading.Event]) -> Dict[str, Any]:
+        cfg = self.config
+        runners = self._eval_runners()
+        timeout = cfg.evaluation_sample_timeout_s
+        begin = time.perf_counter()
+        if cfg.evaluation_duration == "auto":
+            # Sample one episode per runner per round until the parallel training step is done.
+            rounds = 0
+            while rounds == 0 or not (train_done is None or train_done.is_set()):
+                for runner in runners:
+                    runner.sample(num_episodes=1)
+                rounds += 1
+                if time.perf_counter() - begin > timeout:
+                    logger.warning("evaluation stopped after evaluation_sample_timeout_s=%s s", timeout)
+                    break
+        else:
+            n, duration = len(runners), cfg.evaluation_duration
+            if cfg.evaluation_duration_unit == "timesteps":
+                shares = [math.ceil(duration / n)] * n  # RLlib rounds the total up to a multiple of n
+            else:
+                base, extra = divmod(duration, n)  # the first `extra` runners run one more episode
+                shares = [base + (1 if i < extra else 0) for i in range(n)]
+            for runner, share in zip(runners, shares):
+                if share == 0:
+                    continue
+                if time.perf_counter() - begin > timeout:
+                    logger.warning("evaluation stopped after evaluation_sample_timeout_s=%s s", timeout)
+                    break
+                if cfg.evaluation_duration_unit == "timesteps":
+                    runner.sample(num_timesteps=share, force_reset=True)
+                else:
+                    runner.sample(num_episodes=share)
+        key = (EVALUATION_RESULTS, ENV_RUNNER_RESULTS)
+        self.metrics.merge_and_log_n_dicts([runner.get_metrics() for runner in runners], key=key)
+        env_results = self.metrics.reduce(key=key) if key in self.metrics else {}
+        for name in _EPISODE_KEYS:
+            env_results.setdefault(name, float("nan"))
+        env_results.setdefault("num_episodes", 0)
+        return {ENV_RUNNER_RESULTS: env_results}
 
     def _iteration_done(self, start, sampled_before, trained_before) -> bool:
         cfg = self.config
@@ -128,6 +305,7 @@ class Algorithm:
 
     def _compile_result(self, elapsed: float, calls: int) -> Dict[str, Any]:
         result = self.metrics.reduce()
+        result.pop(EVALUATION_RESULTS, None)  # attached by train() only in iterations that evaluate
         env_results = result.setdefault(ENV_RUNNER_RESULTS, {})
         for key in _EPISODE_KEYS:
             env_results.setdefault(key, float("nan"))
@@ -179,6 +357,8 @@ class Algorithm:
     def stop(self) -> None:
         """Close envs and release learners; the algorithm is unusable afterwards."""
         self.env_runner_group.stop()
+        if getattr(self, "eval_env_runner_group", None) is not None:
+            self.eval_env_runner_group.stop()
         self.learner_group.shutdown()
 
     cleanup = stop

@@ -160,6 +160,29 @@ _BASE_OPTIONS = (
            "many env steps were sampled.", "reporting", NON_NEGATIVE_INT),
     Option("min_train_timesteps_per_iteration", 0, "train() repeats training_step() until this "
            "many env steps were trained on.", "reporting", NON_NEGATIVE_INT),
+    # evaluation()
+    Option("evaluation_interval", None, "Evaluate every this many train() calls; None or 0: no "
+           "evaluation.", "evaluation", optional(NON_NEGATIVE_INT)),
+    Option("evaluation_duration", 10, "Episodes or timesteps (see evaluation_duration_unit) per "
+           "evaluation, over all eval EnvRunners; 'auto' (parallel mode only): sample until the "
+           "training step ends.", "evaluation", _INT_OR_AUTO),
+    Option("evaluation_duration_unit", "episodes", "Unit of evaluation_duration: 'episodes' or "
+           "'timesteps'.", "evaluation", one_of("episodes", "timesteps")),
+    Option("evaluation_num_env_runners", 0, "Evaluation EnvRunners; 0 evaluates with one local "
+           "runner. For now n > 0 creates n in-process runners (worker_index 1..n), not Ray actors.",
+           "evaluation", NON_NEGATIVE_INT, aliases=("evaluation_num_workers",)),
+    Option("evaluation_parallel_to_training", False, "Run evaluation in a thread during the "
+           "training step, with the weights from before the step (results lag one iteration).",
+           "evaluation", BOOL),
+    Option("evaluation_config", None, "Config overrides for the eval EnvRunners, e.g. "
+           "AlgorithmConfig.overrides(explore=False); dict values (env_config) are merged.",
+           "evaluation", optional(DICT)),
+    Option("custom_evaluation_function", None, "Callable (algo, eval_env_runner_group) -> metrics "
+           "dict, run instead of the built-in evaluation.", "evaluation", CALLABLE_OR_NONE,
+           cli=False),
+    Option("evaluation_sample_timeout_s", 120.0, "Stop starting new evaluation sample() calls "
+           "after this many seconds (in-process sample() calls are not interrupted).",
+           "evaluation", POSITIVE_FLOAT),
     # debugging()
     Option("seed", None, "Seed for envs, modules and sampling (runners derive their own); None: "
            "random.", "debugging", _SEED),
@@ -182,6 +205,8 @@ _BASE_GROUP_HELP = {
     "training": "Sets the training hyper-parameters.",
     "rl_module": "Sets the RLModule: a model config or a full RLModuleSpec.",
     "reporting": "Sets what one train() call covers and how metrics are smoothed.",
+    "evaluation": "Sets evaluation during training: how often, how long, on which EnvRunners and "
+                  "with which config overrides.",
     "debugging": "Sets the seed and the log level.",
     "callbacks": "Sets the callbacks: a RLlibCallback subclass (or list) and per-event callables.",
 }
@@ -229,6 +254,7 @@ class AlgorithmConfig(ConfigBuildersMixin):
 
     def __init__(self, algo_class=None):
         self._is_frozen = False
+        self._in_evaluation = False
         self._algo_class = algo_class
         self._values = {o.name: _copy_value(o.default) for o in self._option_table}
 
@@ -375,6 +401,37 @@ class AlgorithmConfig(ConfigBuildersMixin):
         index = max(worker_index, 1)  # the local runner samples like the first one
         return base + 1 if index <= runners_with_extra else base
 
+    @property
+    def in_evaluation(self) -> bool:
+        """True on the config copy the evaluation EnvRunners use (see get_evaluation_config_object)."""
+        return self.__dict__.get("_in_evaluation", False)
+
+    @in_evaluation.setter
+    def in_evaluation(self, value) -> None:
+        self._in_evaluation = bool(value)
+
+    def get_evaluation_config_object(self) -> "AlgorithmConfig":
+        """An unfrozen copy for the evaluation EnvRunners: `evaluation_config` applied (dict values
+        such as env_config merged into the current ones), in_evaluation=True,
+        num_env_runners=evaluation_num_env_runners, and complete episodes when the unit is episodes."""
+        config = self.copy(copy_frozen=False)
+        overrides = dict(self.evaluation_config or {})
+        table = self._option_table
+        updates = table.collect(overrides, owner=type(self).__name__)
+        for name, value in list(updates.items()):
+            current = config._values[name]
+            if isinstance(value, Mapping) and isinstance(current, Mapping):
+                updates[name] = {**current, **value}
+        # Settings that only make sense on the main config are not inherited by the eval copy.
+        updates.setdefault("evaluation_interval", None)
+        updates.setdefault("evaluation_config", None)
+        updates["num_env_runners"] = self.evaluation_num_env_runners
+        if self.evaluation_duration_unit == "episodes" and "batch_mode" not in overrides:
+            updates["batch_mode"] = "complete_episodes"
+        config._set_options(updates)
+        config.in_evaluation = True
+        return config
+
     # -- dicts ----------------------------------------------------------------------------------
 
     def to_dict(self) -> dict:
@@ -424,6 +481,17 @@ class AlgorithmConfig(ConfigBuildersMixin):
                              "config.environment(MyEnvClass) (or set observation_space and "
                              "action_space)")
         self._validate_batch_sizes()
+        self._validate_evaluation()
+
+    def _validate_evaluation(self) -> None:
+        if self.evaluation_duration == "auto" and not self.evaluation_parallel_to_training:
+            raise ValueError("evaluation_duration='auto' requires evaluation_parallel_to_training=True "
+                             "(it means: evaluate for as long as the parallel training step runs); set "
+                             "an int evaluation_duration or config.evaluation("
+                             "evaluation_parallel_to_training=True)")
+        if self.evaluation_config:
+            # Unknown keys and bad values raise here rather than when the algorithm is built.
+            self.overrides(**dict(self.evaluation_config))
 
     def _validate_values(self) -> None:
         # Re-check everything: attributes may have been mutated in place since they were set.

@@ -7,11 +7,19 @@ from relayrl.env.env_runner import EnvRunner
 class EnvRunnerGroup:
     """Owns the EnvRunners of an algorithm (training or evaluation)."""
 
-    def __init__(self, *, config, env_runner_cls: Optional[type] = None, local_env_runner: bool = True):
+    def __init__(self, *, config, env_runner_cls: Optional[type] = None, local_env_runner: bool = True,
+                 num_in_process_env_runners: int = 0):
+        """`num_in_process_env_runners=n` adds n EnvRunners with worker_index 1..n in this process,
+        addressed like remote ones (`local_env_runner=False`, `remote_worker_ids`); used by
+        evaluation until Ray actors exist."""
         self.config = config
         self._env_runner_cls = env_runner_cls or EnvRunner
         self._local_env_runner = self._env_runner_cls(config=config, worker_index=0) if local_env_runner else None
-        self._remote_env_runners: List[Any] = []  # Ray actors (relayrl.distributed) when num_env_runners > 0
+        # Ray actors (relayrl.distributed) when num_env_runners > 0; for now in-process runners.
+        self._remote_env_runners: List[Any] = [
+            self._env_runner_cls(config=config, worker_index=i, num_workers=num_in_process_env_runners)
+            for i in range(1, num_in_process_env_runners + 1)
+        ]
 
     # -- access ------------------------------------------------------------------------------
     @property
@@ -33,8 +41,14 @@ class EnvRunnerGroup:
     def healthy_env_runner_ids(self) -> List[int]:
         return list(range(1, len(self._remote_env_runners) + 1))
 
+    @property
+    def remote_env_runners(self) -> List[Any]:
+        """The non-local runners, in worker_index order (in-process EnvRunner objects for now)."""
+        return list(self._remote_env_runners)
+
     def get_spaces(self):
-        return self._local_env_runner.get_spaces()
+        runner = self._local_env_runner or self._remote_env_runners[0]
+        return runner.get_spaces()
 
     # -- running functions on runners ----------------------------------------------------------
     def foreach_env_runner(self, func: Callable, *, local_env_runner: bool = True, healthy_only: bool = True,
@@ -44,6 +58,9 @@ class EnvRunnerGroup:
         results = []
         if local_env_runner and self._local_env_runner is not None:
             results.append(func(self._local_env_runner))
+        ids = self.healthy_env_runner_ids() if remote_worker_ids is None else list(remote_worker_ids)
+        for worker_id in ids:
+            results.append(func(self._remote_env_runners[worker_id - 1]))
         return results
 
     foreach_worker = foreach_env_runner
@@ -54,8 +71,12 @@ class EnvRunnerGroup:
 
     # -- weights ---------------------------------------------------------------------------------
     def sync_weights(self, policies=None, from_worker_or_learner_group=None, to_worker_indices=None,
-                     global_vars=None, inference_only: bool = True) -> None:
-        """Copy the learner's (or a runner's) module weights to the runners."""
+                     global_vars=None, inference_only: bool = True, connector_states_from=None) -> None:
+        """Copy the learner's (or a runner's) module weights to the runners.
+
+        `connector_states_from`: an EnvRunner whose env-to-module / module-to-env connector states
+        (e.g. MeanStdFilter statistics) are copied too (evaluation runners get the training runner's).
+        """
         source = from_worker_or_learner_group
         if source is None:
             return
@@ -64,9 +85,16 @@ class EnvRunnerGroup:
         else:
             weights = source.module.get_state(inference_only=inference_only)
         state = {"rl_module": weights}
-        self.foreach_env_runner(lambda env_runner: env_runner.set_state(state))
+        if connector_states_from is not None:
+            runner_state = connector_states_from.get_state()
+            for key in ("env_to_module_connector", "module_to_env_connector"):
+                state[key] = runner_state[key]
+        self.foreach_env_runner(lambda env_runner: env_runner.set_state(state), remote_worker_ids=to_worker_indices)
 
     def stop(self) -> None:
         if self._local_env_runner is not None:
             self._local_env_runner.stop()
+        for runner in self._remote_env_runners:
+            if hasattr(runner, "stop"):
+                runner.stop()
         self._remote_env_runners = []

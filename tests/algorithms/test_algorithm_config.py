@@ -30,6 +30,9 @@ BASE_DEFAULTS = {
     "grad_clip_by": "global_norm", "model_config": {}, "rl_module_spec": None,
     "metrics_num_episodes_for_smoothing": 100, "min_time_s_per_iteration": None,
     "min_sample_timesteps_per_iteration": 0, "min_train_timesteps_per_iteration": 0,
+    "evaluation_interval": None, "evaluation_duration": 10, "evaluation_duration_unit": "episodes",
+    "evaluation_num_env_runners": 0, "evaluation_parallel_to_training": False, "evaluation_config": None,
+    "custom_evaluation_function": None, "evaluation_sample_timeout_s": 120.0,
     "seed": None, "log_level": "WARN",
     "callbacks": RLlibCallback, "callbacks_on_algorithm_init": None, "callbacks_on_train_result": None,
     "callbacks_on_evaluate_start": None, "callbacks_on_evaluate_end": None,
@@ -49,7 +52,7 @@ PPO_DEFAULTS = {**BASE_DEFAULTS, **PPO_OPTIONS, "num_envs_per_env_runner": 8, "l
                 "lambda": 0.95, "clip_param": 0.2, "vf_clip_param": float("inf"), "vf_loss_coeff": 0.5,
                 "use_kl_loss": False}
 GROUPS = ["environment", "env_runners", "learners", "training", "rl_module", "reporting",
-          "debugging", "callbacks"]
+          "evaluation", "debugging", "callbacks"]
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,214 @@
+"""Evaluation during training: interval, weight ordering, durations and rounding, overrides, custom fn."""
+import numpy as np
+import pytest
+import torch
+
+from relayrl import PPOConfig, RLlibCallback
+from relayrl.algorithms.algorithm_config import AlgorithmConfig
+from relayrl.testing.envs import CountingEnv
+
+EPISODE_LEN = 4
+EVAL_SAMPLES = []  # (weights checksum of the eval runner's module, worker_index, steps, episodes)
+
+
+def checksum(state) -> float:
+    if isinstance(state, dict):
+        return sum(checksum(v) for v in state.values())
+    if isinstance(state, (torch.Tensor, np.ndarray)):
+        return float(np.asarray(state, dtype=np.float64).sum())
+    return 0.0
+
+
+class RecordEvalSamples(RLlibCallback):
+    def on_sample_end(self, *, env_runner=None, samples, **kwargs):
+        if env_runner.config.in_evaluation:
+            EVAL_SAMPLES.append((checksum(env_runner.module.get_state()), env_runner.worker_index,
+                                 sum(len(e) for e in samples), sum(e.is_done for e in samples)))
+
+
+class CountEvaluations(RLlibCallback):
+    starts, ends = [], []
+
+    def on_evaluate_start(self, *, algorithm, **kwargs):
+        CountEvaluations.starts.append(algorithm.iteration)
+
+    def on_evaluate_end(self, *, algorithm, evaluation_metrics, **kwargs):
+        CountEvaluations.ends.append(evaluation_metrics)
+
+
+@pytest.fixture(autouse=True)
+def clear_records():
+    EVAL_SAMPLES.clear()
+    CountEvaluations.starts, CountEvaluations.ends = [], []
+
+
+def config(**evaluation):
+    return (PPOConfig().environment(CountingEnv, env_config={"episode_len": EPISODE_LEN})
+            .env_runners(num_envs_per_env_runner=1)
+            .training(train_batch_size=16, minibatch_size=8, num_epochs=1, lr=0.01)
+            .rl_module(model_config={"fcnet_hiddens": [8]})
+            .debugging(seed=0)
+            .evaluation(**evaluation))
+
+
+def learner_checksum(algo) -> float:
+    return checksum(algo.learner_group.get_weights(inference_only=True))
+
+
+def test_results_only_every_interval_and_runners_are_separate():
+    algo = config(evaluation_interval=2, evaluation_duration=2).build_algo()
+    try:
+        assert algo.eval_env_runner_group is algo.evaluation_workers is not None
+        assert algo.eval_env_runner_group is not algo.env_runner_group
+        assert algo.eval_env_runner_group.local_env_runner is not algo.env_runner
+        has_eval = [("evaluation" in algo.train()) for _ in range(4)]
+        assert has_eval == [False, True, False, True]
+        result = algo.train()
+        assert "evaluation" not in result
+    finally:
+        algo.stop()
+    assert config().build_algo().eval_env_runner_group is None
+
+
+def test_sequential_eval_uses_weights_after_the_step():
+    algo = config(evaluation_interval=1, evaluation_duration=1).callbacks(RecordEvalSamples).build_algo()
+    try:
+        for _ in range(3):
+            EVAL_SAMPLES.clear()
+            result = algo.train()
+            assert result["evaluation"]["env_runners"]["episode_return_mean"] == pytest.approx(10.0)
+            assert EVAL_SAMPLES[0][0] == pytest.approx(learner_checksum(algo), rel=1e-6)
+    finally:
+        algo.stop()
+
+
+def test_parallel_eval_uses_weights_from_before_the_step():
+    algo = config(evaluation_interval=1, evaluation_duration=2,
+                  evaluation_parallel_to_training=True).callbacks(RecordEvalSamples).build_algo()
+    try:
+        before = learner_checksum(algo)
+        for _ in range(3):
+            EVAL_SAMPLES.clear()
+            result = algo.train()
+            after = learner_checksum(algo)
+            assert after != pytest.approx(before, rel=1e-9)
+            assert all(c == pytest.approx(before, rel=1e-6) for c, *_ in EVAL_SAMPLES)
+            assert result["evaluation"]["env_runners"]["num_episodes"] == 2
+            before = after
+    finally:
+        algo.stop()
+
+
+def test_auto_duration_samples_while_training_runs():
+    algo = config(evaluation_interval=1, evaluation_duration="auto",
+                  evaluation_parallel_to_training=True).build_algo()
+    try:
+        result = algo.train()
+        assert result["evaluation"]["env_runners"]["num_episodes"] >= 1
+    finally:
+        algo.stop()
+
+
+def test_auto_duration_requires_parallel():
+    with pytest.raises(ValueError, match="evaluation_parallel_to_training=True"):
+        config(evaluation_interval=1, evaluation_duration="auto").build_algo()
+
+
+@pytest.mark.parametrize("unit,duration,runners,expected_steps,expected_per_runner", [
+    ("episodes", 10, 0, 10 * EPISODE_LEN, {0: 10}),
+    ("episodes", 10, 1, 10 * EPISODE_LEN, {1: 10}),
+    ("episodes", 10, 3, 10 * EPISODE_LEN, {1: 4, 2: 3, 3: 3}),
+    ("episodes", 2, 3, 2 * EPISODE_LEN, {1: 1, 2: 1}),
+    ("timesteps", 10, 0, 10, {0: 10}),
+    ("timesteps", 10, 1, 10, {1: 10}),
+    ("timesteps", 10, 3, 12, {1: 4, 2: 4, 3: 4}),
+])
+def test_duration_and_rounding(unit, duration, runners, expected_steps, expected_per_runner):
+    algo = config(evaluation_interval=1, evaluation_duration=duration, evaluation_duration_unit=unit,
+                  evaluation_num_env_runners=runners).callbacks(RecordEvalSamples).build_algo()
+    try:
+        indices = algo.eval_env_runner_group.foreach_env_runner(lambda r: r.worker_index)
+        assert indices == ([0] if runners == 0 else list(range(1, runners + 1)))
+        EVAL_SAMPLES.clear()
+        metrics = algo.evaluate()["evaluation"]["env_runners"]
+        assert metrics["num_env_steps_sampled"] == expected_steps
+        per_runner = {}
+        for _, index, steps, episodes in EVAL_SAMPLES:
+            per_runner[index] = per_runner.get(index, 0) + (episodes if unit == "episodes" else steps)
+        assert per_runner == expected_per_runner
+        if unit == "episodes":
+            assert metrics["num_episodes"] == duration
+    finally:
+        algo.stop()
+
+
+def test_evaluation_config_overrides_reach_only_eval_runners():
+    overrides = AlgorithmConfig.overrides(explore=False, env_config={"episode_len": 7})
+    algo = config(evaluation_interval=1, evaluation_duration=3, evaluation_config=overrides).build_algo()
+    try:
+        assert algo.config.explore and algo.env_runner.config.env_config == {"episode_len": EPISODE_LEN}
+        assert algo.evaluation_config.in_evaluation and not algo.config.in_evaluation
+        assert algo.evaluation_config.explore is False
+        assert algo.env_runner.foreach_env(lambda env: env.episode_len) == [EPISODE_LEN]
+        assert algo.eval_env_runner_group.foreach_env(lambda env: env.episode_len) == [[7]]
+        result = algo.train()
+        assert result["evaluation"]["env_runners"]["episode_len_mean"] == 7
+        assert result["env_runners"]["episode_len_mean"] == EPISODE_LEN
+        # explore=False: greedy actions, the same in every eval episode (obs differ only by step).
+        actions = algo.eval_env_runner_group.foreach_env(lambda env: env.actions_received)[0][0]
+        per_episode = [tuple(int(a) for a in actions[i:i + 7]) for i in range(0, len(actions), 7)]
+        assert len(per_episode) == 3 and len(set(per_episode)) == 1
+    finally:
+        algo.stop()
+
+
+def test_bad_evaluation_config_key_raises():
+    with pytest.raises(KeyError, match="no option"):
+        config(evaluation_interval=1, evaluation_config={"explor": False}).build_algo()
+
+
+def test_custom_evaluation_function_and_callbacks():
+    seen = []
+
+    def custom_eval(algorithm, eval_env_runner_group):
+        seen.append(eval_env_runner_group)
+        lengths = eval_env_runner_group.foreach_env_runner(lambda r: r.worker_index, local_env_runner=False)
+        return {"my_metric": 42, "runners": lengths}
+
+    algo = (config(evaluation_interval=1, evaluation_num_env_runners=2, custom_evaluation_function=custom_eval)
+            .callbacks(CountEvaluations).build_algo())
+    try:
+        for i in range(2):
+            result = algo.train()
+            assert result["evaluation"] == {"my_metric": 42, "runners": [1, 2]}
+        assert seen == [algo.eval_env_runner_group] * 2
+        assert CountEvaluations.starts == [1, 2]  # once per evaluation, after the iteration's step
+        assert CountEvaluations.ends == [{"my_metric": 42, "runners": [1, 2]}] * 2
+    finally:
+        algo.stop()
+
+
+def test_evaluate_without_eval_runners_raises():
+    algo = config().build_algo()
+    try:
+        with pytest.raises(ValueError, match="evaluation_interval"):
+            algo.evaluate()
+    finally:
+        algo.stop()
+
+
+def test_connector_state_synced_to_eval_runners():
+    from relayrl.connectors.env_to_module.mean_std_filter import MeanStdFilter
+
+    cfg = config(evaluation_interval=1, evaluation_duration=1).env_runners(
+        env_to_module_connector=lambda env, spaces=None, device=None: MeanStdFilter())
+    algo = cfg.build_algo()
+    try:
+        algo.train()
+        train_state = algo.env_runner.get_state()["env_to_module_connector"]
+        algo.eval_env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group,
+                                                connector_states_from=algo.env_runner)
+        eval_state = algo.eval_env_runner_group.local_env_runner.get_state()["env_to_module_connector"]
+        assert checksum(eval_state) == pytest.approx(checksum(train_state))
+    finally:
+        algo.stop()
