@@ -1,0 +1,31 @@
+"""The curriculum example: the task set from on_train_result reaches every sub-env."""
+import importlib.util
+import pathlib
+
+EXAMPLE = pathlib.Path(__file__).parent.parent / "examples" / "curriculum_learning.py"
+spec = importlib.util.spec_from_file_location("curriculum_learning", EXAMPLE)
+curriculum = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(curriculum)
+
+
+def test_task_switches_on_the_return_threshold_and_reaches_every_sub_env():
+    args = curriculum.add_rllib_example_script_args().parse_args([])
+    algo = curriculum.build_config(args).build_algo()
+    try:
+        tasks = lambda: algo.env_runner_group.foreach_env(lambda env: env.get_task())[0]  # noqa: E731
+        assert tasks() == [3, 3, 3, 3]
+        result = {"env_runners": {"episode_return_mean": -1.0}}
+        algo.callbacks.on_train_result(algorithm=algo, result=result)
+        assert result["curriculum_task"] == 3 and tasks() == [3, 3, 3, 3]  # not good enough yet
+        result = {"env_runners": {"episode_return_mean": curriculum.optimal_return(3)}}
+        algo.callbacks.on_train_result(algorithm=algo, result=result)
+        assert result["curriculum_task"] == 3 and tasks() == [6, 6, 6, 6]  # trained on 3, next is 6
+        algo.callbacks.on_train_result(algorithm=algo, result={"env_runners": {"episode_return_mean": 0.5}})
+        assert tasks() == [12, 12, 12, 12]
+    finally:
+        algo.stop()
+
+
+def test_the_callback_runs_inside_train():
+    result = curriculum.main(["--stop-iters", "2"])
+    assert result["training_iteration"] == 2 and result["curriculum_task"] in curriculum.TASKS
