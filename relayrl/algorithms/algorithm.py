@@ -13,6 +13,7 @@ from typing import Any, Dict, Optional
 import numpy as np
 import torch
 
+from relayrl.algorithms.result_logger import ResultLogger
 from relayrl.callbacks import CallbackDispatch
 from relayrl.core.columns import DEFAULT_MODULE_ID
 from relayrl.env.env_runner_group import EnvRunnerGroup
@@ -80,8 +81,24 @@ class Algorithm:
         # One callbacks object per Algorithm (each EnvRunner builds its own from the config).
         self._callbacks = CallbackDispatch(config)
         self.callbacks = self._callbacks.callbacks
+        self._result_logger = self._make_result_logger(config, logger_creator)
         self.setup(config)
         self._callbacks("on_algorithm_init", algorithm=self, metrics_logger=self.metrics)
+
+    def _make_result_logger(self, config, logger_creator):
+        """RLlib's `logger_creator(config)` (an object with on_result(), maybe logdir and close()),
+        else a ResultLogger from `config.logger_config`."""
+        if logger_creator is not None:
+            result_logger = logger_creator(config)
+        else:
+            name = type(self).__name__
+            result_logger = ResultLogger.from_config(config.logger_config, name, config.env)
+        return result_logger
+
+    @property
+    def logdir(self) -> Optional[str]:
+        """The folder of result.json and the TensorBoard event files (None with type "none")."""
+        return getattr(self._result_logger, "logdir", None)
 
     @classmethod
     def get_default_config(cls):
@@ -176,6 +193,8 @@ class Algorithm:
         if eval_results is not None:
             result.update(eval_results)
         self._callbacks("on_train_result", algorithm=self, metrics_logger=self.metrics, result=result)
+        if self._result_logger is not None:
+            self._result_logger.on_result(result)
         return result
 
     step = train
@@ -360,6 +379,9 @@ class Algorithm:
         if getattr(self, "eval_env_runner_group", None) is not None:
             self.eval_env_runner_group.stop()
         self.learner_group.shutdown()
+        close = getattr(getattr(self, "_result_logger", None), "close", None)
+        if callable(close):
+            close()
 
     cleanup = stop
 

@@ -188,6 +188,9 @@ _BASE_OPTIONS = (
            "random.", "debugging", _SEED),
     Option("log_level", "WARN", "Level of relayrl's loggers.", "debugging",
            one_of("DEBUG", "INFO", "WARN", "WARNING", "ERROR", ignore_case=True)),
+    Option("logger_config", None, "Where train() results go: None or a dict with 'logdir' (default "
+           "$RELAYRL_RESULTS_DIR or ~/relayrl_results, then <Algo>_<env>_<time>) and 'type' "
+           "('json+tensorboard' (default), 'json', 'none').", "debugging", optional(DICT)),
     # callbacks()
     Option("callbacks_class", RLlibCallback, "A RLlibCallback subclass (or a list of them, run in "
            "order) whose overridden hooks are called.", "callbacks", _CALLBACKS_CLASS,
@@ -207,7 +210,7 @@ _BASE_GROUP_HELP = {
     "reporting": "Sets what one train() call covers and how metrics are smoothed.",
     "evaluation": "Sets evaluation during training: how often, how long, on which EnvRunners and "
                   "with which config overrides.",
-    "debugging": "Sets the seed and the log level.",
+    "debugging": "Sets the seed, the log level and where results are logged (logger_config).",
     "callbacks": "Sets the callbacks: a RLlibCallback subclass (or list) and per-event callables.",
 }
 
@@ -482,6 +485,9 @@ class AlgorithmConfig(ConfigBuildersMixin):
                              "action_space)")
         self._validate_batch_sizes()
         self._validate_evaluation()
+        from relayrl.algorithms.result_logger import check_logger_config
+
+        check_logger_config(self.logger_config)
 
     def _validate_evaluation(self) -> None:
         if self.evaluation_duration == "auto" and not self.evaluation_parallel_to_training:

@@ -14,7 +14,10 @@ from relayrl.core.suggest import did_you_mean
 
 __all__ = ["main"]
 
-COMMANDS = {"train": "Train an algorithm on an env until a stop criterion is met."}
+COMMANDS = {
+    "train": "Train an algorithm on an env until a stop criterion is met.",
+    "plot": "Plot a run's learning curves (RUN_DIR/result.json) into a PNG.",
+}
 
 
 def _top_parser() -> argparse.ArgumentParser:
@@ -25,7 +28,7 @@ def _top_parser() -> argparse.ArgumentParser:
         description="relayrl: RLlib's API (new API stack), fast on one machine.",
         epilog=(f"algorithms: {', '.join(algorithm_names())}\n\n"
                 "example:\n  relayrl train PPO --env CartPole-v1 --stop-reward 450 "
-                "--stop-timesteps 300000\n\n"
+                "--stop-timesteps 300000\n  relayrl plot ~/relayrl_results/PPO_CartPole-v1_<time>\n\n"
                 "`relayrl train ALGO --help` lists every config option of ALGO as a flag."),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -46,6 +49,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
             try:
                 return run_train(argv[1:])
+            except UserError as err:
+                print(f"{err.prog}: error: {err}", file=sys.stderr)
+                return 2
+        if argv and argv[0] == "plot":
+            from relayrl.cli.flags import UserError
+            from relayrl.cli.plot import run_plot
+
+            try:
+                return run_plot(argv[1:])
             except UserError as err:
                 print(f"{err.prog}: error: {err}", file=sys.stderr)
                 return 2

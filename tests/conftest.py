@@ -1,0 +1,17 @@
+"""Test-suite wide fixtures."""
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _results_dir_in_tmp(tmp_path_factory):
+    """Algorithms built without logger_config write under $RELAYRL_RESULTS_DIR: keep that out of
+    the home directory (subprocesses started by tests inherit it)."""
+    old = os.environ.get("RELAYRL_RESULTS_DIR")
+    os.environ["RELAYRL_RESULTS_DIR"] = str(tmp_path_factory.mktemp("relayrl_results"))
+    yield
+    if old is None:
+        os.environ.pop("RELAYRL_RESULTS_DIR", None)
+    else:
+        os.environ["RELAYRL_RESULTS_DIR"] = old
