@@ -194,6 +194,10 @@ class EnvRunner:
     def _run(self, num_timesteps, num_episodes, explore, random_actions, complete) -> List[SingleAgentEpisode]:
         done_episodes, steps, done_steps = [], 0, 0
         clip = self.config.clip_rewards
+        if num_episodes is not None:
+            # Each sub-env owes a fixed share of the episodes. Keeping simply the first episodes to end
+            # would favour short episodes and bias evaluation returns low.
+            quota = [num_episodes // self.num_envs + (i < num_episodes % self.num_envs) for i in range(self.num_envs)]
         while True:
             if num_episodes is not None:
                 if len(done_episodes) >= num_episodes:
@@ -221,8 +225,10 @@ class EnvRunner:
                     # Let pieces that write episodes see the terminal observations (e.g. MeanStdFilter).
                     self._env_to_module_call(ended, explore)
                 for i, episode in zip(finished, ended):
-                    # With num_episodes, episodes finishing beyond the asked number are dropped (not logged).
-                    if num_episodes is None or len(done_episodes) < num_episodes:
+                    # With num_episodes, episodes beyond a sub-env's share are dropped (not logged).
+                    if num_episodes is None or quota[i] > 0:
+                        if num_episodes is not None:
+                            quota[i] -= 1
                         if self._cb_end:
                             self._episode_callbacks(self._cb_end, episode, i,
                                                     prev_episode_chunks=self._prev_chunks.pop(episode.id_, []))

@@ -444,3 +444,21 @@ def test_seeded_runners_are_reproducible():
         return [e.get_observations().tolist() for e in runner.sample()]
 
     assert observations(3) == observations(3)
+
+
+def test_sample_num_episodes_takes_an_equal_share_from_every_sub_env():
+    """Keeping simply the first episodes to end would return only the short ones (biased returns)."""
+    from relayrl.testing.envs import CountingEnv
+
+    def creator(ctx):  # sub-env 0: 2-step episodes, sub-env 1: 10-step episodes
+        return CountingEnv({"episode_len": 2 if ctx.vector_index == 0 else 10})
+
+    config = PPOConfig().environment(creator).env_runners(num_envs_per_env_runner=2)
+    runner = EnvRunner(config=config)
+    try:
+        episodes = runner.sample(num_episodes=4)
+        assert sorted(len(e) for e in episodes) == [2, 2, 10, 10]
+        episodes = runner.sample(num_episodes=3)  # the odd one goes to the first sub-env
+        assert sorted(len(e) for e in episodes) == [2, 2, 10]
+    finally:
+        runner.stop()

@@ -1,0 +1,59 @@
+"""Evaluation parallel to training: two evaluation EnvRunners sample while PPO trains on CartPole.
+
+With `evaluation_parallel_to_training=True` and `evaluation_duration="auto"`, each iteration's
+evaluation runs in a second thread at the same time as the training step, with the weights from
+before that step; every one of the `evaluation_num_env_runners=2` eval runners samples one episode
+per round until training is done (at least one round), with one env each. The results show up under
+result["evaluation"]["env_runners"].
+
+The evaluation EnvRunners run in this process for now (Ray actors come later).
+
+    python examples/parallel_evaluation.py --stop-iters 10
+"""
+from relayrl import PPOConfig
+from relayrl.testing.example_script import add_rllib_example_script_args, run_rllib_example_script_experiment
+
+parser = add_rllib_example_script_args(default_reward=450.0, default_iters=20, default_timesteps=100_000)
+parser.add_argument("--evaluation-num-env-runners", type=int, default=2)
+parser.add_argument("--evaluation-interval", type=int, default=1)
+
+
+def build_config(args) -> PPOConfig:
+    return (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .env_runners(num_envs_per_env_runner=4)
+        .debugging(seed=args.seed)
+        .evaluation(
+            evaluation_interval=args.evaluation_interval,
+            evaluation_num_env_runners=args.evaluation_num_env_runners,
+            evaluation_duration="auto",
+            evaluation_parallel_to_training=True,
+            # One env per eval runner: "auto" samples one episode per runner per round, so further envs
+            # would only play episodes that are not counted.
+            evaluation_config=PPOConfig.overrides(num_envs_per_env_runner=1),
+        )
+    )
+
+
+if __name__ == "__main__":
+    args = parser.parse_args()
+
+    def show(algo):
+        original_train = algo.train
+
+        def train():
+            result = original_train()
+            evaluation = result.get("evaluation", {}).get("env_runners")
+            if evaluation is not None:
+                print(f"  eval return={evaluation.get('episode_return_mean', float('nan')):.2f} "
+                      f"eval episodes={evaluation.get('num_episodes', 0)}", flush=True)
+            return result
+
+        algo.train = train
+
+    run_rllib_example_script_experiment(
+        build_config(args), args, on_algorithm_built=show,
+        stop={"training_iteration": args.stop_iters,
+              "evaluation/env_runners/episode_return_mean": args.stop_reward,
+              "num_env_steps_sampled_lifetime": args.stop_timesteps})
