@@ -38,6 +38,7 @@ def make_custom_eval_function(args):
         algorithm.metrics.merge_and_log_n_dicts(runner_metrics, key=("evaluation", "env_runners"))
         results = algorithm.metrics.reduce(key=("evaluation", "env_runners"))
         results["corridor_lengths"] = eval_env_runner_group.foreach_env(lambda env: env.corridor_length)
+        print(f"  custom evaluation on corridor lengths {results['corridor_lengths']}", flush=True)
         return {"env_runners": results}
 
     return custom_eval_function
@@ -64,21 +65,6 @@ def build_config(args) -> PPOConfig:
 
 if __name__ == "__main__":
     args = parser.parse_args()
-
-    def show(algo):
-        original_train = algo.train
-
-        def train():
-            result = original_train()
-            evaluation = result.get("evaluation", {}).get("env_runners", {})
-            print(f"  eval return={evaluation.get('episode_return_mean', float('nan')):.2f} "
-                  f"corridor lengths={evaluation.get('corridor_lengths')}", flush=True)
-            return result
-
-        algo.train = train
-
     run_rllib_example_script_experiment(
-        build_config(args), args, on_algorithm_built=show,
-        stop={"training_iteration": args.stop_iters,
-              "evaluation/env_runners/episode_return_mean": args.stop_reward,
-              "num_env_steps_sampled_lifetime": args.stop_timesteps})
+        build_config(args), args,
+        success_metric={"evaluation/env_runners/episode_return_mean": args.stop_reward})

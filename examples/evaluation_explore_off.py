@@ -30,23 +30,6 @@ def build_config(args) -> PPOConfig:
 
 if __name__ == "__main__":
     args = parser.parse_args()
-
-    def show(algo):
-        original_train = algo.train
-
-        def train():
-            result = original_train()
-            training = result["env_runners"].get("episode_return_mean", float("nan"))
-            evaluation = result.get("evaluation", {}).get("env_runners", {})
-            print(f"  training return={training:.2f} (explore) "
-                  f"evaluation return={evaluation.get('episode_return_mean', float('nan')):.2f} (explore=False, "
-                  f"{evaluation.get('num_episodes', 0)} episodes)", flush=True)
-            return result
-
-        algo.train = train
-
     run_rllib_example_script_experiment(
-        build_config(args), args, on_algorithm_built=show,
-        stop={"training_iteration": args.stop_iters,
-              "evaluation/env_runners/episode_return_mean": args.stop_reward,
-              "num_env_steps_sampled_lifetime": args.stop_timesteps})
+        build_config(args), args,
+        success_metric={"evaluation/env_runners/episode_return_mean": args.stop_reward})

@@ -38,22 +38,6 @@ def build_config(args) -> PPOConfig:
 
 if __name__ == "__main__":
     args = parser.parse_args()
-
-    def show(algo):
-        original_train = algo.train
-
-        def train():
-            result = original_train()
-            evaluation = result.get("evaluation", {}).get("env_runners")
-            if evaluation is not None:
-                print(f"  eval return={evaluation.get('episode_return_mean', float('nan')):.2f} "
-                      f"eval episodes={evaluation.get('num_episodes', 0)}", flush=True)
-            return result
-
-        algo.train = train
-
     run_rllib_example_script_experiment(
-        build_config(args), args, on_algorithm_built=show,
-        stop={"training_iteration": args.stop_iters,
-              "evaluation/env_runners/episode_return_mean": args.stop_reward,
-              "num_env_steps_sampled_lifetime": args.stop_timesteps})
+        build_config(args), args,
+        success_metric={"evaluation/env_runners/episode_return_mean": args.stop_reward})

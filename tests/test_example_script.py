@@ -29,3 +29,14 @@ def test_runs_until_the_iteration_budget():
     result = run_rllib_example_script_experiment(config, args, on_algorithm_built=built.append)
     assert result["training_iteration"] == 2 and result["num_env_steps_sampled_lifetime"] == 256
     assert built and built[0].env_runner_group is not None
+
+
+def test_success_metric_replaces_the_training_return_criterion(capsys):
+    args = add_rllib_example_script_args(default_reward=-1e9).parse_args(["--stop-iters", "3"])
+    config = (PPOConfig().environment("CartPole-v1").training(train_batch_size=128, minibatch_size=64, num_epochs=1)
+              .evaluation(evaluation_interval=2, evaluation_duration=1))
+    # The training return passes -1e9 at once, but only the evaluation return counts: it first exists at iter 2.
+    result = run_rllib_example_script_experiment(
+        config, args, success_metric={"evaluation/env_runners/episode_return_mean": args.stop_reward})
+    assert result["training_iteration"] == 2
+    assert "eval_return=" in capsys.readouterr().out

@@ -39,25 +39,22 @@ def _top_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Subcommand -> (module, function); imported on use so `relayrl --help` stays light.
+_COMMANDS = {"train": ("relayrl.cli.train", "run_train"), "plot": ("relayrl.cli.plot", "run_plot")}
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line; returns the exit status (the console script exits with it)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if argv and argv[0] == "train":
-            from relayrl.cli.flags import UserError
-            from relayrl.cli.train import run_train
+        if argv and argv[0] in _COMMANDS:
+            import importlib
 
-            try:
-                return run_train(argv[1:])
-            except UserError as err:
-                print(f"{err.prog}: error: {err}", file=sys.stderr)
-                return 2
-        if argv and argv[0] == "plot":
             from relayrl.cli.flags import UserError
-            from relayrl.cli.plot import run_plot
 
+            module_name, function = _COMMANDS[argv[0]]
             try:
-                return run_plot(argv[1:])
+                return getattr(importlib.import_module(module_name), function)(argv[1:])
             except UserError as err:
                 print(f"{err.prog}: error: {err}", file=sys.stderr)
                 return 2

@@ -34,11 +34,13 @@ def should_stop(stop: Dict[str, float], result: Dict[str, Any]) -> bool:
 
 
 def run_rllib_example_script_experiment(config, args, *, stop: Optional[Dict[str, float]] = None,
+                                        success_metric: Optional[Dict[str, float]] = None,
                                         on_algorithm_built: Optional[Callable] = None) -> Dict[str, Any]:
     """Build the algorithm, train until a stop criterion holds, print one line per iteration; return the last
-    result. The default stop criteria come from the example flags."""
+    result. The default stop criteria come from the example flags; `success_metric` (RLlib's argument, e.g.
+    `{"evaluation/env_runners/episode_return_mean": 450}`) replaces the training-return criterion."""
     stop = stop or {
-        "env_runners/episode_return_mean": args.stop_reward,
+        **(success_metric or {"env_runners/episode_return_mean": args.stop_reward}),
         "num_env_steps_sampled_lifetime": args.stop_timesteps,
         "training_iteration": args.stop_iters,
     }
@@ -48,8 +50,13 @@ def run_rllib_example_script_experiment(config, args, *, stop: Optional[Dict[str
             on_algorithm_built(algo)
         while True:
             result = algo.train()
-            print(f"iter={result['training_iteration']} steps={result['num_env_steps_sampled_lifetime']} "
-                  f"return={result['env_runners']['episode_return_mean']:.2f}", flush=True)
+            line = (f"iter={result['training_iteration']} steps={result['num_env_steps_sampled_lifetime']} "
+                    f"return={result['env_runners']['episode_return_mean']:.2f}")
+            evaluation = result.get("evaluation", {}).get("env_runners")
+            if evaluation is not None:
+                line += (f" eval_return={evaluation.get('episode_return_mean', float('nan')):.2f}"
+                         f" eval_episodes={evaluation.get('num_episodes', 0)}")
+            print(line, flush=True)
             if should_stop(stop, result):
                 return result
     finally:
