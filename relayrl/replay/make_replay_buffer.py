@@ -1,0 +1,75 @@
+"""make_replay_buffer: build a buffer from an RLlib-style `replay_buffer_config` dict."""
+import importlib
+import inspect
+from typing import Any, Dict
+
+from relayrl.core.suggest import did_you_mean
+from relayrl.replay.episode_replay_buffer import _IGNORED_INIT_KWARGS, EpisodeReplayBuffer
+from relayrl.replay.prioritized_episode_replay_buffer import PrioritizedEpisodeReplayBuffer
+
+BUILT_IN_BUFFERS = {
+    "EpisodeReplayBuffer": EpisodeReplayBuffer,
+    "PrioritizedEpisodeReplayBuffer": PrioritizedEpisodeReplayBuffer,
+    # RLlib's multi-agent names: one module ("default_policy") is the single-agent buffer.
+    "MultiAgentEpisodeReplayBuffer": EpisodeReplayBuffer,
+    "MultiAgentPrioritizedEpisodeReplayBuffer": PrioritizedEpisodeReplayBuffer,
+}
+
+
+def _resolve_type(buffer_type):
+    if isinstance(buffer_type, type):
+        return buffer_type
+    if not isinstance(buffer_type, str):
+        raise TypeError(f"replay_buffer_config['type'] must be a class or a class name, got "
+                        f"{type(buffer_type).__name__}.")
+    if buffer_type in BUILT_IN_BUFFERS:
+        return BUILT_IN_BUFFERS[buffer_type]
+    if "." in buffer_type:
+        module_name, _, class_name = buffer_type.rpartition(".")
+        try:
+            return getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError) as error:
+            raise ValueError(f"replay_buffer_config['type']={buffer_type!r}: cannot import it ({error}).") from None
+    raise ValueError(f"Unknown replay buffer type {buffer_type!r}.{did_you_mean(buffer_type, BUILT_IN_BUFFERS)} "
+                     f"Built-in types: {sorted(BUILT_IN_BUFFERS)}; or pass a class or 'pkg.module.ClassName'.")
+
+
+def _accepted_keys(cls):
+    """(named constructor parameters, whether it takes **kwargs)."""
+    params = inspect.signature(cls.__init__).parameters.values()
+    named = [p.name for p in params if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    return named, any(p.kind == p.VAR_KEYWORD for p in params)
+
+
+def make_replay_buffer(replay_buffer_config: Dict[str, Any], **defaults):
+    """Build the buffer `replay_buffer_config["type"]` (default: EpisodeReplayBuffer).
+
+    `defaults` (e.g. an algorithm's `capacity` or `seed`) apply where the config does not set a key
+    and the buffer type takes them; the others are left out. Unknown config keys raise.
+    """
+    if replay_buffer_config is None:
+        replay_buffer_config = {}
+    if not isinstance(replay_buffer_config, dict):
+        raise TypeError(f"replay_buffer_config must be a dict, got {type(replay_buffer_config).__name__}.")
+    config = dict(replay_buffer_config)
+    cls = _resolve_type(config.pop("type", EpisodeReplayBuffer))
+    named, takes_kwargs = _accepted_keys(cls)
+    built_in = cls in BUILT_IN_BUFFERS.values()
+    if built_in:
+        accepted = list(cls._INIT_ARGS + _IGNORED_INIT_KWARGS)
+    else:
+        accepted = named
+    if built_in or not takes_kwargs:
+        for key in config:
+            if key not in accepted:
+                raise ValueError(f"replay_buffer_config has unknown key {key!r} for {cls.__name__}."
+                                 f"{did_you_mean(key, accepted)} Accepted keys: {sorted(['type'] + accepted)}.")
+    # A user class taking **kwargs also gets the defaults its buffer base class takes (e.g. `seed`);
+    # other defaults are meant for other buffer types and are left out.
+    known = set(accepted)
+    if takes_kwargs and not built_in:
+        known |= set(getattr(cls, "_INIT_ARGS", PrioritizedEpisodeReplayBuffer._INIT_ARGS))
+    for key, value in defaults.items():
+        if key not in config and key in known:
+            config[key] = value
+    return cls(**config)
