@@ -2,12 +2,18 @@
 from relayrl.connectors.connector_v2 import ConnectorV2
 from relayrl.core.columns import Columns
 
+# shared_data keys the EnvRunner sets when an Exploration object (not the default sampling) picks actions.
+EXPLORATION = "exploration"
+TIMESTEP = "timestep"
+
 
 class GetActions(ConnectorV2):
-    """If the module did not output `actions`, sample them from `action_dist_inputs`.
+    """If the module did not output `actions`, pick them from `action_dist_inputs`.
 
+    Without an Exploration object in `shared_data` (the default, StochasticSampling semantics):
     explore=True samples from the exploration distribution; explore=False takes the inference
-    distribution's deterministic action (argmax / mean).
+    distribution's deterministic action (argmax / mean). With one, its `get_exploration_action`
+    gets the distribution, `shared_data["timestep"]` (the runner's lifetime env steps) and `explore`.
     """
 
     BATCHED_SAFE = True
@@ -16,6 +22,9 @@ class GetActions(ConnectorV2):
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
         if Columns.ACTIONS in batch or Columns.ACTION_DIST_INPUTS not in batch:
             return batch
+        exploration = shared_data.get(EXPLORATION) if shared_data else None
+        if exploration is not None:
+            return self._explore_with(exploration, rl_module, batch, bool(explore), shared_data.get(TIMESTEP))
         if explore:
             dist = rl_module.get_exploration_action_dist_cls().from_logits(batch[Columns.ACTION_DIST_INPUTS])
         else:
@@ -25,4 +34,20 @@ class GetActions(ConnectorV2):
         batch[Columns.ACTIONS] = actions
         if Columns.ACTION_LOGP not in batch:
             batch[Columns.ACTION_LOGP] = dist.logp(actions)
+        return batch
+
+    @staticmethod
+    def _explore_with(exploration, rl_module, batch, explore, timestep):
+        from relayrl.exploration.exploration import make_action_distribution
+
+        inputs = batch[Columns.ACTION_DIST_INPUTS]
+        dist_cls = rl_module.get_exploration_action_dist_cls() if explore else rl_module.get_inference_action_dist_cls()
+        distribution = make_action_distribution(dist_cls, inputs)
+        actions, logp = exploration.get_exploration_action(action_distribution=distribution, timestep=timestep,
+                                                           explore=explore)
+        batch[Columns.ACTIONS] = actions
+        if Columns.ACTION_LOGP not in batch:
+            import torch
+
+            batch[Columns.ACTION_LOGP] = logp if logp is not None else torch.zeros(inputs.shape[:-1])
         return batch
