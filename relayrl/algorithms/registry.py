@@ -13,6 +13,8 @@ __all__ = ["ALGORITHMS", "algorithm_names", "canonical_name", "get_config_class"
 # name -> "module:ConfigClass"
 ALGORITHMS = {
     "PPO": "relayrl.algorithms.ppo.ppo_config:PPOConfig",
+    "DQN": "relayrl.algorithms.dqn.dqn_config:DQNConfig",
+    "SAC": "relayrl.algorithms.sac.sac_config:SACConfig",
 }
 
 

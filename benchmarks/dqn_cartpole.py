@@ -1,0 +1,76 @@
+"""Benchmark: DQN on CartPole-v1 with RLlib's tuned-example settings, to mean return >= 450 within 200k steps.
+
+    .venv/bin/python benchmarks/dqn_cartpole.py [--seed 0] [--json benchmarks/results/dqn_cartpole.json]
+
+Same settings as RLlib's `examples/algorithms/dqn/cartpole_dqn.py` (one Learner, no remote EnvRunners):
+prints one JSON line (RESULT {...}) with the env steps, wall seconds and CPU seconds it took. Peers:
+/work/shared/anchors/rllib_offpolicy.py dqn and sb3_offpolicy.py dqn.
+"""
+import argparse
+import json
+import pathlib
+import time
+
+T0 = time.perf_counter()
+
+
+def rllib_cartpole_config(seed: int = 0):
+    """RLlib's tuned CartPole DQN settings (num_learners=0)."""
+    from relayrl import DefaultModelConfig
+    from relayrl.algorithms.dqn import DQNConfig
+
+    return (
+        DQNConfig()
+        .environment("CartPole-v1")
+        .training(lr=0.0005, train_batch_size_per_learner=32,
+                  replay_buffer_config={"type": "PrioritizedEpisodeReplayBuffer", "capacity": 50000, "alpha": 0.6,
+                                        "beta": 0.4},
+                  n_step=(2, 5), double_q=True, dueling=True, epsilon=[(0, 1.0), (10000, 0.02)])
+        .rl_module(model_config=DefaultModelConfig(fcnet_hiddens=[256], fcnet_activation="tanh",
+                                                   fcnet_bias_initializer="zeros_", head_fcnet_hiddens=[256],
+                                                   head_fcnet_bias_initializer="zeros_"))
+        .debugging(seed=seed, logger_config={"type": "none"})
+    )
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--stop-reward", type=float, default=450.0)
+    parser.add_argument("--stop-timesteps", type=int, default=200_000)
+    parser.add_argument("--json", type=pathlib.Path, default=None)
+    args = parser.parse_args(argv)
+
+    start, cpu_start = time.perf_counter(), time.process_time()
+    algo = rllib_cartpole_config(args.seed).build_algo()
+    built = time.perf_counter()
+    try:
+        while True:
+            result = algo.train()
+            ret = result["env_runners"]["episode_return_mean"]
+            steps = result["num_env_steps_sampled_lifetime"]
+            if result["training_iteration"] % 10 == 0:
+                print(f"iter={result['training_iteration']} steps={steps} return={ret:.1f} "
+                      f"t={time.perf_counter() - start:.0f}s", flush=True)
+            if ret >= args.stop_reward or steps >= args.stop_timesteps:
+                break
+    finally:
+        algo.stop()
+    end, cpu_s = time.perf_counter(), time.process_time() - cpu_start
+    train_s = end - built
+    summary = {"task": "dqn_cartpole", "seed": args.seed, "solved": bool(ret >= args.stop_reward),
+               "return": round(ret, 1), "steps": steps, "train_s": round(train_s, 1),
+               "build_s": round(built - start, 2), "wall_s": round(end - T0, 1),
+               "env_steps_per_s": round(steps / train_s, 1),
+               # CPU seconds of this process: on a shared, busy machine wall time says little.
+               "cpu_s": round(cpu_s, 1),
+               "env_steps_trained": result["num_env_steps_trained_lifetime"]}
+    print("RESULT " + json.dumps(summary))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+if __name__ == "__main__":
+    main()

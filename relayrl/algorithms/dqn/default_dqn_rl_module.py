@@ -1,0 +1,147 @@
+"""DQN's default RLModule: an MLP encoder and a Q head (dueling: value + advantage streams), plus target copies.
+
+Outputs:
+- forward_inference / forward_exploration: `action_dist_inputs` = Q-values (B, num_actions); the
+  categorical inference distribution's deterministic action is argmax Q; exploration (epsilon-greedy)
+  works on these Q-values in the EnvRunner's module-to-env pipeline.
+- forward_train: `qf_preds` = Q(obs); with double Q and `new_obs` in the batch also
+  `qf_next_preds` = Q(new_obs) from the online net (one forward pass over both).
+- forward_target: `qf_preds` = Q_target(obs) (TargetNetworkAPI).
+"""
+from typing import Any, Dict
+
+import numpy as np
+import torch
+
+from relayrl.core.columns import Columns
+from relayrl.modules.default_model_config import DefaultModelConfig
+from relayrl.modules.distributions import TorchCategorical
+from relayrl.modules.mlp import mlp, output_dim, run_layers
+from relayrl.modules.rl_module import RLModule
+from relayrl.modules.space_checks import check_action_space, flat_obs_dim
+from relayrl.modules.target_network_api import (
+    TargetNetworkAPI,
+    is_target_key,
+    make_target_network,
+)
+
+QF_PREDS = "qf_preds"
+QF_NEXT_PREDS = "qf_next_preds"
+# Keys DQNConfig adds to model_config (RLlib's "auto-includes"); not DefaultModelConfig fields.
+_DQN_MODEL_KEYS = ("dueling", "double_q")
+
+
+def dueling_q_values(values: torch.Tensor, advantages: torch.Tensor) -> torch.Tensor:
+    """Q = V + A - mean_a(A): the mean-centred advantages make V and A identifiable."""
+    return values + advantages - advantages.mean(dim=-1, keepdim=True)
+
+
+class DefaultDQNTorchRLModule(RLModule, TargetNetworkAPI):
+    """Q-network MLP for 1-D Box observations and Discrete actions."""
+
+    def setup(self) -> None:
+        model_config = dict(self.model_config)
+        self.uses_dueling = bool(model_config.pop("dueling", True))
+        self.uses_double_q = bool(model_config.pop("double_q", True))
+        cfg = DefaultModelConfig.from_dict(model_config)
+        name = type(self).__name__
+        if cfg.use_lstm:
+            raise ValueError(f"{name} has no LSTM: model_config use_lstm=True is not supported. Fix: set "
+                             "use_lstm=False, or give your own RLModule via config.rl_module(rl_module_spec=...).")
+        obs_dim = flat_obs_dim(self.observation_space, name)
+        check_action_space(self.action_space, name, allow_box=False)
+        self.action_dist_cls = TorchCategorical
+        num_actions = int(self.action_space.n)
+
+        init = dict(kernel_initializer=cfg.fcnet_kernel_initializer,
+                    kernel_initializer_kwargs=cfg.fcnet_kernel_initializer_kwargs,
+                    bias_initializer=cfg.fcnet_bias_initializer,
+                    bias_initializer_kwargs=cfg.fcnet_bias_initializer_kwargs)
+        head_init = dict(kernel_initializer=cfg.head_fcnet_kernel_initializer,
+                         kernel_initializer_kwargs=cfg.head_fcnet_kernel_initializer_kwargs,
+                         bias_initializer=cfg.head_fcnet_bias_initializer,
+                         bias_initializer_kwargs=cfg.head_fcnet_bias_initializer_kwargs)
+        self.encoder = mlp(obs_dim, cfg.fcnet_hiddens, cfg.fcnet_activation, **init)
+        embed_dim = output_dim(cfg.fcnet_hiddens, obs_dim)
+        # `af`: the advantage stream (dueling) or the whole Q head; `vf`: the value stream (dueling only).
+        self.af = mlp(embed_dim, cfg.head_fcnet_hiddens, cfg.head_fcnet_activation, num_actions, **head_init)
+        self.vf = (mlp(embed_dim, cfg.head_fcnet_hiddens, cfg.head_fcnet_activation, 1, **head_init)
+                   if self.uses_dueling else None)
+
+    # -- Q-values ------------------------------------------------------------------------------
+    # Layers run as plain torch calls (run_layers): nn.Module dispatch dominates a small MLP's cost.
+    def _q_values(self, obs, encoder, af, vf) -> torch.Tensor:
+        embeddings = run_layers(obs, encoder)
+        advantages = run_layers(embeddings, af)
+        if vf is None:
+            return advantages
+        return dueling_q_values(run_layers(embeddings, vf), advantages)
+
+    def compute_q_values(self, batch: Dict[str, Any]) -> Dict[str, torch.Tensor]:
+        """RLlib's QNetAPI: {"qf_preds": Q(obs)} from the online net."""
+        return {QF_PREDS: self._q_values(batch[Columns.OBS], self.encoder, self.af, self.vf)}
+
+    def _forward(self, batch, **kwargs):
+        q_values = self._q_values(batch[Columns.OBS], self.encoder, self.af, self.vf)
+        return {Columns.ACTION_DIST_INPUTS: q_values}
+
+    def _forward_train(self, batch, **kwargs):
+        obs = batch[Columns.OBS]
+        if self.uses_double_q and Columns.NEXT_OBS in batch:
+            # One pass over obs and new_obs together: half the kernel launches of two passes.
+            both = self._q_values(torch.cat([obs, batch[Columns.NEXT_OBS]]), self.encoder, self.af, self.vf)
+            q_values, q_next = both.split(obs.shape[0])
+            return {QF_PREDS: q_values, QF_NEXT_PREDS: q_next}
+        return {QF_PREDS: self._q_values(obs, self.encoder, self.af, self.vf)}
+
+    # -- TargetNetworkAPI ----------------------------------------------------------------------
+    def make_target_networks(self) -> None:
+        self._target_encoder = make_target_network(self.encoder)
+        self._target_af = make_target_network(self.af)
+        self._target_vf = make_target_network(self.vf) if self.vf is not None else None
+
+    def get_target_network_pairs(self):
+        pairs = [(self.encoder, self._target_encoder), (self.af, self._target_af)]
+        if self.vf is not None:
+            pairs.append((self.vf, self._target_vf))
+        return pairs
+
+    def forward_target(self, batch: Dict[str, Any], **kwargs) -> Dict[str, torch.Tensor]:
+        if not hasattr(self, "_target_encoder"):
+            raise RuntimeError(f"{type(self).__name__}.forward_target() needs make_target_networks() first "
+                               "(the Learner calls it; EnvRunner modules have no target networks).")
+        return {QF_PREDS: self._q_values(batch[Columns.OBS], self._target_encoder, self._target_af,
+                                         self._target_vf)}
+
+    # -- state: EnvRunners get and set only the online nets ------------------------------------
+    # Weights move learner -> EnvRunner after every training_step; walking the module tree with
+    # state_dict() each time cost more than the copies. The Parameter objects themselves are kept
+    # (they survive .to() and in-place updates); rebuilt when target networks are added.
+    def _named_tensors(self):
+        cache = self.__dict__.get("_state_cache")
+        num_targets = len(self.get_target_network_pairs()) if hasattr(self, "_target_encoder") else 0
+        if cache is None or cache[0] != num_targets:
+            cache = (num_targets, list(self.state_dict(keep_vars=True).items()))
+            self.__dict__["_state_cache"] = cache
+        return cache[1]
+
+    def get_state(self, components=None, *, not_components=None, inference_only: bool = False, **kwargs):
+        return {k: v.detach().cpu().numpy().copy() for k, v in self._named_tensors()
+                if not (inference_only and is_target_key(k))}
+
+    def set_state(self, state):
+        own = self._named_tensors()
+        if not any(is_target_key(k) for k, _ in own):
+            state = {k: v for k, v in state.items() if not is_target_key(k)}
+        names = {k for k, _ in own}
+        missing, unexpected = [k for k in names if k not in state], [k for k in state if k not in names]
+        if missing or unexpected:
+            raise KeyError(f"{type(self).__name__}.set_state: missing keys {missing[:5]}, unexpected keys "
+                           f"{unexpected[:5]}.")
+        with torch.no_grad():
+            for key, tensor in own:
+                value = state[key]
+                tensor.copy_(value if isinstance(value, torch.Tensor) else torch.from_numpy(np.asarray(value)))
+
+
+__all__ = ["DefaultDQNTorchRLModule", "dueling_q_values", "QF_PREDS", "QF_NEXT_PREDS"]

@@ -1,0 +1,114 @@
+"""DQN: sample with exploration into a replay buffer, then replayed Q-learning updates.
+
+`training_step` is generic over off-policy algorithms (SAC subclasses DQN and keeps it):
+
+1. sample `rollout_fragment_length` steps per env (exploring) and add the episodes to the buffer;
+2. once `num_steps_sampled_before_learning_starts` env steps were sampled, run K learner updates,
+   each on a fresh buffer sample (n-step, gamma, beta), and feed the learner's per-row TD errors back
+   as priorities. K = 1 per training_step without `training_intensity`; with it, K keeps
+   trained / sampled env steps at `training_intensity` (fractions carry over to later steps);
+3. the Learner updates target networks after its updates (`target_network_update_freq`, `tau`);
+4. sync the new weights to the EnvRunners.
+"""
+from typing import Any, Dict
+
+from relayrl.algorithms.algorithm import Algorithm
+from relayrl.algorithms.dqn.dqn_config import DQNConfig
+from relayrl.metrics import (
+    LEARNER_RESULTS,
+    NUM_ENV_STEPS_SAMPLED_LIFETIME,
+    NUM_ENV_STEPS_TRAINED_LIFETIME,
+)
+
+REPLAY_BUFFER_RESULTS = "replay_buffer"
+
+
+class DQN(Algorithm):
+    @classmethod
+    def get_default_config(cls) -> DQNConfig:
+        return DQNConfig()
+
+    def setup(self, config) -> None:
+        super().setup(config)
+        self.local_replay_buffer = self._make_replay_buffer(config)
+        self._updates_owed = 0.0  # fractional learner updates carried over (training_intensity)
+        self._last_learner_results = None
+
+    @staticmethod
+    def _make_replay_buffer(config):
+        from relayrl.replay import make_replay_buffer
+
+        defaults = {"batch_size_B": config.total_train_batch_size}
+        if config.seed is not None:
+            defaults["seed"] = config.seed
+        return make_replay_buffer(dict(config.effective_replay_buffer_config), **defaults)
+
+    # -- the step ------------------------------------------------------------------------------
+    def training_step(self) -> None:
+        episodes, steps = self.sample_episodes(max_env_steps=1)  # one sample() call
+        self.local_replay_buffer.add(episodes)
+        sampled = self._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)
+        if sampled < self.config.num_steps_sampled_before_learning_starts:
+            return
+        num_updates = self.num_updates_for(steps)
+        if num_updates == 0:
+            return
+        with self.metrics.log_time(("timers", "learner_update_timer"), window=1):
+            for _ in range(num_updates):
+                self._last_learner_results = self.update_from_replay_buffer()
+        self.sync_weights()
+
+    def num_updates_for(self, sampled_steps: int) -> int:
+        """Learner updates owed after sampling `sampled_steps` (see the module docstring)."""
+        intensity = self.config.training_intensity
+        if intensity is None:
+            return 1
+        self._updates_owed += sampled_steps * intensity / self.config.total_train_batch_size
+        num_updates = int(self._updates_owed)
+        self._updates_owed -= num_updates
+        return num_updates
+
+    def update_from_replay_buffer(self) -> Dict[str, Any]:
+        """One learner update on a buffer sample; priorities updated from its TD errors."""
+        cfg = self.config
+        batch_size = cfg.total_train_batch_size
+        buffer = self.local_replay_buffer
+        beta = cfg.effective_replay_buffer_config.get("beta")
+        train_batch = buffer.sample(batch_size, n_step=cfg.n_step, gamma=cfg.gamma, beta=beta)
+        timesteps = {NUM_ENV_STEPS_SAMPLED_LIFETIME: self._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)}
+        results = self.learner_group.update(batch=train_batch, timesteps=timesteps, num_epochs=1,
+                                            minibatch_size=batch_size, shuffle_batch_per_epoch=False)
+        self._counters[NUM_ENV_STEPS_TRAINED_LIFETIME] = (self._counters.get(NUM_ENV_STEPS_TRAINED_LIFETIME, 0)
+                                                          + batch_size)
+        self._update_priorities()
+        return results
+
+    def _update_priorities(self) -> None:
+        buffer = self.local_replay_buffer
+        for td_errors_per_module in self.learner_group.foreach_learner(lambda learner: learner.get_td_errors()):
+            for indices, td_errors in td_errors_per_module.values():
+                if indices is not None:
+                    buffer.update_priorities(td_errors, indices)
+
+    def _compile_result(self, elapsed: float, calls: int) -> Dict[str, Any]:
+        # Logged once per iteration, not per training_step: a DQN step is short and logging a
+        # learner-results dict costs about as much as sampling one env step. Learner stats are the
+        # iteration's last update's (RLlib reports them with window 1 too).
+        if self._last_learner_results is not None:
+            self.metrics.log_dict(self._last_learner_results, key=LEARNER_RESULTS, window=1)
+            self._last_learner_results = None
+        self._log_replay_buffer_stats()
+        return super()._compile_result(elapsed, calls)
+
+    def _log_replay_buffer_stats(self) -> None:
+        buffer = self.local_replay_buffer
+        stats = {"num_env_steps_stored": len(buffer)}
+        if hasattr(buffer, "get_num_episodes"):
+            stats["num_episodes_stored"] = buffer.get_num_episodes()
+        if hasattr(buffer, "get_added_timesteps"):
+            stats["num_env_steps_added_lifetime"] = buffer.get_added_timesteps()
+        for key, value in stats.items():
+            self.metrics.log_value((REPLAY_BUFFER_RESULTS, key), value, window=1)
+
+
+__all__ = ["DQN"]

@@ -1,0 +1,161 @@
+"""DQNConfig: DQN's options (added to training()) with RLlib's names and defaults."""
+from __future__ import annotations
+
+import copy
+from typing import Any, Mapping
+
+from relayrl.algorithms.algorithm_config import AlgorithmConfig
+from relayrl.algorithms.options import (
+    BOOL,
+    DICT,
+    FRACTION,
+    NON_NEGATIVE_INT,
+    POSITIVE_FLOAT,
+    Check,
+    Option,
+    is_int,
+    one_of,
+    optional,
+    schedule_or,
+)
+
+__all__ = ["DQNConfig", "DEFAULT_REPLAY_BUFFER_CONFIG"]
+
+# RLlib's new-stack default: prioritized replay over episodes.
+DEFAULT_REPLAY_BUFFER_CONFIG = {"type": "PrioritizedEpisodeReplayBuffer", "capacity": 50000, "alpha": 0.6,
+                                "beta": 0.4}
+
+
+def _is_n_step(value: Any) -> bool:
+    if is_int(value):
+        return value >= 1
+    return (isinstance(value, (list, tuple)) and len(value) == 2 and all(is_int(v) for v in value)
+            and 1 <= value[0] <= value[1])
+
+
+_N_STEP = Check("an int >= 1 or a range (low, high) with 1 <= low <= high (each sampled transition "
+                "uses a random n in it)", _is_n_step, Any,
+                lambda v: v if is_int(v) else tuple(int(x) for x in v))
+_TAU = Check("a float in (0, 1]", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= 1,
+             float)
+
+# Features of RLlib's DQN that relayrl does not implement yet: a non-default value is refused.
+_UNSUPPORTED = {
+    "noisy": (False, "noisy networks"),
+    "num_atoms": (1, "distributional Q-learning (C51)"),
+    "v_min": (-10.0, "distributional Q-learning (C51)"),
+    "v_max": (10.0, "distributional Q-learning (C51)"),
+    "sigma0": (0.5, "noisy networks"),
+    "categorical_distribution_temperature": (1.0, "Boltzmann exploration over Q-values"),
+}
+
+
+class DQNConfig(AlgorithmConfig):
+    """Config for DQN: `DQNConfig().environment("CartPole-v1").training(n_step=3, double_q=True)`."""
+
+    _OPTIONS = (
+        Option("replay_buffer_config", copy.deepcopy(DEFAULT_REPLAY_BUFFER_CONFIG),
+               "The replay buffer: {'type': class name | class | dotted path, 'capacity': ..., "
+               "more constructor args}. Keys the dict leaves out keep their defaults when the type "
+               "is unchanged.", "training", DICT),
+        Option("n_step", 1, "Steps of discounted reward summed before bootstrapping; (low, high) draws "
+               "n per sampled transition.", "training", _N_STEP),
+        Option("double_q", True, "Pick the next action with the online net and rate it with the target "
+               "net (double DQN).", "training", BOOL),
+        Option("dueling", True, "Split the Q head into value and advantage streams: Q = V + A - mean(A).",
+               "training", BOOL),
+        Option("target_network_update_freq", 500, "Sampled env steps between target-network updates "
+               "(0: after every update).", "training", NON_NEGATIVE_INT),
+        Option("tau", 1.0, "Target update weight: target = tau * main + (1 - tau) * target (1.0: "
+               "hard copy).", "training", _TAU),
+        Option("num_steps_sampled_before_learning_starts", 1000, "Env steps sampled into the buffer "
+               "before the first update.", "training", NON_NEGATIVE_INT),
+        Option("training_intensity", None, "Trained / sampled env steps ratio (replay ratio); None: one "
+               "update per training_step.", "training", optional(POSITIVE_FLOAT)),
+        Option("epsilon", [(0, 1.0), (10000, 0.05)], "Epsilon-greedy schedule [(timestep, epsilon), "
+               "...] (or a constant) used by the default exploration.", "training",
+               schedule_or(FRACTION, FRACTION)),
+        Option("td_error_loss_fn", "huber", "Loss on the TD error: 'huber' or 'mse'.", "training",
+               one_of("huber", "mse")),
+        Option("store_buffer_in_checkpoints", False, "Save the replay buffer's contents in checkpoints.",
+               "training", BOOL),
+        *(Option(name, default, f"Not supported yet ({what}); must stay {default!r}.", "training",
+                 None, cli=False)
+          for name, (default, what) in _UNSUPPORTED.items()),
+    )
+    # RLlib's DQN defaults: one train() reports at least 1000 sampled steps; evaluation is greedy.
+    _DEFAULTS = {
+        "lr": 5e-4,
+        "train_batch_size": 32,
+        "grad_clip": 40.0,
+        "min_sample_timesteps_per_iteration": 1000,
+        "evaluation_config": {"explore": False},
+    }
+    # The encoder and head sizes of RLlib's tuned CartPole DQN (a one-layer encoder and 256-unit heads).
+    _MODEL_CONFIG_DEFAULTS = {"fcnet_hiddens": [256], "head_fcnet_hiddens": [256]}
+    _DEFAULT_ALGO_CLASS = "relayrl.algorithms.dqn.dqn:DQN"  # imported lazily: it needs torch
+
+    def __init__(self, algo_class=None):
+        super().__init__(algo_class=algo_class)
+
+    # -- derived values ---------------------------------------------------------------------
+    @property
+    def model_config(self) -> dict:
+        """The model config plus DQN's auto-included keys (`dueling`, `double_q`), as RLlib's."""
+        return {**AlgorithmConfig.model_config.fget(self), "dueling": self.dueling, "double_q": self.double_q}
+
+    @model_config.setter
+    def model_config(self, value) -> None:
+        self._set_options({"model_config": value})
+
+    @property
+    def effective_replay_buffer_config(self) -> dict:
+        """replay_buffer_config with the default's keys filled in when the type is the default's."""
+        user = dict(self.replay_buffer_config)
+        if user.get("type", DEFAULT_REPLAY_BUFFER_CONFIG["type"]) == DEFAULT_REPLAY_BUFFER_CONFIG["type"]:
+            return {**DEFAULT_REPLAY_BUFFER_CONFIG, **user}
+        return user
+
+    @property
+    def n_step_max(self) -> int:
+        return self.n_step[1] if isinstance(self.n_step, tuple) else self.n_step
+
+    def get_rollout_fragment_length(self, worker_index: int = 0) -> int:
+        """'auto': n_step (the upper end of a range) steps per env per sample() call, as RLlib's DQN."""
+        if self.rollout_fragment_length == "auto":
+            return self.n_step_max
+        return self.rollout_fragment_length
+
+    def get_default_exploration_config(self) -> dict:
+        """Epsilon-greedy over the Q-values, following `epsilon`."""
+        return {"type": "EpsilonGreedy", "epsilon_schedule": self.epsilon}
+
+    # -- building ---------------------------------------------------------------------------
+    def get_default_rl_module_spec(self):
+        from relayrl.algorithms.dqn.default_dqn_rl_module import DefaultDQNTorchRLModule
+        from relayrl.modules.rl_module_spec import RLModuleSpec
+
+        return RLModuleSpec(module_class=DefaultDQNTorchRLModule)
+
+    def get_default_learner_class(self):
+        from relayrl.algorithms.dqn.dqn_learner import DQNLearner
+
+        return DQNLearner
+
+    def validate(self) -> None:
+        super().validate()
+        for name, (default, what) in _UNSUPPORTED.items():
+            value = getattr(self, name)
+            if value != default:
+                raise ValueError(f"{name}={value!r} asks for {what}, which relayrl's DQN does not implement yet. "
+                                 f"Fix: leave {name} at its default ({default!r}).")
+        buffer_config = self.replay_buffer_config
+        if not isinstance(buffer_config, Mapping) or "capacity" in buffer_config and not (
+                is_int(buffer_config["capacity"]) and buffer_config["capacity"] > 0):
+            raise ValueError(f"replay_buffer_config['capacity'] must be a positive int, got "
+                             f"{buffer_config.get('capacity')!r}.")
+        batch = self.total_train_batch_size
+        capacity = self.effective_replay_buffer_config.get("capacity")
+        if is_int(capacity) and capacity < batch:
+            raise ValueError(f"replay_buffer_config['capacity'] ({capacity}) is smaller than the train batch "
+                             f"({batch}): raise the capacity or lower train_batch_size_per_learner.")

@@ -1,0 +1,113 @@
+"""SACConfig: SAC's options (added to training()) with RLlib's names and defaults; a DQNConfig subclass."""
+from __future__ import annotations
+
+import dataclasses
+
+from relayrl.algorithms.algorithm_config import AlgorithmConfig
+from relayrl.algorithms.dqn.dqn_config import DQNConfig
+from relayrl.algorithms.options import (
+    BOOL,
+    NON_NEGATIVE_FLOAT,
+    POSITIVE_FLOAT,
+    Check,
+    Option,
+    is_real,
+    optional,
+    schedule_or,
+)
+
+__all__ = ["SACConfig", "DEFAULT_SAC_REPLAY_BUFFER_CONFIG"]
+
+DEFAULT_SAC_REPLAY_BUFFER_CONFIG = {"type": "PrioritizedEpisodeReplayBuffer", "capacity": 1_000_000, "alpha": 0.6,
+                                    "beta": 0.4}
+_LR = schedule_or(POSITIVE_FLOAT, NON_NEGATIVE_FLOAT)
+_TARGET_ENTROPY = Check("'auto', None or a float", lambda v: v is None or v == "auto" or is_real(v))
+
+
+class SACConfig(DQNConfig):
+    """Config for SAC: `SACConfig().environment("Pendulum-v1").training(actor_lr=3e-4, tau=0.005)`."""
+
+    _OPTIONS = (
+        Option("twin_q", True, "Learn two Q networks and use the smaller value (clipped double Q).",
+               "training", BOOL),
+        Option("initial_alpha", 1.0, "Initial entropy temperature alpha (then learned).", "training",
+               POSITIVE_FLOAT),
+        Option("target_entropy", "auto", "Entropy alpha is tuned towards; 'auto': -dim(A) for Box "
+               "actions, 0.98 * log(|A|) for Discrete.", "training", _TARGET_ENTROPY),
+        Option("actor_lr", 3e-5, "Policy learning rate (or a schedule [[timestep, value], ...]).",
+               "training", _LR),
+        Option("critic_lr", 3e-4, "Q-network learning rate (or a schedule).", "training", _LR),
+        Option("alpha_lr", 3e-4, "Learning rate of log(alpha) (or a schedule).", "training", _LR),
+    )
+    # RLlib's SAC defaults.
+    _DEFAULTS = {
+        "train_batch_size": 256,
+        "train_batch_size_per_learner": 256,
+        "grad_clip": None,
+        "tau": 5e-3,
+        "target_network_update_freq": 0,
+        "n_step": 1,
+        "replay_buffer_config": dict(DEFAULT_SAC_REPLAY_BUFFER_CONFIG),
+        "num_steps_sampled_before_learning_starts": 1500,
+        "min_sample_timesteps_per_iteration": 100,
+    }
+    # SAC's usual networks (RLlib's tuned examples): two 256-unit relu layers, linear heads.
+    _MODEL_CONFIG_DEFAULTS = {"fcnet_hiddens": [256, 256], "fcnet_activation": "relu", "head_fcnet_hiddens": []}
+    _DEFAULT_ALGO_CLASS = "relayrl.algorithms.sac.sac:SAC"  # imported lazily: it needs torch
+
+    @classmethod
+    def _install_options(cls) -> None:
+        super()._install_options()
+        # As in RLlib, SAC's `lr` is None: actor_lr, critic_lr and alpha_lr set the three optimisers.
+        # The base option refuses None, so SAC's table gets an optional copy of it.
+        table = cls._option_table
+        lr = table["lr"]
+        table._options["lr"] = dataclasses.replace(lr, default=None, check=optional(lr.check))
+        table._reindex()
+
+    def __init__(self, algo_class=None):
+        super().__init__(algo_class=algo_class)
+
+    @property
+    def model_config(self) -> dict:
+        """The model config plus SAC's auto-included `twin_q` (RLlib's behaviour)."""
+        return {**AlgorithmConfig.model_config.fget(self), "twin_q": self.twin_q}
+
+    @model_config.setter
+    def model_config(self, value) -> None:
+        self._set_options({"model_config": value})
+
+    @property
+    def effective_replay_buffer_config(self) -> dict:
+        """replay_buffer_config with SAC's default keys filled in when the type is the default's."""
+        user = dict(self.replay_buffer_config)
+        default = DEFAULT_SAC_REPLAY_BUFFER_CONFIG
+        if user.get("type", default["type"]) == default["type"]:
+            return {**default, **user}
+        return user
+
+    def get_default_exploration_config(self) -> dict:
+        """Sample from the policy when exploring; the deterministic action (tanh of the mean / argmax) otherwise."""
+        return {"type": "StochasticSampling"}
+
+    def get_default_rl_module_spec(self):
+        from relayrl.algorithms.sac.default_sac_rl_module import DefaultSACTorchRLModule
+        from relayrl.modules.rl_module_spec import RLModuleSpec
+
+        return RLModuleSpec(module_class=DefaultSACTorchRLModule)
+
+    def get_default_learner_class(self):
+        from relayrl.algorithms.sac.sac_learner import SACLearner
+
+        return SACLearner
+
+    def validate(self) -> None:
+        super().validate()
+        if self.lr is not None:
+            raise ValueError(f"SAC does not use `lr` (got {self.lr!r}): its three optimisers take actor_lr, "
+                             "critic_lr and alpha_lr. Fix: config.training(lr=None, actor_lr=..., critic_lr=..., "
+                             "alpha_lr=...).")
+        if self.action_space is not None:
+            from relayrl.algorithms.sac.default_sac_rl_module import check_sac_action_space
+
+            check_sac_action_space(self.action_space)

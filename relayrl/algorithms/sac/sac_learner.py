@@ -1,0 +1,187 @@
+"""SAC's Learner: soft Q-learning critics, the entropy-regularised actor and the learned temperature alpha.
+
+Four optimisers per module (RLlib's names): "qf" and "qf_twin" (critic_lr), "policy" (actor_lr) and
+"alpha" (alpha_lr). Each loss reaches only its own optimiser's parameters, so one backward pass over
+the summed loss gives every optimiser its gradients: the critics' targets carry no gradient, the actor
+sees Q(s, a~pi(s)) through detached Q weights (the module's forward_train), and alpha's loss uses
+detached log-probs.
+
+Target networks and TD errors for prioritized replay come from DQNLearner (SAC subclasses DQN as in
+RLlib): targets move by `tau` every `target_network_update_freq` sampled env steps, and each row's
+TD error (the mean of both critics' |TD|) goes back to the replay buffer.
+"""
+import math
+from typing import Any, Dict
+
+import gymnasium as gym
+import torch
+from torch import nn
+
+from relayrl.algorithms.dqn.dqn_learner import DQNLearner
+from relayrl.algorithms.sac.default_sac_rl_module import (
+    ACTION_PROBS,
+    ACTION_PROBS_NEXT,
+    LOGP_NEXT_RESAMPLED,
+    LOGP_RESAMPLED,
+    Q_CURR,
+    Q_TARGET_NEXT,
+    QF_PREDS,
+    QF_TWIN_PREDS,
+)
+from relayrl.core.columns import Columns
+from relayrl.core.schedules import Scheduler
+from relayrl.learner.optimizers import make_adam
+from relayrl.ops.q_learning import bootstrap_targets, td_error_loss
+
+# optimiser name -> the module attributes it trains
+_OPTIMIZER_NETS = {"qf": ("qf_encoder", "qf"), "qf_twin": ("qf_twin_encoder", "qf_twin"),
+                   "policy": ("pi_encoder", "pi")}
+_LR_OPTION = {"qf": "critic_lr", "qf_twin": "critic_lr", "policy": "actor_lr", "alpha": "alpha_lr"}
+
+
+def resolve_target_entropy(action_space, target_entropy) -> float:
+    """'auto' (or None): -dim(A) for Box actions, 0.98 * log(|A|) for Discrete (RLlib's choices)."""
+    if target_entropy is not None and target_entropy != "auto":
+        return float(target_entropy)
+    if isinstance(action_space, gym.spaces.Discrete):
+        return 0.98 * math.log(action_space.n)
+    return -float(math.prod(action_space.shape))
+
+
+class SACLearner(DQNLearner):
+    def build(self) -> None:
+        self.curr_log_alpha: Dict[str, nn.Parameter] = {}
+        self.target_entropy: Dict[str, float] = {}
+        self._optimizer_params: Dict[tuple, list] = {}
+        super().build()
+
+    # -- optimisers ------------------------------------------------------------------------------
+    def configure_optimizers_for_module(self, module_id: str, config=None) -> None:
+        config = config or self.config
+        module = self.module[module_id]
+        self.curr_log_alpha[module_id] = nn.Parameter(torch.tensor(math.log(config.initial_alpha)))
+        self.target_entropy[module_id] = resolve_target_entropy(module.action_space, config.target_entropy)
+        for name, attributes in _OPTIMIZER_NETS.items():
+            if name == "qf_twin" and not getattr(module, "twin_q", False):
+                continue
+            missing = [a for a in attributes if not hasattr(module, a)]
+            if missing:
+                raise ValueError(f"SAC's Learner trains the module attributes {attributes} with optimiser `{name}`, "
+                                 f"but {type(module).__name__} has no {missing}. Fix: name your networks like "
+                                 "DefaultSACTorchRLModule does, or override configure_optimizers_for_module.")
+            params = [p for a in attributes for p in getattr(module, a).parameters() if p.requires_grad]
+            self._add_optimizer(module_id, name, params, getattr(config, _LR_OPTION[name]))
+        self._add_optimizer(module_id, "alpha", [self.curr_log_alpha[module_id]], config.alpha_lr)
+
+    def _add_optimizer(self, module_id, name, params, lr) -> None:
+        self._optimizer_params[(module_id, name)] = params
+        self.register_optimizer(module_id=module_id, optimizer_name=name, optimizer=make_adam(params),
+                                params=params, lr_or_lr_schedule=lr)
+
+    # -- the loss -----------------------------------------------------------------------------------
+    def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
+        module = self.module[module_id]
+        log_alpha = self.curr_log_alpha[module_id]
+        alpha = log_alpha.detach().exp()
+        target_entropy = self.target_entropy[module_id]
+        if isinstance(module.action_space, gym.spaces.Discrete):
+            losses, stats, abs_td = self._discrete_losses(batch, fwd_out, config, alpha, log_alpha, target_entropy)
+        else:
+            losses, stats, abs_td = self._box_losses(batch, fwd_out, config, alpha, log_alpha, target_entropy)
+        self.keep_td_errors(module_id, batch, abs_td)
+        total_loss = sum(losses.values())
+        self.log_stats(module_id, {**stats, "alpha_value": alpha, "log_alpha": log_alpha.detach(),
+                                   "target_entropy": target_entropy, "total_loss": total_loss})
+        return total_loss
+
+    def _critic_losses(self, batch, fwd_out, config, next_values, losses, stats):
+        """Critic(s) against y = r + gamma**n (1 - terminated) V(s'), importance-weighted; keeps per-row TD errors."""
+        n_step = batch.get("n_step", config.n_step)
+        if isinstance(n_step, tuple):
+            raise KeyError("n_step=(low, high) needs the batch's per-row `n_step` column (the replay buffer's "
+                           "sample() writes it).")
+        targets = bootstrap_targets(batch[Columns.REWARDS], batch[Columns.TERMINATEDS], next_values,
+                                         gamma=config.gamma, n_step=n_step)
+        weights = batch.get("weights")
+        abs_td = None
+        for name, key in (("qf", QF_PREDS), ("qf_twin", QF_TWIN_PREDS)):
+            if key not in fwd_out:
+                continue
+            td = fwd_out[key] - targets
+            per_row = td_error_loss(td, config.td_error_loss_fn)
+            if weights is not None:  # prioritized replay's importance-sampling correction
+                per_row = per_row * weights.to(per_row.dtype)
+            losses[name] = per_row.mean()
+            stats[f"{name}_loss"] = losses[name]
+            abs_td = td.detach().abs() if abs_td is None else 0.5 * (abs_td + td.detach().abs())
+        q = fwd_out[QF_PREDS].detach()
+        stats.update(qf_mean=q.mean(), qf_max=q.max(), qf_min=q.min(), qf_target_mean=targets.mean(),
+                     td_error_mean=abs_td.mean())
+        return abs_td
+
+    def _box_losses(self, batch, fwd_out, config, alpha, log_alpha, target_entropy):
+        losses, stats = {}, {}
+        # V(s') = min_i Q_target_i(s', a') - alpha log pi(a'|s'),  a' ~ pi(s')
+        next_values = fwd_out[Q_TARGET_NEXT] - alpha * fwd_out[LOGP_NEXT_RESAMPLED]
+        abs_td = self._critic_losses(batch, fwd_out, config, next_values, losses, stats)
+        logp = fwd_out[LOGP_RESAMPLED]
+        losses["policy"] = (alpha * logp - fwd_out[Q_CURR]).mean()
+        losses["alpha"] = -(log_alpha * (logp.detach() + target_entropy)).mean()
+        stats.update(actor_loss=losses["policy"], alpha_loss=losses["alpha"], entropy=-logp.detach().mean())
+        return losses, stats, abs_td
+
+    def _discrete_losses(self, batch, fwd_out, config, alpha, log_alpha, target_entropy):
+        """Discrete SAC (Christodoulou 2019): exact expectations over pi's probabilities instead of samples."""
+        losses, stats = {}, {}
+        probs_next, logp_next = fwd_out[ACTION_PROBS_NEXT], fwd_out[LOGP_NEXT_RESAMPLED]
+        next_values = (probs_next * (fwd_out[Q_TARGET_NEXT] - alpha * logp_next)).sum(-1)
+        abs_td = self._critic_losses(batch, fwd_out, config, next_values, losses, stats)
+        probs, logp = fwd_out[ACTION_PROBS], fwd_out[LOGP_RESAMPLED]
+        losses["policy"] = (probs * (alpha * logp - fwd_out[Q_CURR])).sum(-1).mean()
+        expected_logp = (probs * logp).sum(-1).detach()
+        losses["alpha"] = -(log_alpha * (expected_logp + target_entropy)).mean()
+        stats.update(actor_loss=losses["policy"], alpha_loss=losses["alpha"], entropy=-expected_logp.mean())
+        return losses, stats, abs_td
+
+    # -- gradients -----------------------------------------------------------------------------------
+    def postprocess_gradients(self, gradients_dict: Dict[str, Any]) -> Dict[str, Any]:
+        """grad_clip applies per optimiser (RLlib's behaviour), not over all of a module's parameters."""
+        if self.config.grad_clip is None:
+            return gradients_dict
+        for (module_id, _), params in self._optimizer_params.items():
+            if module_id in gradients_dict:
+                self.postprocess_gradients_for_module(module_id=module_id, config=self.config,
+                                                      module_gradients_dict=params)
+        return gradients_dict
+
+    # -- hyper-parameter changes in place (Algorithm.reset_config, Tune's PBT) ---------------------------
+    def apply_hyperparameters(self, config, *, timestep: int = 0) -> None:
+        """As the base Learner's, but SAC's optimisers follow actor_lr / critic_lr / alpha_lr (`lr` is None),
+        and target_entropy is re-resolved."""
+        schedulers, self._lr_schedulers = self._lr_schedulers, {}  # the base would read config.lr for them
+        try:
+            super().apply_hyperparameters(config, timestep=timestep)
+        finally:
+            self._lr_schedulers = schedulers
+        for module_id, name in list(schedulers):
+            scheduler = self._lr_schedulers[(module_id, name)] = Scheduler(getattr(config, _LR_OPTION[name]))
+            for group in self._optimizers[module_id][name].param_groups:
+                group["lr"] = scheduler.get(timestep)
+        for module_id in self.target_entropy:
+            self.target_entropy[module_id] = resolve_target_entropy(self.module[module_id].action_space,
+                                                                    config.target_entropy)
+
+    # -- state ---------------------------------------------------------------------------------------
+    def get_state(self, components=None, *, not_components=None, **kwargs):
+        state = super().get_state()
+        state["curr_log_alpha"] = {mid: float(p.detach()) for mid, p in self.curr_log_alpha.items()}
+        return state
+
+    def set_state(self, state):
+        super().set_state(state)
+        with torch.no_grad():
+            for mid, value in state.get("curr_log_alpha", {}).items():
+                self.curr_log_alpha[mid].fill_(value)
+
+
+__all__ = ["SACLearner", "resolve_target_entropy"]

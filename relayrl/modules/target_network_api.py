@@ -1,0 +1,67 @@
+"""`TargetNetworkAPI`: RLlib's mixin for modules with slow-moving target copies (DQN, SAC).
+
+A module implements three methods; the Learner does the rest:
+
+- `make_target_networks()` builds the target copies (called once by the Learner, never on the
+  inference-only EnvRunner modules, which do not need them);
+- `get_target_network_pairs()` returns `[(main_net, target_net), ...]`;
+- `forward_target(batch)` runs the target networks (e.g. DQN: `{"qf_preds": Q_target(batch["obs"])}`).
+
+`update_target_networks(module, tau)` moves every target towards its main net:
+`target = tau * main + (1 - tau) * target` (tau=1.0: hard copy).
+"""
+import copy
+from typing import Any, Dict, List, Tuple
+
+import torch
+from torch import nn
+
+TARGET_NETWORK_PREFIX = "_target_"
+
+
+class TargetNetworkAPI:
+    """Mixin: the module keeps target copies of some of its networks."""
+
+    def make_target_networks(self) -> None:
+        raise NotImplementedError
+
+    def get_target_network_pairs(self) -> List[Tuple[nn.Module, nn.Module]]:
+        raise NotImplementedError
+
+    def forward_target(self, batch: Dict[str, Any], **kwargs) -> Dict[str, Any]:
+        raise NotImplementedError
+
+
+def make_target_network(main: nn.Module) -> nn.Module:
+    """A frozen copy of `main` (no gradients; the optimizers never see it)."""
+    target = copy.deepcopy(main)
+    for param in target.parameters():
+        param.requires_grad_(False)
+    return target
+
+
+@torch.no_grad()
+def update_target_networks(module: TargetNetworkAPI, tau: float) -> None:
+    """Polyak-average every (main, target) pair of `module`; tau=1.0 copies the main weights."""
+    mains, targets = [], []
+    for main, target in module.get_target_network_pairs():
+        mains.extend(main.parameters())
+        targets.extend(target.parameters())
+        # Buffers (e.g. batch-norm statistics) are copied, not averaged, as RLlib does.
+        for main_buffer, target_buffer in zip(main.buffers(), target.buffers()):
+            target_buffer.copy_(main_buffer)
+    if not targets:
+        return
+    if tau >= 1.0:
+        torch._foreach_copy_(targets, mains)
+    else:  # one fused kernel per dtype instead of a Python loop over the tensors
+        torch._foreach_lerp_(targets, mains, tau)
+
+
+def is_target_key(state_key: str) -> bool:
+    """True for state-dict keys of target networks (attributes named `_target_*`)."""
+    return state_key.startswith(TARGET_NETWORK_PREFIX)
+
+
+__all__ = ["TargetNetworkAPI", "make_target_network", "update_target_networks", "is_target_key",
+           "TARGET_NETWORK_PREFIX"]
