@@ -1,25 +1,55 @@
-"""`EnvRunnerGroup`: the local EnvRunner (and, with Ray, remote ones) behind one API."""
-from typing import Any, Callable, List, Optional
+"""`EnvRunnerGroup`: the local EnvRunner and the remote ones (Ray actors) behind one API.
+
+With `num_env_runners=0` everything runs in this process and nothing imports Ray. With n > 0 the
+group starts n EnvRunner actors (worker_index 1..n, see relayrl/distributed/) that sample in
+parallel; the local runner then only provides spaces and a module for inference (as in RLlib).
+"""
+import logging
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from relayrl.env.env_runner import EnvRunner
+
+logger = logging.getLogger("relayrl")
+
+_CONNECTOR_KEYS = ("env_to_module_connector", "module_to_env_connector")
 
 
 class EnvRunnerGroup:
     """Owns the EnvRunners of an algorithm (training or evaluation)."""
 
     def __init__(self, *, config, env_runner_cls: Optional[type] = None, local_env_runner: bool = True,
-                 num_in_process_env_runners: int = 0):
-        """`num_in_process_env_runners=n` adds n EnvRunners with worker_index 1..n in this process,
-        addressed like remote ones (`local_env_runner=False`, `remote_worker_ids`); used by
-        evaluation until Ray actors exist."""
+                 num_env_runners: Optional[int] = None, num_in_process_env_runners: int = 0,
+                 on_env_runners_recreated: Optional[Callable] = None):
+        """`num_env_runners` (default: config.num_env_runners) remote runners become Ray actors.
+
+        `num_in_process_env_runners=n` instead adds n EnvRunners with worker_index 1..n in this
+        process, addressed like remote ones (no Ray; for tests and debugging).
+        `on_env_runners_recreated(env_runner_group=, env_runner_indices=)` is called after failed
+        runners were replaced (the Algorithm fires its callback from it).
+        """
         self.config = config
         self._env_runner_cls = env_runner_cls or EnvRunner
+        self._on_recreated = on_env_runners_recreated
         self._local_env_runner = self._env_runner_cls(config=config, worker_index=0) if local_env_runner else None
-        # Ray actors (relayrl.distributed) when num_env_runners > 0; for now in-process runners.
-        self._remote_env_runners: List[Any] = [
+        self._in_process: List[Any] = [
             self._env_runner_cls(config=config, worker_index=i, num_workers=num_in_process_env_runners)
             for i in range(1, num_in_process_env_runners + 1)
         ]
+        n = config.num_env_runners if num_env_runners is None else num_env_runners
+        self._actors = None
+        if n > 0 and not self._in_process:
+            from relayrl.distributed.env_runner_actors import EnvRunnerActors
+
+            try:
+                self._actors = EnvRunnerActors(config=config, env_runner_cls=self._env_runner_cls, num_env_runners=n)
+            except BaseException:
+                if self._local_env_runner is not None:
+                    self._local_env_runner.stop()
+                raise
+        self._connector_base: Dict[str, Any] = {}  # connector states last broadcast (see connector_states.py)
+        self.num_env_steps_lost_lifetime = 0
+        self._env_steps_lost_unreported = 0
 
     # -- access ------------------------------------------------------------------------------
     @property
@@ -30,52 +60,222 @@ class EnvRunnerGroup:
         """RLlib's older name for `local_env_runner`."""
         return self._local_env_runner
 
+    @property
+    def is_remote(self) -> bool:
+        """True when the remote runners are Ray actors (sampling goes through them, never the local runner)."""
+        return self._actors is not None
+
     def num_remote_env_runners(self) -> int:
-        return len(self._remote_env_runners)
+        """Remote runners, healthy or not."""
+        return len(self._actors.indices) if self._actors is not None else len(self._in_process)
 
     num_remote_workers = num_remote_env_runners
 
     def num_healthy_remote_workers(self) -> int:
-        return len(self._remote_env_runners)
+        return len(self.healthy_env_runner_ids())
+
+    num_healthy_remote_env_runners = num_healthy_remote_workers
 
     def healthy_env_runner_ids(self) -> List[int]:
-        return list(range(1, len(self._remote_env_runners) + 1))
+        if self._actors is not None:
+            return self._actors.healthy_indices()
+        return list(range(1, len(self._in_process) + 1))
+
+    healthy_worker_ids = healthy_env_runner_ids
+
+    def num_remote_env_runner_restarts(self) -> int:
+        """Remote runners replaced after a failure, over the group's lifetime."""
+        return self._actors.num_restarts if self._actors is not None else 0
+
+    num_remote_worker_restarts = num_remote_env_runner_restarts
 
     @property
     def remote_env_runners(self) -> List[Any]:
-        """The non-local runners, in worker_index order (in-process EnvRunner objects for now)."""
-        return list(self._remote_env_runners)
+        """The healthy non-local runners in worker_index order, callable like local ones.
+
+        For Ray actors these are `RemoteEnvRunnerProxy` objects (`proxy.get_state()` waits for the
+        actor; `proxy.actor` is the handle); prefer foreach_env_runner, which calls all at once.
+        """
+        if self._actors is not None:
+            from relayrl.distributed.remote_env_runner import RemoteEnvRunnerProxy
+
+            return [RemoteEnvRunnerProxy(self._actors.ray, self._actors.actor(i), i, self.config.sample_timeout_s)
+                    for i in self._actors.healthy_indices()]
+        return list(self._in_process)
 
     def get_spaces(self):
-        runner = self._local_env_runner or self._remote_env_runners[0]
-        return runner.get_spaces()
+        if self._local_env_runner is not None:
+            return self._local_env_runner.get_spaces()
+        if self._in_process:
+            return self._in_process[0].get_spaces()
+        return self.foreach_env_runner(lambda runner: runner.get_spaces(), local_env_runner=False)[0]
 
     # -- running functions on runners ----------------------------------------------------------
     def foreach_env_runner(self, func: Callable, *, local_env_runner: bool = True, healthy_only: bool = True,
                            remote_worker_ids: Optional[List[int]] = None, timeout_seconds: Optional[float] = None,
-                           **kwargs) -> List[Any]:
-        """`func(env_runner)` on the local runner (if asked) and the remote ones; returns the results."""
+                           return_obj_refs: bool = False, **kwargs) -> List[Any]:
+        """`func(env_runner)` on the local runner (if asked) and the remote ones; returns the results.
+
+        Remote calls run at once on all runners and wait at most `timeout_seconds` (default
+        sample_timeout_s). A runner that fails or does not answer is left out of the results and
+        handled per the fault_tolerance settings (restarted later, dropped, or the error raised).
+        """
         results = []
         if local_env_runner and self._local_env_runner is not None:
             results.append(func(self._local_env_runner))
-        ids = self.healthy_env_runner_ids() if remote_worker_ids is None else list(remote_worker_ids)
-        for worker_id in ids:
-            results.append(func(self._remote_env_runners[worker_id - 1]))
-        return results
+        if self._actors is None:
+            ids = self.healthy_env_runner_ids() if remote_worker_ids is None else list(remote_worker_ids)
+            return results + [func(self._in_process[i - 1]) for i in ids]
+        if remote_worker_ids is not None:
+            ids = list(remote_worker_ids)
+        else:
+            ids = self._actors.healthy_indices() if healthy_only else self._actors.indices
+        if return_obj_refs:
+            return results + list(self._actors.submit(ids, func=func))
+        timeout = self.config.sample_timeout_s if timeout_seconds is None else timeout_seconds
+        return results + [r.value for r in self._actors.call(ids, func=func, timeout=timeout) if r.ok]
 
     foreach_worker = foreach_env_runner
 
+    def foreach_env_runner_with_id(self, func: Callable, **kwargs) -> List[Any]:
+        """Like foreach_env_runner with `func(worker_index, env_runner)`."""
+        return self.foreach_env_runner(lambda runner: func(runner.worker_index, runner), **kwargs)
+
+    foreach_worker_with_id = foreach_env_runner_with_id
+
+    def foreach_env_runner_async(self, func: Callable, *, healthy_only: bool = True,
+                                 remote_worker_ids: Optional[List[int]] = None) -> int:
+        """Start `func(env_runner)` on the remote runners without waiting; returns how many calls started.
+
+        A runner with max_requests_in_flight_per_env_runner unanswered calls is skipped. Collect
+        the results with `fetch_ready_async_reqs()`.
+        """
+        if self._actors is None:
+            raise ValueError("foreach_env_runner_async needs remote EnvRunners (num_env_runners > 0)")
+        ids = self._actors.healthy_indices() if remote_worker_ids is None else list(remote_worker_ids)
+        return self._actors.submit_async(ids, func=func,
+                                         max_in_flight=self.config.max_requests_in_flight_per_env_runner)
+
+    foreach_worker_async = foreach_env_runner_async
+
+    def fetch_ready_async_reqs(self, *, timeout_seconds: Optional[float] = 0.0, **kwargs) -> List[Tuple[int, Any]]:
+        """(worker_index, result) of the async calls finished within `timeout_seconds`; failures are handled."""
+        if self._actors is None:
+            return []
+        return [(r.worker_index, r.value) for r in self._actors.fetch_ready_async(timeout=timeout_seconds or 0.0)
+                if r.ok]
+
     def foreach_env(self, func: Callable) -> List[List[Any]]:
-        """`func(sub_env)` on every sub-env of every runner: one list of results per runner."""
-        return self.foreach_env_runner(lambda env_runner: env_runner.foreach_env(func))
+        """`func(sub_env)` on every sub-env of every runner: one list of results per runner.
+
+        With remote runners the local runner is skipped (its envs do not sample).
+        """
+        return self.foreach_env_runner(lambda env_runner: env_runner.foreach_env(func),
+                                       local_env_runner=not self.is_remote)
+
+    # -- sampling --------------------------------------------------------------------------------
+    def sample_episodes(self, *, max_env_steps: int) -> Tuple[list, int, List[Dict[str, Any]]]:
+        """Sample rounds on all healthy remote runners at once until `max_env_steps` were collected.
+
+        Returns (episodes, env steps, one metrics dict per answer). Failed runners' samples are lost
+        (estimated in `num_env_steps_lost`), failed runners are replaced once their restart delay
+        has passed; with no runner left the error names the cause.
+        """
+        actors = self._actors
+        episodes, steps, metrics = [], 0, []
+        self.probe_unhealthy_env_runners()
+        while steps < max_env_steps:
+            ids = actors.healthy_indices()
+            if not ids:
+                ids = self._wait_for_restarts(steps, max_env_steps)
+            results = actors.call(ids, method="sample_and_get_metrics", timeout=self.config.sample_timeout_s)
+            round_steps = 0
+            for result in results:
+                if result.ok:
+                    new, runner_metrics = result.value
+                    episodes.extend(new)
+                    round_steps += sum(len(e) for e in new)
+                    metrics.append(runner_metrics)
+                else:
+                    lost = self._expected_steps_per_sample(result.worker_index)
+                    self.num_env_steps_lost_lifetime += lost
+                    self._env_steps_lost_unreported += lost
+            if round_steps == 0 and all(r.ok for r in results):
+                raise RuntimeError("the remote EnvRunners returned no env steps; check rollout_fragment_length, "
+                                   "batch_mode and the env")
+            steps += round_steps
+            self.probe_unhealthy_env_runners()
+        return episodes, steps, metrics
+
+    def _expected_steps_per_sample(self, worker_index: int) -> int:
+        return self.config.get_rollout_fragment_length(worker_index) * self.config.num_envs_per_env_runner
+
+    def _wait_for_restarts(self, steps: int, max_env_steps: int) -> List[int]:
+        """No healthy runner: wait for the next restart, or raise naming why nothing can be sampled."""
+        actors = self._actors
+        while True:
+            wait = actors.seconds_until_next_restore()
+            if wait is None:
+                causes = "; ".join(f"worker_index={i}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                                   for i, e in sorted(actors.last_errors.items()))
+                raise RuntimeError(
+                    f"no healthy remote EnvRunner is left, so this iteration gathered {steps} of {max_env_steps} env "
+                    f"steps (failures: {causes or 'none recorded'}). Enable "
+                    "config.fault_tolerance(restart_failed_env_runners=True) to replace failed runners.")
+            time.sleep(wait)
+            if self.probe_unhealthy_env_runners():
+                return actors.healthy_indices()
+
+    # -- health ------------------------------------------------------------------------------------
+    def probe_unhealthy_env_runners(self) -> List[int]:
+        """Replace the failed remote runners whose restart delay has passed; returns their indices.
+
+        The new actors get the last synced weights and connector states; then the
+        `on_env_runners_recreated` hook runs (e.g. to re-apply a curriculum task).
+        """
+        if self._actors is None:
+            return []
+        restored = self._actors.restore_due()
+        if restored and self._on_recreated is not None:
+            self._on_recreated(env_runner_group=self, env_runner_indices=restored)
+        return restored
+
+    def add_workers(self, num_workers: int, validate: bool = False) -> List[int]:
+        """Start `num_workers` more remote runners (next worker indices), synced to the last weights."""
+        if self._actors is None:
+            raise ValueError("add_workers needs remote EnvRunners: build with num_env_runners > 0")
+        indices = self._actors.add(num_workers)
+        if self._actors.last_state_ref is not None:
+            self._actors.call(indices, method="set_state", args=(self._actors.last_state_ref,),
+                              timeout=self.config.sample_timeout_s)
+        return indices
+
+    add_env_runners = add_workers
+
+    def fault_tolerance_metrics(self) -> Dict[str, int]:
+        """Health numbers for the result dict; `num_env_steps_lost` counts since the previous call.
+
+        Lost steps are an estimate: each failed sample() counts as rollout_fragment_length x
+        num_envs_per_env_runner steps.
+        """
+        lost, self._env_steps_lost_unreported = self._env_steps_lost_unreported, 0
+        return {
+            "num_healthy_env_runners": self.num_healthy_remote_workers(),
+            "num_remote_env_runner_restarts": self.num_remote_env_runner_restarts(),
+            "num_env_steps_lost": lost,
+            "num_env_steps_lost_lifetime": self.num_env_steps_lost_lifetime,
+        }
 
     # -- weights ---------------------------------------------------------------------------------
     def sync_weights(self, policies=None, from_worker_or_learner_group=None, to_worker_indices=None,
-                     global_vars=None, inference_only: bool = True, connector_states_from=None) -> None:
+                     global_vars=None, inference_only: bool = True, connector_states_from=None,
+                     timeout_seconds: Optional[float] = None) -> None:
         """Copy the learner's (or a runner's) module weights to the runners.
 
         `connector_states_from`: an EnvRunner whose env-to-module / module-to-env connector states
         (e.g. MeanStdFilter statistics) are copied too (evaluation runners get the training runner's).
+        Without it, remote training runners' connector states are gathered, merged and sent back.
+        With Ray the state is `ray.put` once and the same reference goes to every runner.
         """
         source = from_worker_or_learner_group
         if source is None:
@@ -86,15 +286,57 @@ class EnvRunnerGroup:
             weights = source.module.get_state(inference_only=inference_only)
         state = {"rl_module": weights}
         if connector_states_from is not None:
-            runner_state = connector_states_from.get_state()
-            for key in ("env_to_module_connector", "module_to_env_connector"):
+            runner_state = connector_states_from.get_state(components=list(_CONNECTOR_KEYS))  # not episodes, envs
+            for key in _CONNECTOR_KEYS:
                 state[key] = runner_state[key]
-        self.foreach_env_runner(lambda env_runner: env_runner.set_state(state), remote_worker_ids=to_worker_indices)
+        elif self._actors is not None and to_worker_indices is None:
+            state.update(self._merged_remote_connector_states())
+        if self._actors is None:
+            self.foreach_env_runner(lambda env_runner: env_runner.set_state(state), remote_worker_ids=to_worker_indices)
+            return
+        if to_worker_indices is None and self._local_env_runner is not None:
+            self._local_env_runner.set_state(state)
+        ref = self._actors.ray.put(state)
+        if to_worker_indices is None:
+            self._actors.last_state_ref = ref
+        ids = self._actors.healthy_indices() if to_worker_indices is None else list(to_worker_indices)
+        timeout = self.config.sample_timeout_s if timeout_seconds is None else timeout_seconds
+        self._actors.call(ids, method="set_state", args=(ref,), timeout=timeout)
+
+    def _merged_remote_connector_states(self) -> Dict[str, Any]:
+        """The healthy remote runners' connector states merged (only stateful pipelines cost a round trip)."""
+        local = self._local_env_runner
+        if local is None:
+            return {}
+        pipelines = {"env_to_module_connector": local._env_to_module, "module_to_env_connector": local._module_to_env}
+        pipelines = {key: p for key, p in pipelines.items() if _has_state(p)}
+        if not pipelines:
+            return {}
+        from relayrl.distributed.connector_states import merge_connector_states
+
+        results = self._actors.call(self._actors.healthy_indices(), method="get_connector_states",
+                                    timeout=self.config.sample_timeout_s)
+        states = [r.value for r in results if r.ok]
+        merged = {}
+        for key, pipeline in pipelines.items():
+            merged[key] = merge_connector_states(pipeline, self._connector_base.get(key, {}),
+                                                 [s.get(key, {}) for s in states])
+        self._connector_base = merged
+        return merged
 
     def stop(self) -> None:
         if self._local_env_runner is not None:
             self._local_env_runner.stop()
-        for runner in self._remote_env_runners:
+        for runner in self._in_process:
             if hasattr(runner, "stop"):
                 runner.stop()
-        self._remote_env_runners = []
+        self._in_process = []
+        if self._actors is not None:
+            self._actors.stop()
+
+
+def _has_state(pipeline) -> bool:
+    """Whether any piece keeps state (overrides get_state), e.g. MeanStdFilter."""
+    from relayrl.connectors.connector_v2 import ConnectorV2
+
+    return any(type(piece).get_state is not ConnectorV2.get_state for piece in getattr(pipeline, "connectors", []))

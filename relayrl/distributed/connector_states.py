@@ -1,0 +1,44 @@
+"""Merging connector states (e.g. MeanStdFilter statistics) gathered from several remote EnvRunners.
+
+Every runner starts each round from the state last broadcast (the "base") and adds what it saw.
+Merging the runners' states as they are would count the base once per runner, so running
+statistics ({"stat": {"count", "mean", "m2"}}) are first reduced to what each runner added and
+then merged onto the base once. Other piece states go to the piece's own `merge_states`.
+"""
+from typing import Any, Dict, List
+
+import numpy as np
+
+
+def _is_running_stat(state: Any) -> bool:
+    stat = state.get("stat") if isinstance(state, dict) else None
+    return isinstance(stat, dict) and {"count", "mean", "m2"} <= stat.keys()
+
+
+def subtract_running_stat(total: Dict[str, Any], base: Dict[str, Any]) -> Dict[str, Any]:
+    """The statistics D with merge(base, D) == total (Chan et al.'s merge, solved for D)."""
+    n_total, n_base = int(total["count"]), int(base["count"])
+    n = n_total - n_base
+    mean_total, mean_base = np.asarray(total["mean"], np.float64), np.asarray(base["mean"], np.float64)
+    if n <= 0:
+        return {"count": 0, "mean": np.zeros_like(mean_total).tolist(), "m2": np.zeros_like(mean_total).tolist()}
+    mean = (n_total * mean_total - n_base * mean_base) / n
+    m2 = (np.asarray(total["m2"], np.float64) - np.asarray(base["m2"], np.float64)
+          - (mean - mean_base) ** 2 * n_base * n / n_total)
+    return {"count": n, "mean": mean.tolist(), "m2": np.maximum(m2, 0.0).tolist()}
+
+
+def merge_connector_states(pipeline, base: Dict[str, Any], states: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """One pipeline state from the runners' `states` of `pipeline`, given the last broadcast `base`."""
+    base = base or {}
+    base_entry = {key: value for key, value in base.items() if _is_running_stat(value)}
+    entries = [base_entry] if base_entry else []
+    for state in states:
+        entry = {}
+        for key, piece_state in state.items():
+            if key in base_entry and _is_running_stat(piece_state):
+                entry[key] = {**piece_state, "stat": subtract_running_stat(piece_state["stat"], base_entry[key]["stat"])}
+            else:
+                entry[key] = piece_state
+        entries.append(entry)
+    return pipeline.merge_states(entries) if entries else {}
