@@ -1,6 +1,11 @@
 """The speed suite: relayrl beside the peers and the raw limits, in one run, on this machine.
 
-    .venv/bin/python benchmarks/run.py [--peers-python /tmp/peers/bin/python] [--out benchmarks/results/latest.json]
+    .venv/bin/python benchmarks/run.py [--suite ppo|offpolicy|ray|all] [--peers-python /tmp/peers/bin/python]
+                                       [--out benchmarks/results/latest.json]
+
+Suites: "ppo" (the default: PPO to 450, sampler, start-up, learner, connector path), "offpolicy"
+(DQN CartPole-v1 to 450 and SAC Pendulum-v1 to -250, RLlib's tuned settings, beside the peers;
+about 10-30 minutes), "ray" (start-up and iteration time with 2 remote EnvRunners vs local), "all".
 
 Peers (RLlib, Stable-Baselines3) run from their own virtual environment through the anchor
 scripts in ../shared/anchors; without one, the table shows relayrl and the raw limits only.
@@ -13,6 +18,8 @@ import pathlib
 import platform
 import re
 import subprocess
+import sys
+import time
 
 from figures import (
     learner_vs_plain_torch,
@@ -22,11 +29,18 @@ from figures import (
     startup_s,
 )
 
+HERE = pathlib.Path(__file__).resolve().parent
 ANCHORS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "anchors"
 PEERS = {  # anchor script (+ args) -> the figures its RESULT line gives
     "sb3_ppo": ["sb3_ppo_cartpole.py"],
     "rllib_ppo": ["rllib_ppo_cartpole.py", "0"],
     "rllib_sampler": ["rllib_sampler.py"],
+}
+OFFPOLICY = {  # task -> (relayrl script, SB3 anchor, RLlib anchor, bar)
+    "dqn_cartpole": ("dqn_cartpole.py", ["sb3_offpolicy.py", "dqn"], ["rllib_offpolicy.py", "dqn"],
+                     "DQN CartPole-v1 to return 450 (budget 200k steps)"),
+    "sac_pendulum": ("sac_pendulum.py", ["sb3_offpolicy.py", "sac"], ["rllib_offpolicy.py", "sac"],
+                     "SAC Pendulum-v1 to return -250 (budget 20k steps)"),
 }
 
 
@@ -40,6 +54,18 @@ def run_peer(python: str, script_and_args) -> dict:
     return {k: _number(v) for k, v in re.findall(r"(\w+)=(\S+)", line)}
 
 
+def run_relayrl_script(script: str) -> dict:
+    """Run one of benchmarks/*.py in a fresh interpreter; its `RESULT {json}` line, with wall_s from start."""
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, str(HERE / script)], capture_output=True, text=True, timeout=3600)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")), None)
+    if line is None:
+        return {"error": (proc.stderr or proc.stdout)[-300:]}
+    result = json.loads(line.split("RESULT ", 1)[1])
+    result["wall_s"] = time.perf_counter() - start
+    return result
+
+
 def _number(text: str):
     try:
         return float(text)
@@ -47,9 +73,15 @@ def _number(text: str):
         return {"True": True, "False": False}.get(text, text)
 
 
-def measure(peers_python) -> dict:
+def measure(peers_python, suite: str = "ppo") -> dict:
     figures = {"machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores, "
-                          f"Python {platform.python_version()}"}
+                          f"Python {platform.python_version()}", "suite": suite}
+    if suite in ("offpolicy", "all"):
+        figures["offpolicy"] = measure_offpolicy(peers_python)
+    if suite in ("ray", "all"):
+        figures["ray"] = run_relayrl_script("ray_overhead.py")
+    if suite not in ("ppo", "all"):
+        return figures
     figures["raw"] = raw_limits()
     figures["sampler_sps"] = sampler_sps()
     figures["sampler_general_path_sps"] = sampler_sps(custom_piece=True)
@@ -61,7 +93,60 @@ def measure(peers_python) -> dict:
     return figures
 
 
+def measure_offpolicy(peers_python) -> dict:
+    out = {}
+    for task, (script, sb3_anchor, rllib_anchor, _) in OFFPOLICY.items():
+        out[task] = {"relayrl": run_relayrl_script(script)}
+        if peers_python:
+            out[task]["sb3"] = run_peer(peers_python, sb3_anchor)
+            out[task]["rllib"] = run_peer(peers_python, rllib_anchor)
+    return out
+
+
+def _time_to_bar(result: dict) -> str:
+    if not result or "train_s" not in result:
+        return "-" if not result else "error"
+    total = result.get("wall_s") or result["train_s"] + result.get("build_s", 0)
+    return f"{total:.1f} s ({result['steps']:.0f})" + ("" if result.get("solved") else " NOT SOLVED")
+
+
+def _peer_time_to_bar(result) -> str:
+    """Peers report train_s + build_s (from their own start), not our subprocess wall time."""
+    return _time_to_bar({**result, "wall_s": None} if result else {})
+
+
+def offpolicy_rows(f: dict) -> list:
+    rows = []
+    for task, (_, _, _, work) in OFFPOLICY.items():
+        runs = f.get("offpolicy", {}).get(task, {})
+        mine, ratios = runs.get("relayrl", {}), []
+        for peer, label in (("sb3", "SB3"), ("rllib", "RLlib")):
+            other = runs.get(peer, {})
+            if "train_s" in mine and "train_s" in other and mine.get("solved") and other.get("solved"):
+                peer_total = other["train_s"] + other.get("build_s", 0)
+                ratios.append(f"{peer_total / mine['wall_s']:.1f}x faster than {label}")
+        rows.append((work + ", wall s from `python` start (env steps)", _time_to_bar(mine),
+                     _peer_time_to_bar(runs.get("sb3")), _peer_time_to_bar(runs.get("rllib")), "-",
+                     ", ".join(ratios) or "-"))
+    return rows
+
+
+def ray_rows(f: dict) -> list:
+    r = f.get("ray")
+    if not r or "error" in r:
+        return []
+    return [("Ray path: " + ", ".join(f"{k} {v}" for k, v in r.items() if k != "benchmark"), "-", "-", "-", "-", "-")]
+
+
 def table_rows(f: dict) -> list:
+    rows = offpolicy_rows(f) if "offpolicy" in f else []
+    rows += ray_rows(f)
+    if "solve_cartpole" not in f:
+        return rows
+    return rows + ppo_rows(f)
+
+
+def ppo_rows(f: dict) -> list:
     """(work, relayrl, SB3, RLlib, raw limit, ratios) rows of the README table."""
     peers = f.get("peers", {})
     sb3, rllib, sampler = peers.get("sb3_ppo", {}), peers.get("rllib_ppo", {}), peers.get("rllib_sampler", {})
@@ -111,9 +196,10 @@ def main(argv=None):
     parser.add_argument("--peers-python", default=default_peers,
                         help="python of a venv with ray[rllib] and stable-baselines3 (see ../shared/anchors)")
     parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--suite", choices=("ppo", "offpolicy", "ray", "all"), default="ppo")
     parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path(__file__).parent / "results" / "latest.json")
     args = parser.parse_args(argv)
-    figures = measure(None if args.no_peers else args.peers_python)
+    figures = measure(None if args.no_peers else args.peers_python, args.suite)
     print(f"Machine: {figures['machine']}")
     figures["table_markdown"] = print_table(table_rows(figures))
     args.out.parent.mkdir(parents=True, exist_ok=True)

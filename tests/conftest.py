@@ -1,5 +1,6 @@
 """Test-suite wide fixtures."""
 import os
+import sys
 
 import pytest
 
@@ -15,3 +16,13 @@ def _results_dir_in_tmp(tmp_path_factory):
         os.environ.pop("RELAYRL_RESULTS_DIR", None)
     else:
         os.environ["RELAYRL_RESULTS_DIR"] = old
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_ray_left_running():
+    """A test that makes relayrl start Ray (remote runners) must not leave its actors holding the
+    CPUs of the next module's Ray instance."""
+    yield
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        ray.shutdown()

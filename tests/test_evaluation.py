@@ -20,10 +20,15 @@ def checksum(state) -> float:
 
 
 class RecordEvalSamples(RLlibCallback):
-    def on_sample_end(self, *, env_runner=None, samples, **kwargs):
+    """Records evaluation samples in this process (local runners) and, for evaluation runners that
+    are Ray actors, as metrics per worker index (summed across the evaluation)."""
+
+    def on_sample_end(self, *, env_runner=None, metrics_logger=None, samples, **kwargs):
         if env_runner.config.in_evaluation:
-            EVAL_SAMPLES.append((checksum(env_runner.module.get_state()), env_runner.worker_index,
-                                 sum(len(e) for e in samples), sum(e.is_done for e in samples)))
+            steps, episodes = sum(len(e) for e in samples), sum(e.is_done for e in samples)
+            EVAL_SAMPLES.append((checksum(env_runner.module.get_state()), env_runner.worker_index, steps, episodes))
+            for name, value in (("steps", steps), ("episodes", episodes)):
+                metrics_logger.log_value(("eval_samples", str(env_runner.worker_index), name), value, reduce="sum")
 
 
 class CountEvaluations(RLlibCallback):
@@ -40,6 +45,15 @@ class CountEvaluations(RLlibCallback):
 def clear_records():
     EVAL_SAMPLES.clear()
     CountEvaluations.starts, CountEvaluations.ends = [], []
+
+
+@pytest.fixture(scope="module")
+def ray_2_cpus():
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
 
 
 def config(**evaluation):
@@ -123,18 +137,20 @@ def test_auto_duration_requires_parallel():
     ("timesteps", 10, 1, 10, {1: 10}),
     ("timesteps", 10, 3, 12, {1: 4, 2: 4, 3: 4}),
 ])
-def test_duration_and_rounding(unit, duration, runners, expected_steps, expected_per_runner):
-    algo = config(evaluation_interval=1, evaluation_duration=duration, evaluation_duration_unit=unit,
-                  evaluation_num_env_runners=runners).callbacks(RecordEvalSamples).build_algo()
+def test_duration_and_rounding(unit, duration, runners, expected_steps, expected_per_runner, request):
+    if runners:  # evaluation EnvRunners are Ray actors: a small local Ray, shut down after this module
+        request.getfixturevalue("ray_2_cpus")
+    algo = (config(evaluation_interval=1, evaluation_duration=duration, evaluation_duration_unit=unit,
+                   evaluation_num_env_runners=runners)
+            .env_runners(num_cpus_per_env_runner=0.5).callbacks(RecordEvalSamples).build_algo())
     try:
         indices = algo.eval_env_runner_group.foreach_env_runner(lambda r: r.worker_index)
         assert indices == ([0] if runners == 0 else list(range(1, runners + 1)))
-        EVAL_SAMPLES.clear()
         metrics = algo.evaluate()["evaluation"]["env_runners"]
         assert metrics["num_env_steps_sampled"] == expected_steps
-        per_runner = {}
-        for _, index, steps, episodes in EVAL_SAMPLES:
-            per_runner[index] = per_runner.get(index, 0) + (episodes if unit == "episodes" else steps)
+        name = "episodes" if unit == "episodes" else "steps"
+        per_runner = {int(index): counts[name] for index, counts in metrics["eval_samples"].items()
+                      if counts[name] > 0}
         assert per_runner == expected_per_runner
         if unit == "episodes":
             assert metrics["num_episodes"] == duration

@@ -5,10 +5,13 @@ import sys
 
 import pytest
 
-EXAMPLES = sorted(p for p in (pathlib.Path(__file__).parent.parent / "examples").glob("*.py"))
+# Examples that start a Ray cluster and Tune trial actors: ~40-60 s each on a 2-core machine.
+SLOW_EXAMPLES = {"pbt_cartpole", "custom_training_workflow"}
+EXAMPLES = [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW_EXAMPLES else [])
+            for p in sorted((pathlib.Path(__file__).parent.parent / "examples").glob("*.py"))]
 
 
-@pytest.mark.parametrize("script", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+@pytest.mark.parametrize("script", EXAMPLES)
 def test_example_runs(script):
     proc = subprocess.run([sys.executable, str(script), "--stop-iters", "1"], capture_output=True, text=True,
                           timeout=300)

@@ -15,6 +15,7 @@ import torch
 
 from relayrl.algorithms.result_logger import ResultLogger
 from relayrl.callbacks import CallbackDispatch
+from relayrl.checkpoints.checkpointable import Checkpointable
 from relayrl.core.columns import DEFAULT_MODULE_ID
 from relayrl.env.env_runner_group import EnvRunnerGroup
 from relayrl.metrics import (
@@ -25,8 +26,13 @@ from relayrl.metrics import (
     NUM_ENV_STEPS_TRAINED_LIFETIME,
     MetricsLogger,
 )
+from relayrl.tune.trainable_base import TrainableBase, split_tune_entries
+from relayrl.tune.trainable_base import install as _install_tune_bridge
 
 logger = logging.getLogger("relayrl")
+# Algorithm becomes a ray.tune.Trainable once ray.tune is imported (never imports ray itself
+# unless ray is already loaded); see relayrl/tune/trainable_base.py.
+_install_tune_bridge()
 
 
 def _locked(name):
@@ -59,10 +65,20 @@ _EPISODE_KEYS = ("episode_return_mean", "episode_return_min", "episode_return_ma
                  "episode_len_min", "episode_len_max")
 
 
-class Algorithm:
+def _sample_for_evaluation(env_runner, kwargs_by_index):
+    """Runs on an evaluation EnvRunner (maybe a Ray actor): its share of the evaluation, then its metrics."""
+    env_runner.sample(**kwargs_by_index[env_runner.worker_index])
+    return env_runner.get_metrics()
+
+
+class Algorithm(Checkpointable, TrainableBase):
     """Base class of all algorithms (PPO, ...)."""
 
     def __init__(self, config=None, env=None, logger_creator=None, **kwargs):
+        # Ray Tune builds trials with `(config=<dict>, storage=...)`; its `__trial_info__`-style
+        # entries go to ray.tune.Trainable's bookkeeping, not into the AlgorithmConfig.
+        config, tune_entries = split_tune_entries(config)
+        built_by_tune = "storage" in kwargs
         if config is None or isinstance(config, dict):
             config = self.get_default_config().update_from_dict(config or {})
         else:
@@ -71,6 +87,8 @@ class Algorithm:
             config.environment(env)
         config.validate()
         config.freeze()
+        if built_by_tune:
+            self._init_tune_trainable(tune_entries, kwargs["storage"])
         self.config = config
         self.iteration = 0
         self._time_total_s = 0.0
@@ -81,9 +99,13 @@ class Algorithm:
         # One callbacks object per Algorithm (each EnvRunner builds its own from the config).
         self._callbacks = CallbackDispatch(config)
         self.callbacks = self._callbacks.callbacks
-        self._result_logger = self._make_result_logger(config, logger_creator)
+        # Under Tune, Tune logs the results (unless logger_config asks for relayrl's files too).
+        skip_logger = built_by_tune and logger_creator is None and config.logger_config is None
+        self._result_logger = None if skip_logger else self._make_result_logger(config, logger_creator)
         self.setup(config)
         self._callbacks("on_algorithm_init", algorithm=self, metrics_logger=self.metrics)
+        if built_by_tune:
+            self._remember_initial_state()  # reuse_actors: Tune's reset() starts the next trial from here
 
     def _make_result_logger(self, config, logger_creator):
         """RLlib's `logger_creator(config)` (an object with on_result(), maybe logdir and close()),
@@ -114,7 +136,7 @@ class Algorithm:
         torch.manual_seed(seed)
 
     def setup(self, config) -> None:
-        self.env_runner_group = EnvRunnerGroup(config=config)
+        self.env_runner_group = EnvRunnerGroup(config=config, on_env_runners_recreated=self._on_env_runners_recreated)
         spaces = self.env_runner_group.get_spaces()
         module_spec = config.get_rl_module_spec(spaces=spaces)
         self.learner_group = config.build_learner_group(spaces=spaces, rl_module_spec=module_spec)
@@ -126,16 +148,22 @@ class Algorithm:
         """Evaluation EnvRunners (never the training ones), only when evaluation_interval is set.
 
         With evaluation_num_env_runners=0 one local runner evaluates; with n > 0 there are n
-        in-process runners with worker_index 1..n (Ray actors come later).
+        remote runners (Ray actors) with worker_index 1..n.
         """
         if not config.evaluation_interval:
             return None
         eval_config = config.get_evaluation_config_object()
         eval_config.freeze()
         n = config.evaluation_num_env_runners
-        group = EnvRunnerGroup(config=eval_config, local_env_runner=n == 0, num_in_process_env_runners=n)
+        group = EnvRunnerGroup(config=eval_config, local_env_runner=n == 0,
+                               on_env_runners_recreated=self._on_env_runners_recreated)
         self._sync_eval_env_runners(group)
         return group
+
+    def _on_env_runners_recreated(self, *, env_runner_group, env_runner_indices) -> None:
+        """Failed remote runners were replaced (weights and connector states already restored)."""
+        self._callbacks("on_env_runners_recreated", algorithm=self, env_runner_group=env_runner_group,
+                        env_runner_indices=env_runner_indices, is_evaluation=env_runner_group.config.in_evaluation)
 
     @property
     def evaluation_workers(self) -> Optional[EnvRunnerGroup]:
@@ -166,11 +194,39 @@ class Algorithm:
         module = self.learner_group.get_module()
         return module.get(module_id)
 
+    # -- inference (RLlib's compute_single_action / compute_actions; see docs/exploration.md) -------
+    def compute_single_action(self, observation=None, state=None, *, prev_action=None, prev_reward=None, info=None,
+                              input_dict=None, policy_id=DEFAULT_MODULE_ID, full_fetch=False, explore=None,
+                              timestep=None, episode=None, unsquash_action=None, clip_action=None, module_id=None,
+                              **kwargs):
+        """The env action for one observation, computed by the local EnvRunner's pipelines and module.
+
+        explore=None uses config.explore. With `state` (recurrent modules) or full_fetch=True, returns
+        (action, state_out, extra_fetches). prev_action / prev_reward / episode are accepted and unused.
+        """
+        from relayrl.exploration.inference import compute_single_action
+
+        return compute_single_action(self, observation, state, info=info, input_dict=input_dict, policy_id=policy_id,
+                                     module_id=module_id, full_fetch=full_fetch, explore=explore, timestep=timestep,
+                                     unsquash_action=unsquash_action, clip_action=clip_action)
+
+    def compute_actions(self, observations, state=None, *, prev_action=None, prev_reward=None, info=None,
+                        policy_id=DEFAULT_MODULE_ID, full_fetch=False, explore=None, timestep=None, episodes=None,
+                        unsquash_actions=None, clip_actions=None, module_id=None, **kwargs):
+        """Actions for a dict {agent_id: obs} (a dict back) or a batch of observations (an array back),
+        in one forward pass; with `state` or full_fetch=True: (actions, state_outs, extra_fetches)."""
+        from relayrl.exploration.inference import compute_actions
+
+        return compute_actions(self, observations, state, info=info, policy_id=policy_id, module_id=module_id,
+                               full_fetch=full_fetch, explore=explore, timestep=timestep,
+                               unsquash_actions=unsquash_actions, clip_actions=clip_actions)
+
     # -- training -------------------------------------------------------------------------------
     def training_step(self) -> None:
         raise NotImplementedError(f"{type(self).__name__} must implement training_step().")
 
-    def train(self) -> Dict[str, Any]:
+    # train() (TrainableBase) runs step(): directly, or through ray.tune.Trainable.train under Tune.
+    def step(self) -> Dict[str, Any]:
         """One iteration: `training_step()` until the reporting minima are met; returns the result dict."""
         start = time.perf_counter()
         sampled_before = self._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)
@@ -196,8 +252,6 @@ class Algorithm:
         if self._result_logger is not None:
             self._result_logger.on_result(result)
         return result
-
-    step = train
 
     def _run_training_steps(self, start, sampled_before, trained_before) -> int:
         calls = 0
@@ -246,10 +300,6 @@ class Algorithm:
         group.sync_weights(from_worker_or_learner_group=self.learner_group,
                            connector_states_from=self.env_runner)
 
-    def _eval_runners(self):
-        group = self.eval_env_runner_group
-        return group.remote_env_runners or [group.local_env_runner]
-
     def _evaluate(self, *, train_done: Optional[threading.Event], sync: bool) -> Dict[str, Any]:
         group = self.eval_env_runner_group
         if group is None:
@@ -274,38 +324,40 @@ class Algorithm:
 
     def _evaluate_built_in(self, train_done: Optional[threading.Event]) -> Dict[str, Any]:
         cfg = self.config
-        runners = self._eval_runners()
+        group = self.eval_env_runner_group
+        group.probe_unhealthy_env_runners()  # replace eval runners that failed last time
+        on_local = group.num_remote_env_runners() == 0
+        indices = [0] if on_local else group.healthy_env_runner_ids()
         timeout = cfg.evaluation_sample_timeout_s
-        begin = time.perf_counter()
+
+        def sample(kwargs_by_index):  # one call per runner (all remote runners at once): sample, then metrics
+            return group.foreach_env_runner(lambda runner: _sample_for_evaluation(runner, kwargs_by_index),
+                                            local_env_runner=on_local, timeout_seconds=timeout,
+                                            remote_worker_ids=[i for i in indices if i and i in kwargs_by_index])
+
+        metrics, begin = [], time.perf_counter()
         if cfg.evaluation_duration == "auto":
             # Sample one episode per runner per round until the parallel training step is done.
             rounds = 0
             while rounds == 0 or not (train_done is None or train_done.is_set()):
-                for runner in runners:
-                    runner.sample(num_episodes=1)
+                metrics += sample({i: {"num_episodes": 1} for i in indices})
                 rounds += 1
                 if time.perf_counter() - begin > timeout:
                     logger.warning("evaluation stopped after evaluation_sample_timeout_s=%s s", timeout)
                     break
-        else:
-            n, duration = len(runners), cfg.evaluation_duration
+        elif indices:
+            n, duration = len(indices), cfg.evaluation_duration
             if cfg.evaluation_duration_unit == "timesteps":
-                shares = [math.ceil(duration / n)] * n  # RLlib rounds the total up to a multiple of n
+                share = math.ceil(duration / n)  # RLlib rounds the total up to a multiple of n
+                kwargs = {i: {"num_timesteps": share, "force_reset": True} for i in indices}
             else:
                 base, extra = divmod(duration, n)  # the first `extra` runners run one more episode
-                shares = [base + (1 if i < extra else 0) for i in range(n)]
-            for runner, share in zip(runners, shares):
-                if share == 0:
-                    continue
-                if time.perf_counter() - begin > timeout:
-                    logger.warning("evaluation stopped after evaluation_sample_timeout_s=%s s", timeout)
-                    break
-                if cfg.evaluation_duration_unit == "timesteps":
-                    runner.sample(num_timesteps=share, force_reset=True)
-                else:
-                    runner.sample(num_episodes=share)
+                kwargs = {i: {"num_episodes": base + (1 if k < extra else 0)} for k, i in enumerate(indices)}
+            metrics += sample({i: kw for i, kw in kwargs.items() if next(iter(kw.values())) > 0})
+        if not indices:
+            logger.warning("evaluation found no healthy evaluation EnvRunner; it reports no episodes this time")
         key = (EVALUATION_RESULTS, ENV_RUNNER_RESULTS)
-        self.metrics.merge_and_log_n_dicts([runner.get_metrics() for runner in runners], key=key)
+        self.metrics.merge_and_log_n_dicts(metrics, key=key)
         env_results = self.metrics.reduce(key=key) if key in self.metrics else {}
         for name in _EPISODE_KEYS:
             env_results.setdefault(name, float("nan"))
@@ -342,19 +394,28 @@ class Algorithm:
             "timestamp": int(time.time()),
             "done": False,
         })
+        if self.env_runner_group.is_remote:  # health of the remote runners (docs/distributed.md)
+            health = self.env_runner_group.fault_tolerance_metrics()
+            result.update(health)
+            result["fault_tolerance"] = {"num_healthy_workers": health["num_healthy_env_runners"],
+                                         "num_remote_worker_restarts": health["num_remote_env_runner_restarts"]}
         return result
 
     # -- shared training_step pieces -------------------------------------------------------------
     def sample_episodes(self, *, max_env_steps: int):
         """Sample at least `max_env_steps` env steps from the runners; log their metrics."""
         episodes, steps = [], 0
-        runner = self.env_runner
+        runner, group = self.env_runner, self.env_runner_group
         with self.metrics.log_time(("timers", "env_runner_sampling_timer"), window=1):
-            while steps < max_env_steps:
+            if group.is_remote:  # all healthy Ray actors at once; failures handled by the group
+                episodes, steps, runner_metrics = group.sample_episodes(max_env_steps=max_env_steps)
+            while not group.is_remote and steps < max_env_steps:
                 new = runner.sample()
                 episodes.extend(new)
                 steps += sum(len(e) for e in new)
-        self.metrics.merge_and_log_n_dicts([runner.get_metrics()], key=ENV_RUNNER_RESULTS)
+        if not group.is_remote:
+            runner_metrics = [runner.get_metrics()]
+        self.metrics.merge_and_log_n_dicts(runner_metrics, key=ENV_RUNNER_RESULTS)
         if steps == 0:
             raise RuntimeError("Sampling returned no env steps this iteration; check the env and rollout settings.")
         self._counters[NUM_ENV_STEPS_SAMPLED_LIFETIME] = self._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0) + steps
@@ -372,8 +433,109 @@ class Algorithm:
         with self.metrics.log_time(("timers", "synch_weights"), window=1):
             self.env_runner_group.sync_weights(from_worker_or_learner_group=self.learner_group)
 
+    # -- checkpoints (relayrl/checkpoints/) ---------------------------------------------------------
+    def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
+        """Counters, metrics, RNG states, config (JSON) and the components' states (see get_checkpointable_components)."""
+        from relayrl.checkpoints.algorithm_state import get_algorithm_state
+
+        return get_algorithm_state(self, components, not_components)
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        from relayrl.checkpoints.algorithm_state import set_algorithm_state
+
+        set_algorithm_state(self, state)
+        self._callbacks("on_checkpoint_loaded", algorithm=self, metrics_logger=self.metrics)
+
+    def get_checkpointable_components(self):
+        from relayrl.checkpoints.algorithm_state import checkpointable_components
+
+        return checkpointable_components(self)
+
+    def _checkpoint_extra_files(self) -> Dict[str, Any]:
+        if not self.config.get("export_native_model_files", False):
+            return {}
+        from relayrl.checkpoints.export import native_model_writers
+
+        return native_model_writers(self.learner_group.get_module())
+
+    def save(self, checkpoint_dir: Optional[str] = None, prev_state=None):
+        """Write a checkpoint (a fresh directory when None); returns an object with `.checkpoint.path`."""
+        if self._built_by_tune:  # Tune's protocol: ray.tune.Trainable.save -> save_checkpoint()
+            return self._tune_trainable_call("save", checkpoint_dir)
+        from relayrl.checkpoints.save_result import SaveResult
+
+        return SaveResult(self.save_to_path(checkpoint_dir), metrics={"training_iteration": self.iteration})
+
+    def restore(self, checkpoint_path) -> None:
+        """Load a checkpoint written by save() / save_to_path() into this algorithm."""
+        if self._built_by_tune:  # Tune's protocol: ray.tune.Trainable.restore -> load_checkpoint()
+            return self._tune_trainable_call("restore", checkpoint_path)
+        self.restore_from_path(checkpoint_path)
+
+    @classmethod
+    def from_checkpoint(cls, path, *, config=None, config_overrides: Optional[Dict[str, Any]] = None, **kwargs):
+        """Rebuild the algorithm from a checkpoint alone; `config_overrides` supplies options that could not
+        be stored (lambdas, closures), `config` replaces the stored config entirely."""
+        from relayrl.checkpoints.algorithm_state import algorithm_from_checkpoint
+        from relayrl.checkpoints.save_result import as_path
+
+        return algorithm_from_checkpoint(cls, as_path(path), config=config, config_overrides=config_overrides)
+
+    def export_policy_model(self, export_dir: str, policy_id: str = DEFAULT_MODULE_ID, onnx=None) -> str:
+        """Write the module's inference forward (obs -> action_dist_inputs) as TorchScript `<export_dir>/model.pt`."""
+        if onnx:
+            raise ValueError("ONNX export is not supported; export_policy_model writes TorchScript (onnx=None).")
+        import os
+
+        from relayrl.checkpoints.export import _module_or_raise, export_torchscript
+
+        module = _module_or_raise(self.learner_group.get_module(), policy_id)
+        os.makedirs(export_dir, exist_ok=True)
+        return export_torchscript(module, os.path.join(export_dir, "model.pt"))
+
+    # -- reset_config (Ray Tune: reuse_actors, PBT) -------------------------------------------------
+    def reset_config(self, new_config) -> bool:
+        """Apply new hyper-parameters in place; True if done, False (nothing changed) if a rebuild is needed.
+
+        `new_config`: an AlgorithmConfig or a dict of option keys. lr (and lr schedules, in every
+        Learner's optimiser param groups), entropy_coeff, clip_param, vf_clip_param, kl_coeff/kl_target,
+        gamma, lambda, batch sizes, num_epochs, exploration and env_config (envs recreated) can change
+        (relayrl/tune/reset_config.py lists them); changes to the model, env, runners, framework, ...
+        return False. Afterwards `algo.config` is the new config.
+        """
+        from relayrl.tune.reset_config import plan_config_reset
+
+        current = self.__dict__.get("_config_before_reset", self.config)  # Trainable.reset swaps in a dict
+        plan = plan_config_reset(self, current, new_config)
+        if plan is None:
+            return False
+        self._apply_hyperparameters(plan.config, changed=plan.changed, previous=current)
+        return True
+
+    def _apply_hyperparameters(self, config, *, changed=None, previous=None) -> None:
+        """Make `config` the algorithm's config; push it into the Learners and the changed options
+        (`changed`, or all that differ from `previous`) into the EnvRunners' configs."""
+        from relayrl.tune.reset_config import ENV_OPTIONS, same_value
+
+        previous = self.config if previous is None else previous
+        if changed is None:
+            changed = [o.name for o in type(config).options()
+                       if not same_value(previous._values[o.name], config._values[o.name])]
+        self.config = config
+        timestep = self._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)
+        self.learner_group.config = config
+        self.learner_group.foreach_learner(lambda learner: learner.apply_hyperparameters(config, timestep=timestep))
+        logging.getLogger("relayrl").setLevel("WARNING" if config.log_level == "WARN" else config.log_level)
+        self.env_runner_group.config = config
+        _push_options_to_runners(self.env_runner_group, config, changed, ENV_OPTIONS)
+        if self.eval_env_runner_group is not None:
+            eval_config = config.get_evaluation_config_object()
+            self.eval_env_runner_group.config = eval_config
+            _push_options_to_runners(self.eval_env_runner_group, eval_config, changed, ENV_OPTIONS)
+
     # -- lifetime ---------------------------------------------------------------------------------
-    def stop(self) -> None:
+    # stop() (TrainableBase) runs cleanup(): directly, or through ray.tune.Trainable.stop under Tune.
+    def cleanup(self) -> None:
         """Close envs and release learners; the algorithm is unusable afterwards."""
         self.env_runner_group.stop()
         if getattr(self, "eval_env_runner_group", None) is not None:
@@ -383,10 +545,24 @@ class Algorithm:
         if callable(close):
             close()
 
-    cleanup = stop
-
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def _push_options_to_runners(group, config, changed, env_options) -> None:
+    """Set the changed options on every EnvRunner's own config copy; recreate the envs if the env
+    settings changed (the runners keep their modules and connector states)."""
+    updates = {name: config._values[name] for name in changed}
+    if not updates:
+        return
+    remake_env = any(name in env_options for name in updates)
+
+    def update(env_runner):
+        env_runner.config._set_options(updates)
+        if remake_env:
+            env_runner.make_env()
+
+    group.foreach_env_runner(update)

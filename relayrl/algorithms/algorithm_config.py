@@ -110,15 +110,55 @@ _BASE_OPTIONS = (
            "back.", "env_runners", NON_NEGATIVE_INT),
     Option("explore", True, "Sample actions stochastically (forward_exploration) instead of "
            "greedily.", "env_runners", BOOL),
+    Option("exploration_config", {}, "{'type': name | Exploration subclass | 'pkg.mod:Class', **its "
+           "kwargs}; {}: the algorithm's default (see get_default_exploration_config()).",
+           "env_runners", DICT, cli=False),
     Option("gym_env_vectorize_mode", "SYNC", "'SYNC' steps the vector envs in this process, "
            "'ASYNC' in subprocesses (stored upper-case).", "env_runners",
            one_of("SYNC", "ASYNC", ignore_case=True)),
+    Option("num_cpus_per_env_runner", 1, "CPUs Ray reserves for each remote EnvRunner actor "
+           "(fractions allowed); also its torch thread count.", "env_runners", NON_NEGATIVE_FLOAT,
+           aliases=("num_cpus_per_worker",)),
+    Option("num_gpus_per_env_runner", 0, "GPUs Ray reserves for each remote EnvRunner actor.",
+           "env_runners", NON_NEGATIVE_FLOAT, aliases=("num_gpus_per_worker",)),
+    Option("custom_resources_per_env_runner", {}, "Custom Ray resources for each remote EnvRunner "
+           "actor, e.g. {'spot': 1}.", "env_runners", DICT, aliases=("custom_resources_per_worker",)),
+    Option("max_requests_in_flight_per_env_runner", 1, "Most unanswered calls per remote EnvRunner "
+           "(foreach_env_runner_async).", "env_runners", POSITIVE_INT),
+    Option("sample_timeout_s", 60.0, "Seconds to wait for a remote EnvRunner's sample(); a runner "
+           "that takes longer counts as failed.", "env_runners", POSITIVE_FLOAT),
+    # fault_tolerance()
+    Option("restart_failed_env_runners", True, "Replace a crashed, hung or killed remote EnvRunner "
+           "with a new actor (same worker_index); ignore_env_runner_failures is then moot.",
+           "fault_tolerance", BOOL, aliases=("recreate_failed_env_runners", "recreate_failed_workers")),
+    Option("ignore_env_runner_failures", False, "Without restarts: drop failed remote EnvRunners and "
+           "go on with the others instead of raising.", "fault_tolerance", BOOL,
+           aliases=("ignore_worker_failures",)),
+    Option("max_num_env_runner_restarts", 1000, "Most EnvRunner restarts per group over the run.",
+           "fault_tolerance", NON_NEGATIVE_INT, aliases=("max_num_worker_restarts",)),
+    Option("delay_between_env_runner_restarts_s", 60.0, "Seconds between a failure and the restart "
+           "(the other runners keep sampling meanwhile).", "fault_tolerance", NON_NEGATIVE_FLOAT,
+           aliases=("delay_between_worker_restarts_s",)),
+    Option("env_runner_health_probe_timeout_s", 30.0, "Seconds a new or probed EnvRunner actor may "
+           "take to answer a ping.", "fault_tolerance", POSITIVE_FLOAT,
+           aliases=("worker_health_probe_timeout_s",)),
+    Option("env_runner_restore_timeout_s", 1800.0, "Seconds a restarted EnvRunner actor may take to "
+           "be scheduled and built.", "fault_tolerance", POSITIVE_FLOAT,
+           aliases=("worker_restore_timeout_s",)),
+    Option("num_consecutive_env_runner_failures_tolerance", 100, "Failures in a row of one "
+           "EnvRunner (no successful call between) before training raises.", "fault_tolerance",
+           POSITIVE_INT, aliases=("num_consecutive_worker_failures_tolerance",)),
+    Option("restart_failed_sub_environments", False, "Accepted for RLlib configs, not implemented: a "
+           "failing sub-env fails its whole EnvRunner, handled per restart_failed_env_runners.",
+           "fault_tolerance", BOOL),
     # learners() (the two connector options are also accepted by training(), as in RLlib)
     Option("num_learners", 0, "Remote Learner actors (Ray, DDP); 0 trains in the driver process.",
            "learners", NON_NEGATIVE_INT),
     Option("num_cpus_per_learner", "auto", "CPU threads torch may use for a Learner (and, in the "
            "driver, for sampling); 'auto': 1, which avoids oversubscribing small machines.",
            "learners", _INT_OR_AUTO),
+    Option("num_gpus_per_learner", 0, "GPUs per remote Learner actor (fractions allowed); with a GPU on "
+           "every Learner the actors all-reduce over NCCL instead of gloo.", "learners", NON_NEGATIVE_FLOAT),
     Option("learner_class", None, "A Learner subclass to use instead of the algorithm's default.",
            "learners", Check("a Learner subclass or None", lambda v: v is None or isinstance(v, type), type),
            cli=False),
@@ -191,6 +231,11 @@ _BASE_OPTIONS = (
     Option("logger_config", None, "Where train() results go: None or a dict with 'logdir' (default "
            "$RELAYRL_RESULTS_DIR or ~/relayrl_results, then <Algo>_<env>_<time>) and 'type' "
            "('json+tensorboard' (default), 'json', 'none').", "debugging", optional(DICT)),
+    # checkpointing()
+    Option("export_native_model_files", False, "Also write each RLModule's inference forward as TorchScript "
+           "(native_models/<module_id>/model.pt) into every checkpoint.", "checkpointing", BOOL),
+    Option("checkpoint_trainable_policies_only", False, "Store only the modules the Learner trains "
+           "(should_module_be_updated) in checkpoints.", "checkpointing", BOOL),
     # callbacks()
     Option("callbacks_class", RLlibCallback, "A RLlibCallback subclass (or a list of them, run in "
            "order) whose overridden hooks are called.", "callbacks", _CALLBACKS_CLASS,
@@ -204,6 +249,8 @@ _BASE_GROUP_HELP = {
     "environment": "Sets the env and how its rewards and actions are treated.",
     "env_runners": "Sets how experience is sampled: EnvRunners, vector envs, fragments, "
                    "connectors.",
+    "fault_tolerance": "Sets what happens when a remote EnvRunner crashes, hangs or is killed: "
+                       "restart it, ignore it, or raise.",
     "learners": "Sets the Learners that update the module, and their connector pipeline.",
     "training": "Sets the training hyper-parameters.",
     "rl_module": "Sets the RLModule: a model config or a full RLModuleSpec.",
@@ -212,6 +259,7 @@ _BASE_GROUP_HELP = {
                   "with which config overrides.",
     "debugging": "Sets the seed, the log level and where results are logged (logger_config).",
     "callbacks": "Sets the callbacks: a RLlibCallback subclass (or list) and per-event callables.",
+    "checkpointing": "Sets what checkpoints hold besides the full state: TorchScript exports of the modules.",
 }
 
 
@@ -389,6 +437,10 @@ class AlgorithmConfig(ConfigBuildersMixin):
     def algo_class(self, value) -> None:
         self._algo_class = value
 
+    def get_default_exploration_config(self) -> dict:
+        """The exploration an empty `exploration_config` means; algorithms override (DQN: EpsilonGreedy)."""
+        return {"type": "StochasticSampling"}
+
     def get_rollout_fragment_length(self, worker_index: int = 0) -> int:
         """Steps per env per sample() for one EnvRunner (index 0: local, 1..n: remote).
 
@@ -424,6 +476,9 @@ class AlgorithmConfig(ConfigBuildersMixin):
         for name, value in list(updates.items()):
             current = config._values[name]
             if isinstance(value, Mapping) and isinstance(current, Mapping):
+                # As RLlib: an exploration_config with another "type" replaces the old one (no kwargs merged).
+                if name == "exploration_config" and value.get("type", current.get("type")) != current.get("type"):
+                    continue
                 updates[name] = {**current, **value}
         # Settings that only make sense on the main config are not inherited by the eval copy.
         updates.setdefault("evaluation_interval", None)

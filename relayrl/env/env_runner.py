@@ -11,6 +11,7 @@ from relayrl.callbacks import CallbackDispatch
 from relayrl.connectors.common.add_observations_from_episodes_to_batch import (
     VECTOR_ENV_OBSERVATIONS,
 )
+from relayrl.connectors.module_to_env.get_actions import EXPLORATION, TIMESTEP
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 from relayrl.core.tree import map_structure
 from relayrl.env.env_context import EnvContext
@@ -24,6 +25,7 @@ from relayrl.env.vector_env import (
     make_vector_env,
     unbatch,
 )
+from relayrl.exploration.env_runner_exploration import build_env_runner_exploration
 from relayrl.metrics.metrics_logger import MetricsLogger
 
 
@@ -50,6 +52,7 @@ class EnvRunner:
         self._cb_step, self._cb_end = handlers("on_episode_step"), handlers("on_episode_end")
         self._cb_sample_end = handlers("on_sample_end")
         self._prev_chunks: Dict[str, list] = {}  # episode id -> chunks handed out (only with on_episode_end)
+        self.num_env_steps_sampled_lifetime = 0  # the `timestep` Exploration objects see
         self.make_env()
         self.make_module()
 
@@ -93,6 +96,10 @@ class EnvRunner:
         spec = self.config.get_rl_module_spec(spaces=self._spaces, inference_only=True)
         self.module = spec.build()
         self.module.eval()
+        # `self.exploration` (RLlib's exploration API); GetActions calls it only when it is not the default.
+        self.exploration, self._use_exploration, self._exploration_on_episode_start = build_env_runner_exploration(
+            self.config, module_spaces[1], model=self.module, worker_index=self.worker_index,
+            num_workers=self.num_workers)
 
     def get_spaces(self) -> Dict[str, Any]:
         return dict(self._spaces)
@@ -149,6 +156,8 @@ class EnvRunner:
         for i, episode in enumerate(self._episodes):
             episode.add_env_reset(observations[i], info_at(infos, i))
             self._episode_callbacks(self._cb_start, episode, i)
+            if self._exploration_on_episode_start is not None:
+                self._exploration_on_episode_start(environment=self.env, episode=episode, env_index=i)
         self._cached_to_module = self._env_to_module_call(self._episodes, explore, batched_obs)
         self._needs_reset = False
 
@@ -164,6 +173,8 @@ class EnvRunner:
         episode.add_env_reset(observation, info)
         if self._cb_start:
             self._episode_callbacks(self._cb_start, episode, env_index)
+        if self._exploration_on_episode_start is not None:
+            self._exploration_on_episode_start(environment=self.env, episode=episode, env_index=env_index)
         return episode
 
     def _episode_callbacks(self, handlers, episode, env_index: int, **extra) -> None:
@@ -177,19 +188,23 @@ class EnvRunner:
         return self._env_to_module(rl_module=self.module, batch={}, episodes=episodes, explore=explore,
                                    shared_data=shared_data, metrics=self.metrics)
 
-    def _compute_actions(self, explore: bool, random_actions: bool) -> Dict[str, Any]:
+    def _compute_actions(self, explore: bool, random_actions: bool, timestep: int = 0) -> Dict[str, Any]:
         if random_actions:
             space = self._spaces["__env_single__"][1]
             actions = [space.sample() for _ in range(self.num_envs)]
             return {Columns.ACTIONS: actions}
         with torch.inference_mode():
             to_module = self._cached_to_module
+            shared_data = {}
+            if self._use_exploration:
+                self.exploration.before_compute_actions(timestep=timestep, explore=explore)
+                shared_data = {EXPLORATION: self.exploration, TIMESTEP: timestep}
             if explore:
                 out = self.module.forward_exploration(to_module)
             else:
                 out = self.module.forward_inference(to_module)
             return self._module_to_env(rl_module=self.module, batch=out, episodes=self._episodes, explore=explore,
-                                       shared_data={}, metrics=self.metrics)
+                                       shared_data=shared_data, metrics=self.metrics)
 
     def _run(self, num_timesteps, num_episodes, explore, random_actions, complete) -> List[SingleAgentEpisode]:
         done_episodes, steps, done_steps = [], 0, 0
@@ -204,7 +219,7 @@ class EnvRunner:
                     break
             elif (done_steps if complete else steps) >= num_timesteps:
                 break
-            to_env = self._compute_actions(explore, random_actions)
+            to_env = self._compute_actions(explore, random_actions, self.num_env_steps_sampled_lifetime + steps)
             actions = to_env.pop(Columns.ACTIONS)
             env_actions = to_env.pop(Columns.ACTIONS_FOR_ENV, actions)
             batched_obs, rewards, terminateds, truncateds, infos = self.env.step(
@@ -240,6 +255,7 @@ class EnvRunner:
                     self._episodes[i] = self._new_episode(observations[i], info_at(infos, i), i)
             self._cached_to_module = self._env_to_module_call(self._episodes, explore, batched_obs)
         self._stats.on_steps(steps)
+        self.num_env_steps_sampled_lifetime += steps
         return done_episodes
 
     def _record_step(self, actions, extra_outputs, observations, rewards, terminateds, truncateds,
@@ -273,22 +289,16 @@ class EnvRunner:
         return self.metrics.reduce_for_merge()
 
     def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
-        return {
-            "rl_module": self.module.get_state(inference_only=True),
-            "env_to_module_connector": self._env_to_module.get_state(),
-            "module_to_env_connector": self._module_to_env.get_state(),
-        }
+        """Module weights, connector/exploration states, metrics, and (`sampling`) the ongoing episodes and
+        sync envs' state, so a restored runner continues exactly (see relayrl/checkpoints/env_runner_state.py)."""
+        from relayrl.checkpoints.env_runner_state import get_env_runner_state
+
+        return get_env_runner_state(self, components, not_components)
 
     def set_state(self, state: Dict[str, Any]) -> None:
-        if "rl_module" in state:
-            module_state = state["rl_module"]
-            if DEFAULT_MODULE_ID in module_state and isinstance(module_state[DEFAULT_MODULE_ID], dict):
-                module_state = module_state[DEFAULT_MODULE_ID]
-            self.module.set_state(module_state)
-        if "env_to_module_connector" in state:
-            self._env_to_module.set_state(state["env_to_module_connector"])
-        if "module_to_env_connector" in state:
-            self._module_to_env.set_state(state["module_to_env_connector"])
+        from relayrl.checkpoints.env_runner_state import set_env_runner_state
+
+        set_env_runner_state(self, state)
 
     def foreach_env(self, func: Callable) -> List:
         """`func(sub_env)` for every sub-env of this runner's vector env; returns the results."""

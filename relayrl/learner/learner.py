@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 import torch
 
+from relayrl.checkpoints.checkpointable import Checkpointable
 from relayrl.core.columns import ALL_MODULES, DEFAULT_MODULE_ID, Columns
 from relayrl.core.schedules import Scheduler
 from relayrl.learner.minibatches import batch_size_of, iterate_minibatches
@@ -23,7 +24,7 @@ DEFAULT_OPTIMIZER = "default_optimizer"
 NUM_ENV_STEPS_SAMPLED_LIFETIME = "num_env_steps_sampled_lifetime"
 
 
-class Learner:
+class Learner(Checkpointable):
     TOTAL_LOSS_KEY = "total_loss"
 
     def __init__(self, *, config, module_spec=None, module: Optional[RLModule] = None, spaces=None):
@@ -65,7 +66,8 @@ class Learner:
 
     @property
     def distributed(self) -> bool:
-        return False
+        """True inside a remote Learner that trains with DistributedDataParallel (num_learners > 1)."""
+        return getattr(self, "_ddp_module", None) is not None
 
     # -- optimizers ------------------------------------------------------------------------
     def configure_optimizers(self) -> None:
@@ -140,8 +142,12 @@ class Learner:
         return {mid: _to_tensors(module_batch, self._device) for mid, module_batch in batch.items()}
 
     def _update(self, batch: Dict[str, Dict[str, Any]]):
-        fwd_out = self.module.forward_train(batch)
-        loss_per_module = self.compute_losses(fwd_out=fwd_out, batch=batch)
+        ddp = getattr(self, "_ddp_module", None)
+        if ddp is not None:  # DDP runs forward + losses, so backward all-reduces the gradients (learner_ddp.py)
+            fwd_out, loss_per_module = ddp(batch)
+        else:
+            fwd_out = self.module.forward_train(batch)
+            loss_per_module = self.compute_losses(fwd_out=fwd_out, batch=batch)
         gradients = self.compute_gradients(loss_per_module)
         gradients = self.postprocess_gradients(gradients)
         self.apply_gradients(gradients)
@@ -241,6 +247,46 @@ class Learner:
             self.metrics.log_value(key, float(torch.stack(values).float().mean()), window=1)
         self._pending_stats = {}
 
+    # -- hyper-parameter changes in place (Algorithm.reset_config, Tune's PBT) -------------------
+    def apply_hyperparameters(self, config, *, timestep: int = 0) -> None:
+        """Put `config`'s hyper-parameters in force without a rebuild (weights, optimiser moments and
+        the connector pipeline stay). The loss reads `self.config`; besides that:
+
+        - optimisers that follow `config.lr` (the default ones) get the new lr / schedule, and their
+          param groups the value at `timestep` (lifetime env steps) right away;
+        - by convention, for each changed option `x`: an attribute `x_scheduler` (a Scheduler, e.g.
+          PPO's entropy_coeff_scheduler) is rebuilt, a per-module dict `curr_xs` (e.g. PPO's adaptive
+          curr_kl_coeffs) restarts from the new value, and Learner connector pieces with an attribute
+          `x` (e.g. GAE's gamma and lambda_) take the new value.
+        Subclasses with other derived state override this and call super().
+        """
+        old, self.config = self.config, config
+        for key, scheduler in list(self._lr_schedulers.items()):
+            if vars(scheduler) != vars(Scheduler(old.lr)):
+                continue  # registered with its own lr, not config.lr
+            new = self._lr_schedulers[key] = Scheduler(config.lr)
+            for group in self._optimizers[key[0]][key[1]].param_groups:
+                group["lr"] = new.get(timestep)
+        pieces = list(getattr(self._learner_connector, "connectors", []))
+        for option in type(config).options():
+            name, value = option.name, getattr(config, option.name)
+            try:
+                unchanged = bool(getattr(old, name) == value)
+            except Exception:
+                unchanged = False
+            if unchanged:
+                continue
+            if isinstance(getattr(self, f"{name}_scheduler", None), Scheduler):
+                setattr(self, f"{name}_scheduler", Scheduler(value))
+                if hasattr(self, f"_{name}"):
+                    setattr(self, f"_{name}", Scheduler(value).get(timestep))
+            per_module = getattr(self, f"curr_{name}s", None)
+            if isinstance(per_module, dict):
+                per_module.update({module_id: value for module_id in per_module})
+            for piece in pieces:
+                if name in vars(piece):
+                    setattr(piece, name, value)
+
     # -- weights and state ---------------------------------------------------------------------
     def get_weights(self, module_ids=None, inference_only: bool = False) -> Dict[str, Any]:
         ids = list(self.module.keys()) if module_ids is None else list(module_ids)
@@ -251,13 +297,25 @@ class Learner:
             self.module[mid].set_state(state)
 
     def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
+        """Module weights, optimizer states (Adam moments and step counts), metrics and learner-connector state.
+
+        With `checkpoint_trainable_policies_only`, modules that should_module_be_updated() rejects are left out.
+        """
+        from relayrl.checkpoints.checkpointable import selected
+
+        module_ids = list(self.module.keys())
+        if self.config.get("checkpoint_trainable_policies_only", False):
+            module_ids = [mid for mid in module_ids if self.should_module_be_updated(mid)]
         # Deep copies: torch's state_dict() shares the live moment tensors, which later steps update in place.
-        return {
-            "rl_module": self.get_weights(),
-            "optimizer": {f"{mid}/{name}": copy.deepcopy(opt.state_dict()) for mid, opts in self._optimizers.items()
-                          for name, opt in opts.items()},
-            "metrics_logger": self.metrics.get_state(),
+        parts = {
+            "rl_module": lambda: self.get_weights(module_ids=module_ids),
+            "optimizer": lambda: {f"{mid}/{name}": copy.deepcopy(opt.state_dict())
+                                  for mid, opts in self._optimizers.items() if mid in module_ids or mid == ALL_MODULES
+                                  for name, opt in opts.items()},
+            "metrics_logger": self.metrics.get_state,
+            "learner_connector": lambda: self._learner_connector.get_state() if self._learner_connector else {},
         }
+        return {name: get() for name, get in parts.items() if selected(name, components, not_components)}
 
     def set_state(self, state: Dict[str, Any]) -> None:
         if "rl_module" in state:
@@ -268,6 +326,8 @@ class Learner:
             self._optimizers[mid][name].load_state_dict(copy.deepcopy(opt_state))
         if "metrics_logger" in state:
             self.metrics.set_state(state["metrics_logger"])
+        if state.get("learner_connector") and self._learner_connector is not None:
+            self._learner_connector.set_state(state["learner_connector"])
 
     def shutdown(self) -> None:
         pass

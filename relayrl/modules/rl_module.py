@@ -11,11 +11,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from relayrl.checkpoints.checkpointable import Checkpointable
 from relayrl.core.columns import Columns
 from relayrl.modules.distributions import TorchCategorical, TorchDiagGaussian
 
 
-class RLModule(nn.Module):
+class RLModule(Checkpointable, nn.Module):
     """A torch module with the RLModule API (`forward_inference`, `forward_exploration`, `forward_train`)."""
 
     framework = "torch"
@@ -132,6 +133,12 @@ class RLModule(nn.Module):
             "inference_only": self.inference_only,
             "model_config": self.model_config,
         }
+
+    def export_torchscript(self, path: str, example_obs=None) -> str:
+        """Save the inference forward (obs -> action_dist_inputs) as TorchScript; loads with plain torch.jit.load."""
+        from relayrl.checkpoints.export import export_torchscript
+
+        return export_torchscript(self, path, example_obs=example_obs)
 
     def unwrapped(self) -> "RLModule":
         return self

@@ -23,8 +23,11 @@ BASE_DEFAULTS = {
     "batch_mode": "truncate_episodes", "env_to_module_connector": None,
     "module_to_env_connector": None, "add_default_connectors_to_env_to_module_pipeline": True,
     "add_default_connectors_to_module_to_env_pipeline": True, "episode_lookback_horizon": 1,
-    "explore": True, "gym_env_vectorize_mode": "SYNC",
-    "num_learners": 0, "num_cpus_per_learner": "auto", "learner_class": None, "learner_connector": None, "add_default_connectors_to_learner_pipeline": True,
+    "explore": True, "gym_env_vectorize_mode": "SYNC", "exploration_config": {},
+    "num_cpus_per_env_runner": 1, "num_gpus_per_env_runner": 0, "custom_resources_per_env_runner": {},
+    "max_requests_in_flight_per_env_runner": 1, "sample_timeout_s": 60.0,
+    "num_learners": 0, "num_cpus_per_learner": "auto", "num_gpus_per_learner": 0, "learner_class": None,
+    "learner_connector": None, "add_default_connectors_to_learner_pipeline": True,
     "gamma": 0.99, "lr": 0.001, "train_batch_size_per_learner": None, "train_batch_size": 32,
     "minibatch_size": None, "num_epochs": 1, "shuffle_batch_per_epoch": False, "grad_clip": None,
     "grad_clip_by": "global_norm", "model_config": {}, "rl_module_spec": None,
@@ -40,6 +43,11 @@ BASE_DEFAULTS = {
     "callbacks_on_environment_created": None, "callbacks_on_episode_created": None,
     "callbacks_on_episode_start": None, "callbacks_on_episode_step": None, "callbacks_on_episode_end": None,
     "callbacks_on_sample_end": None,
+    "restart_failed_env_runners": True, "ignore_env_runner_failures": False, "max_num_env_runner_restarts": 1000,
+    "delay_between_env_runner_restarts_s": 60.0, "env_runner_health_probe_timeout_s": 30.0,
+    "env_runner_restore_timeout_s": 1800.0, "num_consecutive_env_runner_failures_tolerance": 100,
+    "restart_failed_sub_environments": False,
+    "export_native_model_files": False, "checkpoint_trainable_policies_only": False,
 }
 PPO_OPTIONS = {
     "lambda": 1.0, "clip_param": 0.3, "vf_clip_param": 10.0, "vf_loss_coeff": 1.0,
@@ -52,7 +60,7 @@ PPO_DEFAULTS = {**BASE_DEFAULTS, **PPO_OPTIONS, "num_envs_per_env_runner": 8, "l
                 "lambda": 0.95, "clip_param": 0.2, "vf_clip_param": float("inf"), "vf_loss_coeff": 0.5,
                 "use_kl_loss": False}
 GROUPS = ["environment", "env_runners", "learners", "training", "rl_module", "reporting",
-          "evaluation", "debugging", "callbacks"]
+          "evaluation", "debugging", "callbacks", "fault_tolerance", "checkpointing"]
 
 
 @pytest.fixture(autouse=True)
