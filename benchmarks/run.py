@@ -104,7 +104,8 @@ def measure_offpolicy(peers_python) -> dict:
 
 
 def _time_to_bar(result: dict) -> str:
-    if not result or "train_s" not in result:
+    """"wall s (steps)": relayrl's wall time from `python` start, or a peer's train_s + build_s."""
+    if not result or "steps" not in result or not (result.get("wall_s") or "train_s" in result):
         return "-" if not result else "error"
     total = result.get("wall_s") or result["train_s"] + result.get("build_s", 0)
     return f"{total:.1f} s ({result['steps']:.0f})" + ("" if result.get("solved") else " NOT SOLVED")
@@ -122,7 +123,7 @@ def offpolicy_rows(f: dict) -> list:
         mine, ratios = runs.get("relayrl", {}), []
         for peer, label in (("sb3", "SB3"), ("rllib", "RLlib")):
             other = runs.get(peer, {})
-            if "train_s" in mine and "train_s" in other and mine.get("solved") and other.get("solved"):
+            if "wall_s" in mine and "train_s" in other and mine.get("solved") and other.get("solved"):
                 peer_total = other["train_s"] + other.get("build_s", 0)
                 ratios.append(f"{peer_total / mine['wall_s']:.1f}x faster than {label}")
         rows.append((work + ", wall s from `python` start (env steps)", _time_to_bar(mine),
@@ -197,8 +198,15 @@ def main(argv=None):
                         help="python of a venv with ray[rllib] and stable-baselines3 (see ../shared/anchors)")
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument("--suite", choices=("ppo", "offpolicy", "ray", "all"), default="ppo")
+    parser.add_argument("--table-from", type=pathlib.Path, default=None,
+                        help="print the table of an earlier run's JSON file instead of measuring")
     parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path(__file__).parent / "results" / "latest.json")
     args = parser.parse_args(argv)
+    if args.table_from:
+        figures = json.loads(args.table_from.read_text())
+        print(f"Machine: {figures['machine']}")
+        print_table(table_rows(figures))
+        return figures
     figures = measure(None if args.no_peers else args.peers_python, args.suite)
     print(f"Machine: {figures['machine']}")
     figures["table_markdown"] = print_table(table_rows(figures))

@@ -28,6 +28,15 @@ class CurriculumCallbacks(RLlibCallback):
         task = TASKS[self.task_index]
         # The seeds' snippet, as written: every sub-env of every EnvRunner gets the new task.
         algorithm.workers.foreach_worker(lambda ev: ev.foreach_env(lambda env: env.set_task(task)))
+        # Evaluation runners (if any) evaluate on the task being trained.
+        if algorithm.eval_env_runner_group is not None:
+            algorithm.eval_env_runner_group.foreach_env(lambda env: env.set_task(task))
+
+    def on_env_runners_recreated(self, *, algorithm, env_runner_group, env_runner_indices, **kwargs):
+        """A crashed remote runner came back with fresh envs: give them the current task too."""
+        task = TASKS[self.task_index]
+        env_runner_group.foreach_env_runner(lambda ev: ev.foreach_env(lambda env: env.set_task(task)),
+                                            local_env_runner=False, remote_worker_ids=env_runner_indices)
 
 
 def build_config(args) -> PPOConfig:

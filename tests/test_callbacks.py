@@ -255,6 +255,35 @@ def test_custom_metrics_and_train_result_mutation():
         algo.stop()
 
 
+class OlderStyleMetrics(RLlibCallback):
+    """The seeds' older style: user state in episode.user_data, scalars in episode.custom_metrics."""
+
+    def on_episode_start(self, *, episode, **kwargs):
+        episode.user_data["obs_seen"] = []
+
+    def on_episode_step(self, *, episode, **kwargs):
+        episode.user_data["obs_seen"].append(float(episode.get_observations(-1)[0]))
+
+    def on_episode_end(self, *, episode, env_index, **kwargs):
+        episode.custom_metrics["last_obs"] = episode.user_data["obs_seen"][-1]
+        episode.custom_metrics["env_index"] = float(env_index)
+
+
+def test_older_custom_metrics_style_is_aggregated_to_mean_min_max():
+    # Two sub-envs, episodes of 3 steps (the last observation counts to 3): each finished episode
+    # reports custom_metrics, aggregated over episodes as <name>_mean/_min/_max.
+    config = counting_config(episode_len=3, num_envs=2, fragment=6, train_batch_size=12)
+    algo = config.callbacks(OlderStyleMetrics).build_algo()
+    try:
+        env = algo.train()["env_runners"]
+        custom = env["custom_metrics"]
+        assert env["num_episodes"] == 4  # 2 per sub-env, cut chunks carry user_data and custom_metrics
+        assert custom["last_obs_mean"] == custom["last_obs_min"] == custom["last_obs_max"] == 3.0
+        assert (custom["env_index_min"], custom["env_index_max"], custom["env_index_mean"]) == (0.0, 1.0, 0.5)
+    finally:
+        algo.stop()
+
+
 def test_algorithm_hooks_order_and_per_event_callables():
     log = []
     config = counting_config(fragment="auto").callbacks(

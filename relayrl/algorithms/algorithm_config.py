@@ -148,8 +148,9 @@ _BASE_OPTIONS = (
     Option("num_consecutive_env_runner_failures_tolerance", 100, "Failures in a row of one "
            "EnvRunner (no successful call between) before training raises.", "fault_tolerance",
            POSITIVE_INT, aliases=("num_consecutive_worker_failures_tolerance",)),
-    Option("restart_failed_sub_environments", False, "Accepted for RLlib configs, not implemented: a "
-           "failing sub-env fails its whole EnvRunner, handled per restart_failed_env_runners.",
+    Option("restart_failed_sub_environments", False, "A sub-env whose step() raises is recreated "
+           "inside its EnvRunner (the runner's envs are rebuilt, ongoing episodes dropped) instead of "
+           "failing the runner.",
            "fault_tolerance", BOOL),
     # learners() (the two connector options are also accepted by training(), as in RLlib)
     Option("num_learners", 0, "Remote Learner actors (Ray, DDP); 0 trains in the driver process.",

@@ -2,6 +2,7 @@
 
 The same class runs in the driver (the embedded default) and inside Ray actors.
 """
+import logging
 from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
@@ -27,6 +28,8 @@ from relayrl.env.vector_env import (
 )
 from relayrl.exploration.env_runner_exploration import build_env_runner_exploration
 from relayrl.metrics.metrics_logger import MetricsLogger
+
+logger = logging.getLogger("relayrl")
 
 
 class EnvRunner:
@@ -222,8 +225,10 @@ class EnvRunner:
             to_env = self._compute_actions(explore, random_actions, self.num_env_steps_sampled_lifetime + steps)
             actions = to_env.pop(Columns.ACTIONS)
             env_actions = to_env.pop(Columns.ACTIONS_FOR_ENV, actions)
-            batched_obs, rewards, terminateds, truncateds, infos = self.env.step(
-                batch_actions(self._single_env_action_space, env_actions))
+            stepped = self._step_envs(batch_actions(self._single_env_action_space, env_actions), explore)
+            if stepped is None:  # a sub-env failed and the envs were recreated (restart_failed_sub_environments)
+                continue
+            batched_obs, rewards, terminateds, truncateds, infos = stepped
             observations = unbatch(self.env.observation_space, batched_obs)
             if clip is True:
                 rewards = np.sign(rewards)
@@ -257,6 +262,37 @@ class EnvRunner:
         self._stats.on_steps(steps)
         self.num_env_steps_sampled_lifetime += steps
         return done_episodes
+
+    def _step_envs(self, actions, explore: bool):
+        """`env.step(actions)`; with restart_failed_sub_environments a raising env is rebuilt instead of
+        failing the runner: the vector env is recreated, its ongoing episodes are dropped (their steps
+        are not returned) and sampling goes on, up to num_consecutive_env_runner_failures_tolerance
+        failures in a row."""
+        if not self.config.restart_failed_sub_environments:
+            return self.env.step(actions)
+        try:
+            stepped = self.env.step(actions)
+        except Exception as error:
+            self._consecutive_env_failures = getattr(self, "_consecutive_env_failures", 0) + 1
+            if self._consecutive_env_failures > self.config.num_consecutive_env_runner_failures_tolerance:
+                raise
+            logger.warning("EnvRunner %d: a sub-environment raised %r; recreating the envs "
+                           "(restart_failed_sub_environments=True)", self.worker_index, error)
+            self.metrics.log_value("num_env_restarts", 1, reduce="sum")
+            self._close_env_quietly()
+            self.make_env()
+            self._reset_envs(explore)
+            return None
+        self._consecutive_env_failures = 0
+        return stepped
+
+    def _close_env_quietly(self) -> None:
+        """Close a broken env without letting its close() raise; make_env() then builds a new one."""
+        try:
+            self.env.close()
+        except Exception:  # the env is being replaced because it is broken
+            logger.debug("closing the failed env raised", exc_info=True)
+        self.env = None
 
     def _record_step(self, actions, extra_outputs, observations, rewards, terminateds, truncateds,
                      infos) -> List[int]:

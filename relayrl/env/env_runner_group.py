@@ -262,6 +262,7 @@ class EnvRunnerGroup:
         return {
             "num_healthy_env_runners": self.num_healthy_remote_workers(),
             "num_remote_env_runner_restarts": self.num_remote_env_runner_restarts(),
+            "num_env_runner_restarts": self.num_remote_env_runner_restarts(),  # the same, shorter name
             "num_env_steps_lost": lost,
             "num_env_steps_lost_lifetime": self.num_env_steps_lost_lifetime,
         }

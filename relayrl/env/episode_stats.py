@@ -32,6 +32,10 @@ class EpisodeStats:
         log("episode_duration_sec_mean", episode.get_duration_s(), reduce="mean", window=w)
         log("num_episodes", 1, reduce="sum", clear_on_reduce=True)
         log("num_episodes_lifetime", 1, reduce="sum")
+        for name, value in episode.custom_metrics.items():  # the seeds' older style, aggregated like RLlib's
+            log(("custom_metrics", f"{name}_mean"), value, reduce="mean", window=w)
+            log(("custom_metrics", f"{name}_min"), value, reduce="min", window=w)
+            log(("custom_metrics", f"{name}_max"), value, reduce="max", window=w)
 
     def on_steps(self, n: int) -> None:
         self.metrics.log_value("num_env_steps_sampled", n, reduce="sum", clear_on_reduce=True)

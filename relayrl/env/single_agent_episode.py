@@ -84,6 +84,7 @@ class SingleAgentEpisode:
         self.t_started = t_started or 0
         self.t = self.t_started + len(self.rewards)
         self._custom_data: Dict[str, Any] = {}
+        self._custom_metrics: Dict[str, float] = {}
         self._start_time = time.perf_counter()
         self._last_step_time: Optional[float] = None
         self.validate()
@@ -110,6 +111,17 @@ class SingleAgentEpisode:
     def custom_data(self) -> Dict[str, Any]:
         """Free-form user data (e.g. from callbacks); merged by concat, deep-copied by cut."""
         return self._custom_data
+
+    @property
+    def user_data(self) -> Dict[str, Any]:
+        """The seeds' older name for `custom_data`."""
+        return self._custom_data
+
+    @property
+    def custom_metrics(self) -> Dict[str, float]:
+        """The seeds' older custom-metrics style: scalars set here (e.g. in on_episode_end) are reported
+        per finished episode as `result["env_runners"]["custom_metrics"]["<name>_mean/_min/_max"]`."""
+        return self._custom_metrics
 
     @property
     def is_reset(self) -> bool:
@@ -270,6 +282,7 @@ class SingleAgentEpisode:
         if other._last_step_time is not None:
             self._last_step_time = other._last_step_time
         self._custom_data.update(other.custom_data)
+        self._custom_metrics.update(other.custom_metrics)
         self.validate()
 
     def cut(self, len_lookback_buffer: int = 0) -> "SingleAgentEpisode":
@@ -301,6 +314,7 @@ class SingleAgentEpisode:
             multi_agent_episode_id=self.multi_agent_episode_id,
         )
         successor._custom_data = copy.deepcopy(self._custom_data)
+        successor._custom_metrics = dict(self._custom_metrics)
         return successor
 
     def slice(self, slice_: slice, *, len_lookback_buffer: Optional[int] = None) -> "SingleAgentEpisode":
@@ -430,6 +444,7 @@ class SingleAgentEpisode:
             "observation_space": self._observation_space,
             "action_space": self._action_space,
             "custom_data": copy.deepcopy(self._custom_data),
+            "custom_metrics": dict(self._custom_metrics),
             "start_time": self._start_time,
             "last_step_time": self._last_step_time,
         }
@@ -454,6 +469,7 @@ class SingleAgentEpisode:
             multi_agent_episode_id=state["multi_agent_episode_id"],
         )
         eps._custom_data = copy.deepcopy(state.get("custom_data", {}))
+        eps._custom_metrics = dict(state.get("custom_metrics", {}))
         eps._start_time = state.get("start_time", eps._start_time)
         eps._last_step_time = state.get("last_step_time")
         return eps
