@@ -83,9 +83,10 @@ def test_pbt_exploits_with_reused_actors(ray_session, tiny_ppo_config, tmp_path)
     restores = [e for e in events if e["event"] == "restore"]
 
     assert restores, "PBT never restored a checkpoint"
-    # Actors were reused through reset_config, which always succeeded: 4 trials, at most 2 actors.
+    # Actors were reused through reset_config, which always succeeded: fewer actors built than trials
+    # (2 CPUs run 2 trials at a time; Tune may still start a third actor while it caches one).
     assert resets and all(e["accepted"] for e in resets)
-    assert len(setups) <= 2 < len(setups) + len(resets)
+    assert len(setups) < 4 <= len(setups) + len(resets)
 
     exploits = 0
     for restore in restores:
