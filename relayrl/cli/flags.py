@@ -155,7 +155,7 @@ def build_train_parser(algorithm: str, config_class: type) -> argparse.ArgumentP
         epilog=(
             "example:\n"
             f"  relayrl train {algorithm} --env CartPole-v1 --stop-reward 450 "
-            "--stop-timesteps 300000 --lr 3e-4\n\n"
+            "--stop-timesteps 300000 --gamma 0.99\n\n"
             "exit status: 0 stop reward reached (or none given), 1 stopped by a budget before "
             "reaching it,\n2 command-line or config error, 130 interrupted (Ctrl-C).\n"
             "Set RELAYRL_TRACEBACK=1 to see the traceback of a config error."),
