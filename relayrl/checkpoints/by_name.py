@@ -8,6 +8,7 @@ from typing import Any, Optional
 import numpy as np
 
 from relayrl.checkpoints.errors import CheckpointError
+from relayrl.core.spaces import is_space
 
 IMPORT, SPACE, DATACLASS, UNSTORABLE, TUPLE, ITEMS = (
     "__import__", "__space__", "__dataclass__", "__unstorable__", "__tuple__", "__items__")
@@ -63,7 +64,7 @@ def describe(value: Any) -> Any:
         if all(isinstance(k, str) for k in value):
             return {k: describe(v) for k, v in value.items()}
         return {ITEMS: [[describe(k), describe(v)] for k, v in value.items()]}
-    if _is_space(value):
+    if is_space(value):
         return _describe_space(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         name = name_of(type(value))
@@ -122,10 +123,6 @@ def _hashable(key):
 
 
 # -- gymnasium spaces ----------------------------------------------------------------------------
-def _is_space(value) -> bool:
-    return any(k.__module__.startswith("gymnasium.spaces") for k in type(value).__mro__)
-
-
 def _describe_space(space) -> dict:
     from gymnasium import spaces
 
