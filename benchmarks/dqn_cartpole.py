@@ -7,9 +7,10 @@ prints one JSON line (RESULT {...}) with the env steps, wall seconds and CPU sec
 /work/shared/anchors/rllib_offpolicy.py dqn and sb3_offpolicy.py dqn.
 """
 import argparse
-import json
 import pathlib
 import time
+
+from time_to_bar import report, train_to_bar
 
 T0 = time.perf_counter()
 
@@ -44,33 +45,17 @@ def main(argv=None):
     start, cpu_start = time.perf_counter(), time.process_time()
     algo = rllib_cartpole_config(args.seed).build_algo()
     built = time.perf_counter()
-    try:
-        while True:
-            result = algo.train()
-            ret = result["env_runners"]["episode_return_mean"]
-            steps = result["num_env_steps_sampled_lifetime"]
-            if result["training_iteration"] % 10 == 0:
-                print(f"iter={result['training_iteration']} steps={steps} return={ret:.1f} "
-                      f"t={time.perf_counter() - start:.0f}s", flush=True)
-            if ret >= args.stop_reward or steps >= args.stop_timesteps:
-                break
-    finally:
-        algo.stop()
+    result, _ = train_to_bar(algo, stop_reward=args.stop_reward, stop_timesteps=args.stop_timesteps)
+    ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
     end, cpu_s = time.perf_counter(), time.process_time() - cpu_start
     train_s = end - built
-    summary = {"task": "dqn_cartpole", "seed": args.seed, "solved": bool(ret >= args.stop_reward),
-               "return": round(ret, 1), "steps": steps, "train_s": round(train_s, 1),
-               "build_s": round(built - start, 2), "wall_s": round(end - T0, 1),
-               "env_steps_per_s": round(steps / train_s, 1),
-               # CPU seconds of this process: on a shared, busy machine wall time says little.
-               "cpu_s": round(cpu_s, 1),
-               "env_steps_trained": result["num_env_steps_trained_lifetime"]}
-    print("RESULT " + json.dumps(summary))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(summary, indent=2))
-    return summary
-
+    return report({"task": "dqn_cartpole", "seed": args.seed, "solved": bool(ret >= args.stop_reward),
+                   "return": round(ret, 1), "steps": steps, "train_s": round(train_s, 1),
+                   "build_s": round(built - start, 2), "wall_s": round(end - T0, 1),
+                   "env_steps_per_s": round(steps / train_s, 1),
+                   # CPU seconds of this process: on a shared, busy machine wall time says little.
+                   "cpu_s": round(cpu_s, 1),
+                   "env_steps_trained": result["num_env_steps_trained_lifetime"]}, args.json)
 
 if __name__ == "__main__":
     main()

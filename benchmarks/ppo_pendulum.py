@@ -6,9 +6,10 @@ RLlib's example samples with 2 EnvRunners x 20 envs; here one in-process EnvRunn
 (the 1024-step train batch per iteration is the same).
 """
 import argparse
-import json
 import pathlib
 import time
+
+from time_to_bar import report, train_to_bar
 
 from relayrl import DefaultModelConfig, PPOConfig
 from relayrl.algorithms.ppo.ppo_config import RLLIB_PPO_DEFAULTS
@@ -35,30 +36,11 @@ def main(argv=None):
         .rl_module(model_config=DefaultModelConfig(fcnet_activation="relu"))
         .debugging(seed=args.seed)
     )
-    algo = config.build_algo()
-    best = float("-inf")
-    try:
-        while True:
-            result = algo.train()
-            ret = result["env_runners"]["episode_return_mean"]
-            steps = result["num_env_steps_sampled_lifetime"]
-            best = max(best, ret)
-            if result["training_iteration"] % 20 == 0:
-                print(f"iter={result['training_iteration']} steps={steps} return={ret:.1f} "
-                      f"t={time.perf_counter() - start:.0f}s", flush=True)
-            if ret >= args.stop_reward or steps >= args.stop_timesteps or \
-                    result["training_iteration"] >= args.stop_iters:
-                break
-    finally:
-        algo.stop()
-    summary = {"task": "ppo_pendulum", "seed": args.seed, "solved": ret >= args.stop_reward, "return": ret,
-               "best_return": best, "steps": steps, "wall_s": round(time.perf_counter() - start, 1)}
-    print("RESULT " + json.dumps(summary))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(summary, indent=2))
-    return summary
-
+    result, best = train_to_bar(config.build_algo(), stop_reward=args.stop_reward,
+                                stop_timesteps=args.stop_timesteps, stop_iters=args.stop_iters, print_every=20)
+    ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
+    return report({"task": "ppo_pendulum", "seed": args.seed, "solved": ret >= args.stop_reward, "return": ret,
+                   "best_return": best, "steps": steps, "wall_s": round(time.perf_counter() - start, 1)}, args.json)
 
 if __name__ == "__main__":
     main()

@@ -6,11 +6,11 @@ Same settings as RLlib's `examples/algorithms/sac/pendulum_sac.py` (one Learner)
 (RESULT {...}) with the env steps and wall seconds it took.
 """
 import argparse
-import json
 import pathlib
 import time
 
 import torch.nn as nn
+from time_to_bar import report, train_to_bar
 
 from relayrl import DefaultModelConfig
 from relayrl.algorithms.sac import SACConfig
@@ -46,28 +46,12 @@ def main(argv=None):
     start = time.perf_counter()
     algo = rllib_pendulum_config(args.seed).build_algo()
     built = time.perf_counter()
-    try:
-        while True:
-            result = algo.train()
-            ret = result["env_runners"]["episode_return_mean"]
-            steps = result["num_env_steps_sampled_lifetime"]
-            if result["training_iteration"] % 20 == 0:
-                print(f"iter={result['training_iteration']} steps={steps} return={ret:.1f} "
-                      f"t={time.perf_counter() - start:.0f}s", flush=True)
-            if ret >= args.stop_reward or steps >= args.stop_timesteps:
-                break
-    finally:
-        algo.stop()
+    result, _ = train_to_bar(algo, stop_reward=args.stop_reward, stop_timesteps=args.stop_timesteps, print_every=20)
+    ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
     wall = time.perf_counter() - start
-    summary = {"task": "sac_pendulum", "seed": args.seed, "solved": bool(ret >= args.stop_reward),
-               "return": round(ret, 1), "steps": steps, "wall_s": round(wall, 1),
-               "build_s": round(built - start, 2), "env_steps_per_s": round(steps / wall, 1)}
-    print("RESULT " + json.dumps(summary))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(summary, indent=2))
-    return summary
-
+    return report({"task": "sac_pendulum", "seed": args.seed, "solved": bool(ret >= args.stop_reward),
+                   "return": round(ret, 1), "steps": steps, "wall_s": round(wall, 1),
+                   "build_s": round(built - start, 2), "env_steps_per_s": round(steps / wall, 1)}, args.json)
 
 if __name__ == "__main__":
     main()
