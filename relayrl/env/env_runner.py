@@ -56,6 +56,7 @@ class EnvRunner:
         self._cb_sample_end = handlers("on_sample_end")
         self._prev_chunks: Dict[str, list] = {}  # episode id -> chunks handed out (only with on_episode_end)
         self.num_env_steps_sampled_lifetime = 0  # the `timestep` Exploration objects see
+        self._consecutive_env_failures = 0  # sub-env failures in a row (restart_failed_sub_environments)
         self.make_env()
         self.make_module()
 
@@ -157,10 +158,7 @@ class EnvRunner:
         observations, infos = self.env.reset(seed=seed)
         batched_obs, observations = observations, unbatch(self.env.observation_space, observations)
         for i, episode in enumerate(self._episodes):
-            episode.add_env_reset(observations[i], info_at(infos, i))
-            self._episode_callbacks(self._cb_start, episode, i)
-            if self._exploration_on_episode_start is not None:
-                self._exploration_on_episode_start(environment=self.env, episode=episode, env_index=i)
+            self._start_episode(episode, observations[i], info_at(infos, i), i)
         self._cached_to_module = self._env_to_module_call(self._episodes, explore, batched_obs)
         self._needs_reset = False
 
@@ -173,12 +171,16 @@ class EnvRunner:
         episode = self._make_episode()
         if self._cb_created:
             self._episode_callbacks(self._cb_created, episode, env_index)
+        self._start_episode(episode, observation, info, env_index)
+        return episode
+
+    def _start_episode(self, episode, observation, info, env_index: int) -> None:
+        """The reset observation goes in, then on_episode_start (callbacks, then the exploration object)."""
         episode.add_env_reset(observation, info)
         if self._cb_start:
             self._episode_callbacks(self._cb_start, episode, env_index)
         if self._exploration_on_episode_start is not None:
             self._exploration_on_episode_start(environment=self.env, episode=episode, env_index=env_index)
-        return episode
 
     def _episode_callbacks(self, handlers, episode, env_index: int, **extra) -> None:
         for handler in handlers:
@@ -273,7 +275,7 @@ class EnvRunner:
         try:
             stepped = self.env.step(actions)
         except Exception as error:
-            self._consecutive_env_failures = getattr(self, "_consecutive_env_failures", 0) + 1
+            self._consecutive_env_failures += 1
             if self._consecutive_env_failures > self.config.num_consecutive_env_runner_failures_tolerance:
                 raise
             logger.warning("EnvRunner %d: a sub-environment raised %r; recreating the envs "
