@@ -39,6 +39,7 @@ class Learner(Checkpointable):
         self._pending_stats: Dict[tuple, List[torch.Tensor]] = {}
         self._learner_connector = None
         self._params_cache: Dict[str, List[torch.nn.Parameter]] = {}
+        self._ddp_module = None  # set by relayrl/distributed/learner_ddp.py in remote Learners (num_learners > 1)
         self.module: Optional[MultiRLModule] = None
 
     # -- construction ----------------------------------------------------------------------
@@ -67,7 +68,7 @@ class Learner(Checkpointable):
     @property
     def distributed(self) -> bool:
         """True inside a remote Learner that trains with DistributedDataParallel (num_learners > 1)."""
-        return getattr(self, "_ddp_module", None) is not None
+        return self._ddp_module is not None
 
     # -- optimizers ------------------------------------------------------------------------
     def configure_optimizers(self) -> None:
@@ -142,9 +143,8 @@ class Learner(Checkpointable):
         return {mid: _to_tensors(module_batch, self._device) for mid, module_batch in batch.items()}
 
     def _update(self, batch: Dict[str, Dict[str, Any]]):
-        ddp = getattr(self, "_ddp_module", None)
-        if ddp is not None:  # DDP runs forward + losses, so backward all-reduces the gradients (learner_ddp.py)
-            fwd_out, loss_per_module = ddp(batch)
+        if self._ddp_module is not None:  # DDP runs forward + losses, so backward all-reduces the gradients
+            fwd_out, loss_per_module = self._ddp_module(batch)
         else:
             fwd_out = self.module.forward_train(batch)
             loss_per_module = self.compute_losses(fwd_out=fwd_out, batch=batch)
@@ -277,9 +277,10 @@ class Learner(Checkpointable):
             if unchanged:
                 continue
             if isinstance(getattr(self, f"{name}_scheduler", None), Scheduler):
-                setattr(self, f"{name}_scheduler", Scheduler(value))
+                scheduler = Scheduler(value)
+                setattr(self, f"{name}_scheduler", scheduler)
                 if hasattr(self, f"_{name}"):
-                    setattr(self, f"_{name}", Scheduler(value).get(timestep))
+                    setattr(self, f"_{name}", scheduler.get(timestep))
             per_module = getattr(self, f"curr_{name}s", None)
             if isinstance(per_module, dict):
                 per_module.update({module_id: value for module_id in per_module})
