@@ -404,17 +404,17 @@ class Algorithm(Checkpointable, TrainableBase):
     # -- shared training_step pieces -------------------------------------------------------------
     def sample_episodes(self, *, max_env_steps: int):
         """Sample at least `max_env_steps` env steps from the runners; log their metrics."""
-        episodes, steps = [], 0
-        runner, group = self.env_runner, self.env_runner_group
+        group = self.env_runner_group
         with self.metrics.log_time(("timers", "env_runner_sampling_timer"), window=1):
             if group.is_remote:  # all healthy Ray actors at once; failures handled by the group
                 episodes, steps, runner_metrics = group.sample_episodes(max_env_steps=max_env_steps)
-            while not group.is_remote and steps < max_env_steps:
-                new = runner.sample()
-                episodes.extend(new)
-                steps += sum(len(e) for e in new)
-        if not group.is_remote:
-            runner_metrics = [runner.get_metrics()]
+            else:
+                episodes, steps, runner = [], 0, self.env_runner
+                while steps < max_env_steps:
+                    new = runner.sample()
+                    episodes.extend(new)
+                    steps += sum(len(e) for e in new)
+                runner_metrics = [runner.get_metrics()]
         self.metrics.merge_and_log_n_dicts(runner_metrics, key=ENV_RUNNER_RESULTS)
         if steps == 0:
             raise RuntimeError("Sampling returned no env steps this iteration; check the env and rollout settings.")
