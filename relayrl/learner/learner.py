@@ -13,7 +13,11 @@ import torch
 from relayrl.checkpoints.checkpointable import Checkpointable
 from relayrl.core.columns import ALL_MODULES, DEFAULT_MODULE_ID, Columns
 from relayrl.core.schedules import Scheduler
-from relayrl.learner.minibatches import batch_size_of, iterate_minibatches
+from relayrl.learner.minibatches import (
+    batch_size_of,
+    drop_rows_outside_loss,
+    iterate_minibatches,
+)
 from relayrl.learner.optimizers import make_adam
 from relayrl.metrics.metrics_logger import MetricsLogger
 from relayrl.modules.multi_rl_module import MultiRLModule
@@ -137,10 +141,12 @@ class Learner(Checkpointable):
 
     def _as_module_batch(self, batch: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
         """Key the batch by module ID (a flat batch belongs to `default_policy`); numpy arrays become tensors
-        (otherwise minibatching would not slice them)."""
+        (otherwise minibatching would not slice them); rows outside the loss (`loss_mask` False) leave
+        non-recurrent batches, so minibatches hold only rows that train."""
         if not (batch and all(k in self.module for k in batch)):
             batch = {DEFAULT_MODULE_ID: batch}
-        return {mid: _to_tensors(module_batch, self._device) for mid, module_batch in batch.items()}
+        return {mid: drop_rows_outside_loss(_to_tensors(module_batch, self._device))
+                for mid, module_batch in batch.items()}
 
     def _update(self, batch: Dict[str, Dict[str, Any]]):
         if self._ddp_module is not None:  # DDP runs forward + losses, so backward all-reduces the gradients
@@ -175,7 +181,8 @@ class Learner(Checkpointable):
         for optimizers in self._optimizers.values():
             for optimizer in optimizers.values():
                 optimizer.zero_grad(set_to_none=True)
-        total = sum(loss_per_module.values())
+        losses = list(loss_per_module.values())
+        total = losses[0] if len(losses) == 1 else sum(losses)  # sum() would add a `0 +` node to the graph
         total.backward()
         return {module_id: self._module_parameters(module_id) for module_id in loss_per_module}
 

@@ -38,6 +38,29 @@ def _rows_slice(value, start: int, stop: int):
     return value
 
 
+def drop_rows_outside_loss(module_batch: Dict[str, Any]) -> Dict[str, Any]:
+    """The rows whose `loss_mask` is True, without the mask column (non-recurrent batches).
+
+    Rows outside the loss (e.g. PPO's bootstrap steps, there only for GAE) would otherwise fill
+    minibatches and cost masked means in every loss term. Recurrent batches keep their padding
+    masks: their sequences must stay whole.
+    """
+    mask = module_batch.get(Columns.LOSS_MASK)
+    if not isinstance(mask, torch.Tensor) or mask.dim() != 1 or Columns.SEQ_LENS in module_batch:
+        return module_batch
+    keep = mask.bool()
+    out = {}
+    for key, value in module_batch.items():
+        if key == Columns.LOSS_MASK:
+            continue
+        if key in _UNSLICED and isinstance(value, list) and len(value) == len(keep):
+            value = [item for item, kept in zip(value, keep.tolist()) if kept]
+        elif key not in _UNSLICED:
+            value = _take(value, keep)
+        out[key] = value
+    return out
+
+
 def iterate_minibatches(batch: Dict[str, Dict[str, Any]], *, num_epochs: int, minibatch_size: Optional[int],
                         shuffle: bool) -> Iterator[Dict[str, Dict[str, Any]]]:
     """`num_epochs` passes; each yields len // minibatch_size minibatches (rows dropped by flooring vary per

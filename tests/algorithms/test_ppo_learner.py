@@ -100,6 +100,39 @@ def test_ppo_loss_equals_hand_computation(settings):
         assert value == pytest.approx(expected[key], rel=1e-5, abs=1e-6), key
 
 
+@pytest.mark.parametrize("vf_clip_param", [float("inf"), 2.0])
+def test_ppo_gradients_equal_the_full_formula_when_terms_are_left_out(vf_clip_param):
+    """entropy_coeff=0 and vf_clip_param=inf leave their terms out of the graph: same loss, same gradients."""
+    torch.manual_seed(0)
+    learner = make_learner(use_kl_loss=False, entropy_coeff=0.0, vf_clip_param=vf_clip_param, vf_loss_coeff=0.5)
+    d = hand_batch(2)
+    del d["loss_mask"]
+    batch = _tensors({**d, "loss_mask": np.ones(6, bool)})
+    del batch[Columns.LOSS_MASK]
+    module = learner.module[DEFAULT_MODULE_ID]
+    logits = torch.from_numpy(d["new_logits"]).requires_grad_()
+    loss = learner.compute_loss_for_module(module_id=DEFAULT_MODULE_ID, config=learner.config, batch=batch,
+                                           fwd_out={Columns.ACTION_DIST_INPUTS: logits})
+    loss.backward()
+    got = (loss.detach(), logits.grad.clone(), [p.grad.clone() for p in module.vf.parameters()])
+    logits.grad = None
+    module.zero_grad()
+
+    log_probs = torch.log_softmax(logits, -1)
+    ratio = torch.exp(log_probs.gather(-1, batch[Columns.ACTIONS].unsqueeze(-1)).squeeze(-1)
+                      - batch[Columns.ACTION_LOGP])
+    adv = batch[Columns.ADVANTAGES]
+    surrogate = torch.min(adv * ratio, adv * torch.clamp(ratio, 0.8, 1.2))
+    vf = torch.clamp((module.compute_values(batch) - batch[Columns.VALUE_TARGETS]) ** 2, 0, vf_clip_param)
+    entropy = -(log_probs.exp() * log_probs).sum(-1)
+    full = torch.mean(-surrogate + 0.5 * vf - 0.0 * entropy)
+    full.backward()
+    torch.testing.assert_close(got[0], full.detach(), rtol=0, atol=1e-6)
+    torch.testing.assert_close(got[1], logits.grad, rtol=0, atol=1e-7)
+    for mine, theirs in zip(got[2], [p.grad for p in module.vf.parameters()]):
+        torch.testing.assert_close(mine, theirs, rtol=0, atol=1e-6)
+
+
 def test_ppo_loss_without_kl_term():
     learner = make_learner(use_kl_loss=False, vf_loss_coeff=0.0, entropy_coeff=0.0, clip_param=0.2)
     d = hand_batch(1)

@@ -11,7 +11,7 @@ from relayrl import AlgorithmConfig
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 from relayrl.learner.learner import Learner, possibly_masked_mean
 from relayrl.learner.learner_group import LearnerGroup
-from relayrl.learner.minibatches import iterate_minibatches
+from relayrl.learner.minibatches import drop_rows_outside_loss, iterate_minibatches
 from relayrl.modules.rl_module import RLModule
 from relayrl.modules.rl_module_spec import RLModuleSpec
 
@@ -300,6 +300,43 @@ def test_possibly_masked_mean_ignores_masked_rows_even_if_nan():
     mask = torch.tensor([True, True, False, False, True])
     assert possibly_masked_mean({Columns.LOSS_MASK: mask})(values).item() == pytest.approx(3.0)
     assert possibly_masked_mean({})(torch.tensor([1.0, 3.0])).item() == 2.0
+
+
+def test_drop_rows_outside_loss_keeps_masked_in_rows_only():
+    mask = torch.tensor([True, False, True, True, False])
+    batch = {"x": torch.arange(5), "nested": {"y": torch.arange(5) * 10}, Columns.LOSS_MASK: mask,
+             Columns.INFOS: ["a", "b", "c", "d", "e"]}
+    out = drop_rows_outside_loss(batch)
+    assert Columns.LOSS_MASK not in out
+    assert out["x"].tolist() == [0, 2, 3] and out["nested"]["y"].tolist() == [0, 20, 30]
+    assert out[Columns.INFOS] == ["a", "c", "d"]
+
+
+def test_drop_rows_outside_loss_leaves_recurrent_and_unmasked_batches():
+    recurrent = {"x": torch.zeros(2, 3), Columns.SEQ_LENS: torch.tensor([3, 1]),
+                 Columns.LOSS_MASK: torch.tensor([[True, True, True], [True, False, False]])}
+    assert drop_rows_outside_loss(recurrent) is recurrent
+    plain = {"x": torch.arange(4)}
+    assert drop_rows_outside_loss(plain) is plain
+
+
+def test_update_trains_only_on_rows_inside_the_loss():
+    """Masked-out rows (e.g. PPO's bootstrap steps) neither fill minibatches nor count as trained steps."""
+    seen = []
+
+    class Recording(RegressionLearner):
+        def _update(self, batch):
+            seen.append(batch[DEFAULT_MODULE_ID])
+            return super()._update(batch)
+
+    learner = make_learner(Recording, num_epochs=2, minibatch_size=8)
+    batch = regression_batch(20)
+    batch[Columns.LOSS_MASK] = torch.arange(20) % 5 != 4  # 16 rows inside the loss
+    batch["target"][~batch[Columns.LOSS_MASK]] = float("nan")  # would poison any loss that saw them
+    result = learner.update(batch=batch)
+    assert [len(mb[Columns.OBS]) for mb in seen] == [8, 8, 8, 8]
+    assert all(Columns.LOSS_MASK not in mb and torch.isfinite(mb["target"]).all() for mb in seen)
+    assert result[DEFAULT_MODULE_ID]["num_module_steps_trained"] == 16
 
 
 def test_learner_group_local_update_and_weights():
