@@ -18,15 +18,56 @@ def _undecorated(method):
 
 class Adam(torch.optim.Adam):
     add_param_group = _undecorated(_Optimizer.add_param_group)
-    zero_grad = _undecorated(_Optimizer.zero_grad)
+    _torch_zero_grad = _undecorated(_Optimizer.zero_grad)
     state_dict = _undecorated(_Optimizer.state_dict)
     load_state_dict = _undecorated(_Optimizer.load_state_dict)
     _torch_step = _undecorated(torch.optim.Adam.step)
 
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        # torch's version wraps this loop in a profiler region; per minibatch of a small net that costs
+        # more than the loop itself. Same effect: every parameter's .grad becomes None.
+        if not set_to_none:
+            return self._torch_zero_grad(set_to_none=False)
+        for group in self.param_groups:
+            for param in group["params"]:
+                param.grad = None
+
     def step(self, closure=None):
+        if closure is None and self._fused_step():
+            return None
         # torch's decorator only switches grad mode off (differentiable=False) around the update.
         with torch.no_grad():
             return self._torch_step(closure)
+
+    def _fused_step(self) -> bool:
+        """torch's fused Adam update, launched directly once every parameter has its state; False (nothing
+        done) where torch's own step is needed: the first step, amsgrad, capturable, tensor lr, mixed devices.
+
+        Same kernels, arguments and order as torch's fused path, so the results are identical; what it
+        skips is torch's per-step list building and grouping, which costs more than the kernel for a small net.
+        """
+        work = []
+        for group in self.param_groups:
+            if (not group.get("fused") or group["amsgrad"] or group["capturable"] or group["differentiable"]
+                    or group.get("decoupled_weight_decay") or isinstance(group["lr"], torch.Tensor)):
+                return False
+            params = [p for p in group["params"] if p.grad is not None]
+            states = [self.state.get(p) for p in params]
+            if not all(states) or len({(p.device, p.dtype) for p in params}) > 1:
+                return False
+            work.append((group, params, states))
+        with torch.no_grad():
+            for group, params, states in work:
+                if not params:
+                    continue
+                steps = [state["step"] for state in states]
+                torch._foreach_add_(steps, 1)
+                beta1, beta2 = group["betas"]
+                torch._fused_adam_(params, [p.grad for p in params], [state["exp_avg"] for state in states],
+                                   [state["exp_avg_sq"] for state in states], [], steps, amsgrad=False,
+                                   lr=group["lr"], beta1=beta1, beta2=beta2, weight_decay=group["weight_decay"],
+                                   eps=group["eps"], maximize=group["maximize"], grad_scale=None, found_inf=None)
+        return True
 
 
 def make_adam(params, **kwargs) -> Adam:

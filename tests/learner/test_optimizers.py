@@ -31,6 +31,18 @@ def test_same_parameters_and_state_as_torch_adam():
             assert torch.equal(ours_state["state"][key][name], value)
 
 
+def test_fused_adam_equals_torchs_fused_adam_bit_for_bit():
+    """relayrl launches the fused kernel itself after the first step; the numbers must not change."""
+    ours, our_opt = _train(lambda params, **kw: Adam(params, fused=True, **kw))
+    theirs, their_opt = _train(lambda params, **kw: torch.optim.Adam(params, fused=True, **kw))
+    for a, b in zip(ours.parameters(), theirs.parameters()):
+        assert torch.equal(a, b)
+    for key, state in their_opt.state_dict()["state"].items():
+        for name, value in state.items():
+            assert torch.equal(our_opt.state_dict()["state"][key][name], value), name
+    assert our_opt.state_dict()["state"][0]["step"].item() == 20
+
+
 def test_state_dict_round_trip_continues_identically():
     net, optimizer = _train(Adam, steps=5)
     state = optimizer.state_dict()
