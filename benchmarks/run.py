@@ -12,6 +12,7 @@ scripts in ../shared/anchors; without one, the table shows relayrl and the raw l
 The machine may be shared and noisy: compare the ratios of one run, not times across runs.
 """
 import argparse
+import compileall
 import json
 import os
 import pathlib
@@ -73,7 +74,15 @@ def _number(text: str):
         return {"True": True, "False": False}.get(text, text)
 
 
+def precompile() -> None:
+    """Byte-compile relayrl and the examples once, as `pip install` does for an installed package, so the timed
+    runs do not compile source on import (an editable install under PYTHONDONTWRITEBYTECODE would, every run)."""
+    for folder in (HERE.parent / "relayrl", HERE.parent / "examples"):
+        compileall.compile_dir(str(folder), quiet=1)
+
+
 def measure(peers_python, suite: str = "ppo") -> dict:
+    precompile()
     figures = {"machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores, "
                           f"Python {platform.python_version()}", "suite": suite}
     if suite in ("offpolicy", "all"):
