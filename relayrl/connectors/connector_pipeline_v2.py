@@ -15,6 +15,7 @@ class ConnectorPipelineV2(ConnectorV2):
                  connectors: Optional[List[ConnectorV2]] = None, **kwargs):
         self.connectors: List[ConnectorV2] = list(connectors or [])
         self.timers: Dict[str, float] = {}
+        self._active = None  # (rl_module, pieces as listed, pieces that do something for that module)
         super().__init__(input_observation_space, input_action_space, **kwargs)
         self._fix_spaces()
 
@@ -22,11 +23,21 @@ class ConnectorPipelineV2(ConnectorV2):
                  **kwargs) -> Any:
         batch = {} if batch is None else batch
         shared_data = {} if shared_data is None else shared_data
-        for piece in self.connectors:
+        for piece in self._active_pieces(rl_module):
             batch = piece(rl_module=rl_module, batch=batch, episodes=episodes, explore=explore,
                           shared_data=shared_data, metrics=metrics, **kwargs)
-            _check_returned_batch(piece, batch)
+            if not isinstance(batch, dict):
+                _raise_not_a_batch(piece, batch)
         return batch
+
+    def _active_pieces(self, rl_module) -> List[ConnectorV2]:
+        """The pieces without those that skip this module (see ConnectorV2.skips); remembered until
+        the module or the list of pieces changes, since this runs on every env step."""
+        active = self._active
+        pieces = tuple(self.connectors)
+        if active is None or active[0] is not rl_module or active[1] != pieces:
+            active = self._active = (rl_module, pieces, [p for p in pieces if not _skips(p, rl_module)])
+        return active[2]
 
     def timed_call(self, **kwargs) -> Any:
         """Like calling the pipeline, but accumulates seconds per piece in `self.timers` (profiling)."""
@@ -38,7 +49,8 @@ class ConnectorPipelineV2(ConnectorV2):
             start = time.perf_counter()
             batch = piece(batch=batch, **kwargs)
             self.timers[piece.name] = self.timers.get(piece.name, 0.0) + time.perf_counter() - start
-            _check_returned_batch(piece, batch)
+            if not isinstance(batch, dict):
+                _raise_not_a_batch(piece, batch)
         return batch
 
     # -- spaces ------------------------------------------------------------------------------
@@ -72,6 +84,7 @@ class ConnectorPipelineV2(ConnectorV2):
             piece._upstream_episodes_untouched = not any(p.WRITES_EPISODES for p in pieces[:i])
         self.BATCHED_SAFE = all(p.BATCHED_SAFE for p in pieces)
         self.WRITES_EPISODES = any(p.WRITES_EPISODES for p in pieces)
+        self._active = None  # the pieces' skips() may have changed
 
     def _recompute_spaces(self) -> None:
         if hasattr(self, "connectors"):
@@ -179,12 +192,20 @@ class ConnectorPipelineV2(ConnectorV2):
         return f"{self.name}({' -> '.join(c.name for c in self.connectors)})"
 
 
-def _check_returned_batch(piece: ConnectorV2, batch) -> None:
-    if not isinstance(batch, dict):
-        raise ValueError(
-            f"Connector piece {piece.name} returned {type(batch).__name__}, not the batch dict; "
-            "a ConnectorV2.__call__ must `return batch`."
-        )
+def _skips(piece: ConnectorV2, rl_module) -> bool:
+    # A subclass that overrides __call__ but not skips() may do something where its parent did nothing.
+    return _defined_in(type(piece), "skips") is _defined_in(type(piece), "__call__") and piece.skips(rl_module)
+
+
+def _defined_in(cls: type, name: str) -> type:
+    return next(c for c in cls.__mro__ if name in vars(c))
+
+
+def _raise_not_a_batch(piece: ConnectorV2, batch) -> None:
+    raise ValueError(
+        f"Connector piece {piece.name} returned {type(batch).__name__}, not the batch dict; "
+        "a ConnectorV2.__call__ must `return batch`."
+    )
 
 
 def _matches(piece: ConnectorV2, name_or_class) -> bool:

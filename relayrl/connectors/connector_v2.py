@@ -95,6 +95,15 @@ class ConnectorV2(abc.ABC):
                  shared_data: Optional[dict] = None, metrics=None, **kwargs) -> Any:
         """Read episodes and/or the batch, add to or change them, and return the batch."""
 
+    def skips(self, rl_module) -> bool:
+        """True if calling this piece with `rl_module` returns the batch unchanged whatever the batch and
+        episodes (e.g. a recurrent-state piece and a stateless module): the pipeline then leaves it out.
+
+        The answer may only depend on the module and on what the enclosing pipeline sets (the
+        pipeline remembers it until the module or its list of pieces changes).
+        """
+        return False
+
     # -- helpers for writing pieces ----------------------------------------------------------
     @staticmethod
     def single_agent_episode_iterator(episodes, agents_that_stepped_only: bool = True,

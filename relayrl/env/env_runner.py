@@ -23,6 +23,7 @@ from relayrl.env.vector_env import (
     batch_actions,
     foreach_sub_env,
     info_at,
+    infos_per_env,
     make_vector_env,
     unbatch,
 )
@@ -300,25 +301,24 @@ class EnvRunner:
                      infos) -> List[int]:
         """`add_env_step` on every sub-env's episode; returns the sub-envs whose episode just ended.
 
-        This runs once per env per step: plain Python values (`tolist`) and no per-item numpy calls.
+        This runs once per env per step, so every column is split into per-env items once per step
+        (`list()` / `tolist()` in C) instead of being indexed per env.
         """
-        columns = list(extra_outputs.items())
-        nested = any(isinstance(values, dict) for _, values in columns)
+        n = self.num_envs
+        keys = list(extra_outputs)
+        extras = zip(*[_per_env(values, n) for values in extra_outputs.values()]) if keys else [()] * n
         rewards, terms, truncs = rewards.tolist(), terminateds.tolist(), truncateds.tolist()
+        rows = zip(self._episodes, _per_env(observations, n), _per_env(actions, n), rewards, terms, truncs,
+                   infos_per_env(infos, n), extras)
         finished = []
-        for i, episode in enumerate(self._episodes):
-            if nested:
-                extra = {k: map_structure(lambda x: x[i], v) if isinstance(v, dict) else v[i] for k, v in columns}
-            else:
-                extra = {k: v[i] for k, v in columns}
-            if terms[i] or truncs[i]:
-                episode.add_env_step(infos["final_obs"][i], actions[i], rewards[i],
-                                     info_at(infos.get("final_info", {}), i), terminated=terms[i],
-                                     truncated=truncs[i], extra_model_outputs=extra)
+        for i, (episode, obs, action, reward, term, trunc, info, extra) in enumerate(rows):
+            extra = dict(zip(keys, extra))
+            if term or trunc:
+                episode.add_env_step(infos["final_obs"][i], action, reward, info_at(infos.get("final_info", {}), i),
+                                     terminated=term, truncated=trunc, extra_model_outputs=extra)
                 finished.append(i)
             else:
-                episode.add_env_step(observations[i], actions[i], rewards[i], info_at(infos, i) if infos else {},
-                                     extra_model_outputs=extra)
+                episode.add_env_step(obs, action, reward, info, extra_model_outputs=extra)
         return finished
 
     # -- metrics, state, helpers ----------------------------------------------------------
@@ -352,6 +352,13 @@ class EnvRunner:
         if self.env is not None:
             self.env.close()
             self.env = None
+
+
+def _per_env(values, n: int) -> list:
+    """`values[i]` for each of the n sub-envs: the same row views / numpy scalars, made in one C call."""
+    if isinstance(values, dict):  # a nested output (e.g. a recurrent state dict)
+        return [map_structure(lambda x, i=i: x[i], values) for i in range(n)]
+    return list(values)
 
 
 SingleAgentEnvRunner = EnvRunner

@@ -67,6 +67,7 @@ class SingleAgentEpisode:
         else:
             raise ValueError(f"`len_lookback_buffer` must be 'auto' or an int >= 0, got {len_lookback_buffer!r}.")
 
+        has_data = any(x is not None for x in (observations, infos, actions, rewards)) or bool(extra_model_outputs)
         if infos is None:
             infos = [{} for _ in range(_raw_len(observations))]
         self._observation_space = observation_space
@@ -87,7 +88,8 @@ class SingleAgentEpisode:
         self._custom_metrics: Dict[str, float] = {}
         self._start_time = time.perf_counter()
         self._last_step_time: Optional[float] = None
-        self.validate()
+        if has_data:  # an episode built without data is consistent by construction
+            self.validate()
 
     # ---- properties -------------------------------------------------------------
 
@@ -226,8 +228,9 @@ class SingleAgentEpisode:
             raise AssertionError(
                 f"Need len(observations) == len(actions) + 1 == len(rewards) + 1 (or all 0); got "
                 f"observations={n_obs}, actions={n_act}, rewards={n_rew}.")
-        lookbacks = {b: getattr(self, b).lookback for b in ("observations", "infos", "actions", "rewards")}
-        if len(set(lookbacks.values())) > 1:
+        lookback = self.observations.lookback
+        if not self.infos.lookback == self.actions.lookback == self.rewards.lookback == lookback:
+            lookbacks = {b: getattr(self, b).lookback for b in ("observations", "infos", "actions", "rewards")}
             raise AssertionError(f"All columns must have the same lookback length, got {lookbacks}.")
         for k, v in self.extra_model_outputs.items():
             if len(v) != n_act:

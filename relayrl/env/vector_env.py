@@ -79,3 +79,10 @@ def info_at(infos: dict, i: int) -> dict:
         if mask is None or mask[i]:
             out[key] = info_at(value, i) if isinstance(value, dict) else value[i]
     return out
+
+
+def infos_per_env(infos: dict, n: int) -> List[dict]:
+    """`info_at(infos, i)` for every sub-env; no per-env work when infos hold only autoreset keys."""
+    if all(key.startswith("_") or key in _FINAL_KEYS for key in infos):
+        return [{} for _ in range(n)]
+    return [info_at(infos, i) for i in range(n)]

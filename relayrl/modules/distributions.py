@@ -68,7 +68,8 @@ class TorchCategorical(Distribution):
         return torch.argmax(self._raw_logits, dim=-1)
 
     def logp(self, value):
-        return self.logits.gather(-1, value.long().unsqueeze(-1)).squeeze(-1)
+        index = value if value.dtype is torch.int64 else value.long()  # sampled actions are int64 already
+        return self.logits.gather(-1, index.unsqueeze(-1)).squeeze(-1)
 
     def entropy(self):
         probs = self.logits.exp()

@@ -71,6 +71,7 @@ def mlp(
     return nn.Sequential(*layers)
 
 
+_Linear, _linear = nn.Linear, F.linear
 _DIRECT = {nn.Tanh: torch.tanh, nn.ReLU: torch.relu, nn.SiLU: F.silu, nn.ELU: F.elu}
 
 
@@ -81,10 +82,17 @@ def run_layers(x, *sequentials: nn.Sequential):
     cost of a small MLP on the few rows of an env step. Unknown layer types are called normally.
     """
     for sequential in sequentials:
-        for layer in sequential:
+        # A plain Sequential's layers and a Linear's registered parameters are read from their dicts:
+        # attribute access goes through nn.Module.__getattr__ (Python), a large part of the call's cost.
+        layers = sequential._modules.values() if type(sequential) is nn.Sequential else sequential
+        for layer in layers:
             kind = type(layer)
-            if kind is nn.Linear:
-                x = F.linear(x, layer.weight, layer.bias)
+            if kind is _Linear:
+                params = layer._parameters
+                if "weight" in params and "bias" in params:
+                    x = _linear(x, params["weight"], params["bias"])
+                else:  # weight or bias held elsewhere (e.g. computed by a hook)
+                    x = _linear(x, layer.weight, layer.bias)
             elif kind in _DIRECT:
                 x = _DIRECT[kind](x)
             else:

@@ -25,6 +25,9 @@ class AddTimeDimToBatchAndZeroPad(ConnectorV2):
         super().__init__(input_observation_space, input_action_space, **kwargs)
         self._as_learner_connector = as_learner_connector
 
+    def skips(self, rl_module) -> bool:
+        return not is_stateful(rl_module)
+
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
         if not is_stateful(rl_module):
             return batch

@@ -5,6 +5,7 @@ import numpy as np
 
 from relayrl.connectors.connector_v2 import BatchedNdArray, ConnectorV2
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
+from relayrl.modules.multi_rl_module import MultiRLModule
 
 
 def stack_items(items: List[Any]):
@@ -47,8 +48,6 @@ class BatchIndividualItems(ConnectorV2):
                 out[column] = stack_items(data)
             else:
                 out[column] = data
-        from relayrl.modules.multi_rl_module import MultiRLModule
-
         if isinstance(rl_module, MultiRLModule) and not _is_module_keyed(out, rl_module):
             out = {DEFAULT_MODULE_ID: out}
         return out

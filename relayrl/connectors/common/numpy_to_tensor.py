@@ -8,15 +8,17 @@ from relayrl.core.columns import Columns
 
 def to_tensor(data, device=None):
     """Convert (nested) numpy data to tensors; non-numeric data (infos, strings) is left as is."""
-    if isinstance(data, dict):
-        return {k: (v if k == Columns.INFOS else to_tensor(v, device)) for k, v in data.items()}
-    if isinstance(data, tuple):
-        return tuple(to_tensor(v, device) for v in data)
-    if isinstance(data, np.ndarray) and data.dtype.kind in "biuf":
+    if isinstance(data, np.ndarray):  # the common leaf first
+        if data.dtype.kind not in "biuf":
+            return data
         if data.dtype == np.float64:  # the modules compute in float32
             data = data.astype(np.float32)
         tensor = torch.from_numpy(np.ascontiguousarray(data))
         return tensor.to(device) if device is not None else tensor
+    if isinstance(data, dict):
+        return {k: (v if k == Columns.INFOS else to_tensor(v, device)) for k, v in data.items()}
+    if isinstance(data, tuple):
+        return tuple(to_tensor(v, device) for v in data)
     return data
 
 

@@ -5,12 +5,14 @@ from relayrl.connectors.connector_v2 import ConnectorV2
 
 
 def to_numpy(data):
+    if isinstance(data, torch.Tensor):  # the common leaf first; detach only what needs it (cheaper)
+        if data.requires_grad:
+            data = data.detach()
+        return data.numpy() if data.is_cpu else data.cpu().numpy()
     if isinstance(data, dict):
         return {k: to_numpy(v) for k, v in data.items()}
     if isinstance(data, tuple):
         return tuple(to_numpy(v) for v in data)
-    if isinstance(data, torch.Tensor):
-        return data.detach().numpy() if data.device.type == "cpu" else data.detach().cpu().numpy()
     return data
 
 

@@ -31,6 +31,9 @@ class NormalizeAndClipActions(ConnectorV2):
         self.normalize_actions = normalize_actions
         self.clip_actions = clip_actions
 
+    def skips(self, rl_module) -> bool:
+        return not isinstance(self.input_action_space, gym.spaces.Box)  # only Box actions are rescaled
+
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
         space = self.input_action_space
         if Columns.ACTIONS_FOR_ENV in batch or Columns.ACTIONS not in batch:

@@ -9,6 +9,9 @@ class RemoveSingleTsTimeRankFromBatch(ConnectorV2):
     BATCHED_SAFE = True
     WRITES_EPISODES = False
 
+    def skips(self, rl_module) -> bool:
+        return not is_stateful(rl_module)
+
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
         if not is_stateful(rl_module):
             return batch

@@ -14,6 +14,9 @@ class UnBatchToIndividualItems(ConnectorV2):
     BATCHED_SAFE = True
     WRITES_EPISODES = False
 
+    def skips(self, rl_module) -> bool:
+        return self._downstream_batched_safe
+
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
         if self._downstream_batched_safe:
             return batch
