@@ -86,12 +86,13 @@ def startup_s(repeats: int = 3) -> float:
 
 def solve_cartpole(seed: int = 0, settings: str = "tuned") -> dict:
     """PPO CartPole-v1 to mean return 450 with relayrl's tuned CartPole settings (or its defaults), timed
-    from interpreter start."""
-    start = time.perf_counter()
+    from interpreter start: `wall_s` runs from launching `python` to the iteration that reached the bar
+    (interpreter start-up and imports included; the run's shutdown after it is not)."""
+    start = time.time()
     out = subprocess.run([sys.executable, str(HERE / "solve_cartpole.py"), str(seed), "--settings", settings],
                          capture_output=True, text=True, check=True).stdout
     result = json.loads(out.split("RESULT ", 1)[1])
-    result["wall_s"] = time.perf_counter() - start
+    result["wall_s"] = result["reached_at"] - start
     return result
 
 

@@ -35,12 +35,13 @@ def main(seed: int = 0, settings: str = "tuned", stop_reward: float = 450.0, sto
         steps = result["num_env_steps_sampled_lifetime"]
         if ret >= stop_reward or steps >= stop_timesteps:
             break
-    t_end = time.perf_counter()
+    t_end, reached_at = time.perf_counter(), time.time()
     algo.stop()
     print("RESULT " + json.dumps({
         "settings": settings, "solved": ret >= stop_reward, "steps": steps, "return": ret,
         "iterations": result["training_iteration"], "import_s": t_import - T0, "build_s": t_built - t_import,
         "train_s": t_end - t_built, "sampling_s": sampling_s, "learning_s": learning_s, "total_s": t_end - T0,
+        "reached_at": reached_at,
     }))
 
 
