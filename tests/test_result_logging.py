@@ -101,6 +101,14 @@ def test_tensorboard_scalars_at_env_steps(trained_run):
     assert "done" not in scalars  # bools are not scalars
 
 
+def test_tensorboard_tags_cleaned_as_tensorboardx_cleans_them():
+    tensorboardx_summary = pytest.importorskip("tensorboardX.summary")
+    from relayrl.algorithms.result_logger import _tensorboard_tag
+
+    for tag in ("env_runners/episode_return_mean", "/leading/slash", "my metric (%)", "a.b-c/d_e", "ünï"):
+        assert _tensorboard_tag(tag) == tensorboardx_summary._clean_tag(tag)
+
+
 def test_json_safe_values():
     assert to_jsonable({"a": float("nan"), "b": float("inf"), "c": -float("inf"), "d": object}) == {
         "a": None, "b": "inf", "c": "-inf", "d": str(object)}

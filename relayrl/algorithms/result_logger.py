@@ -133,6 +133,14 @@ def flatten_numeric(result: Mapping, prefix: str = "") -> Iterator[Tuple[str, fl
             yield path, value
 
 
+def _tensorboard_tag(tag: str) -> str:
+    """The tag as tensorboardX's add_scalar writes it: characters outside [-/\\w.] become "_", no leading "/"."""
+    return _INVALID_TAG_CHARACTERS.sub("_", tag).lstrip("/")
+
+
+_INVALID_TAG_CHARACTERS = re.compile(r"[^-/\w\.]")
+
+
 class ResultLogger:
     """Appends each result to `<logdir>/result.json` and (if possible) TensorBoard event files.
 
@@ -178,8 +186,18 @@ class ResultLogger:
                 return
             self._writer = SummaryWriter(logdir=self.logdir, flush_secs=30)
         step = int(_scalar(result.get(STEP_KEY, 0)) or 0)
-        for tag, value in flatten_numeric(result):
-            self._writer.add_scalar(tag, value, global_step=step)
+        scalars = list(flatten_numeric(result))
+        file_writer = getattr(self._writer, "_get_file_writer", None)
+        if file_writer is None:  # a tensorboardX without it: one event per scalar
+            for tag, value in scalars:
+                self._writer.add_scalar(tag, value, global_step=step)
+        else:
+            # One event holding all of the iteration's scalars (as TensorFlow's merged summaries are; each
+            # tag is still its own series) instead of one event per scalar: ~10x cheaper per iteration.
+            from tensorboardX.proto.summary_pb2 import Summary
+
+            values = [Summary.Value(tag=_tensorboard_tag(tag), simple_value=value) for tag, value in scalars]
+            file_writer().add_summary(Summary(value=values), global_step=step)
         self._writer.flush()
 
     def close(self) -> None:
