@@ -1,7 +1,7 @@
 """The speed suite: relayrl beside the peers and the raw limits, in one run, on this machine.
 
     .venv/bin/python benchmarks/run.py [--suite ppo|offpolicy|ray|all] [--peers-python /tmp/peers/bin/python]
-                                       [--out benchmarks/results/latest.json]
+                                       [--runs 3] [--out benchmarks/results/latest.json]
 
 Suites: "ppo" (the default: PPO to 450, sampler, start-up, learner, connector path), "offpolicy"
 (DQN CartPole-v1 to 450 and SAC Pendulum-v1 to -250, RLlib's tuned settings, beside the peers;
@@ -10,6 +10,10 @@ about 10-30 minutes), "ray" (start-up and iteration time with 2 remote EnvRunner
 Peers (RLlib, Stable-Baselines3) run from their own virtual environment through the anchor
 scripts in ../shared/anchors; without one, the table shows relayrl and the raw limits only.
 The machine may be shared and noisy: compare the ratios of one run, not times across runs.
+Times to a return bar run from launching `python` to the iteration that reached it, for relayrl and the
+peers alike (imports included, shutdown after it not). PPO CartPole to 450 runs `--runs` times for
+relayrl (seeds 0, 1, ...) and for each peer (their anchors are unseeded: step counts vary by 30% or
+more); the table compares the median runs and shows the ranges.
 """
 import argparse
 import compileall
@@ -20,6 +24,7 @@ import platform
 import re
 import subprocess
 import sys
+import threading
 import time
 
 from figures import (
@@ -32,11 +37,11 @@ from figures import (
 
 HERE = pathlib.Path(__file__).resolve().parent
 ANCHORS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "anchors"
-PEERS = {  # anchor script (+ args) -> the figures its RESULT line gives
+PEER_PPO = {  # anchor script (+ args), run --runs times; its RESULT line gives the figures
     "sb3_ppo": ["sb3_ppo_cartpole.py"],
-    "rllib_ppo": ["rllib_ppo_cartpole.py", "0"],
-    "rllib_sampler": ["rllib_sampler.py"],
+    "rllib_ppo": ["rllib_ppo_cartpole.py", "0"],  # 0 remote EnvRunners (its argument is not a seed)
 }
+PEERS = {"rllib_sampler": ["rllib_sampler.py"]}  # run once
 OFFPOLICY = {  # task -> (relayrl script, SB3 anchor, RLlib anchor, bar)
     "dqn_cartpole": ("dqn_cartpole.py", ["sb3_offpolicy.py", "dqn"], ["rllib_offpolicy.py", "dqn"],
                      "DQN CartPole-v1 to return 450 (budget 200k steps)"),
@@ -45,14 +50,37 @@ OFFPOLICY = {  # task -> (relayrl script, SB3 anchor, RLlib anchor, bar)
 }
 
 
-def run_peer(python: str, script_and_args) -> dict:
-    """Run one anchor script; parse `key=value` pairs from its RESULT line."""
-    proc = subprocess.run([python, str(ANCHORS / script_and_args[0]), *script_and_args[1:]], capture_output=True,
-                          text=True, timeout=900, cwd=ANCHORS)
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")), None)
-    if line is None:
-        return {"error": (proc.stderr or proc.stdout)[-300:]}
-    return {k: _number(v) for k, v in re.findall(r"(\w+)=(\S+)", line)}
+def run_peer(python: str, script_and_args, timeout_s: float = 900) -> dict:
+    """Run one anchor script; parse `key=value` pairs from its RESULT line.
+
+    The anchors' own build_s + train_s leave out their imports, so `wall_s` is also taken here as relayrl's is:
+    from launching `python` to the RESULT line (printed as the bar is reached; unbuffered output), which leaves
+    out the shutdown after it. `process_s` is launch to exit."""
+    start = time.perf_counter()
+    proc = subprocess.Popen([python, str(ANCHORS / script_and_args[0]), *script_and_args[1:]], cwd=ANCHORS,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    killer = threading.Timer(timeout_s, proc.kill)
+    killer.start()
+    lines, result_line, wall_s = [], None, None
+    for line in proc.stdout:
+        if line.startswith("RESULT") and result_line is None:
+            result_line, wall_s = line, time.perf_counter() - start
+        lines.append(line)
+    proc.wait()
+    killer.cancel()
+    if result_line is None:
+        return {"error": "".join(lines)[-300:] or f"no output (exit code {proc.returncode})"}
+    result = {k: _number(v) for k, v in re.findall(r"(\w+)=(\S+)", result_line)}
+    result.update(wall_s=wall_s, process_s=time.perf_counter() - start)
+    return result
+
+
+def median_run(runs: list, seconds) -> dict:
+    """The middle run by time to the bar (the lower middle for an even count); unsolved runs and errors count
+    as slowest. `seconds(run)` gives a run's time."""
+    ranked = sorted(runs, key=lambda r: seconds(r) if r.get("solved") else float("inf"))
+    return ranked[(len(ranked) - 1) // 2]
 
 
 def run_relayrl_script(script: str) -> dict:
@@ -81,7 +109,13 @@ def precompile() -> None:
         compileall.compile_dir(str(folder), quiet=1)
 
 
-def measure(peers_python, suite: str = "ppo") -> dict:
+def _peer_total(result: dict) -> float:
+    """A peer's seconds to the bar: from `python` start (wall_s), or, in JSON files from before wall_s was
+    taken, its own build_s + train_s."""
+    return result.get("wall_s") or result["train_s"] + result.get("build_s", 0)
+
+
+def measure(peers_python, suite: str = "ppo", runs: int = 3) -> dict:
     precompile()
     figures = {"machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores, "
                           f"Python {platform.python_version()}", "suite": suite}
@@ -96,10 +130,14 @@ def measure(peers_python, suite: str = "ppo") -> dict:
     figures["sampler_general_path_sps"] = sampler_sps(custom_piece=True)
     figures["startup_s"] = startup_s()
     figures["learner"] = learner_vs_plain_torch()
-    figures["solve_cartpole"] = solve_cartpole(seed=0)
+    figures["solve_cartpole_runs"] = [solve_cartpole(seed=seed) for seed in range(runs)]
+    figures["solve_cartpole"] = median_run(figures["solve_cartpole_runs"], lambda r: r["wall_s"])
     figures["solve_cartpole_defaults"] = solve_cartpole(seed=0, settings="default")
     if peers_python:
         figures["peers"] = {name: run_peer(peers_python, args) for name, args in PEERS.items()}
+        for name, args in PEER_PPO.items():
+            peer_runs = figures["peers"][name + "_runs"] = [run_peer(peers_python, args) for _ in range(runs)]
+            figures["peers"][name] = median_run(peer_runs, _peer_total)
     return figures
 
 
@@ -114,16 +152,11 @@ def measure_offpolicy(peers_python) -> dict:
 
 
 def _time_to_bar(result: dict) -> str:
-    """"wall s (steps)": relayrl's wall time from `python` start, or a peer's train_s + build_s."""
+    """"wall s (steps)": wall time from `python` start (a peer's build_s + train_s in older JSON files)."""
     if not result or "steps" not in result or not (result.get("wall_s") or "train_s" in result):
         return "-" if not result else "error"
-    total = result.get("wall_s") or result["train_s"] + result.get("build_s", 0)
-    return f"{total:.1f} s ({result['steps']:.0f})" + ("" if result.get("solved") else " NOT SOLVED")
-
-
-def _peer_time_to_bar(result) -> str:
-    """Peers report train_s + build_s (from their own start), not our subprocess wall time."""
-    return _time_to_bar({**result, "wall_s": None} if result else {})
+    total = result.get("wall_s") or _peer_total(result)
+    return f"{total:.1f} s ({result['steps']:,.0f})" + ("" if result.get("solved") else " NOT SOLVED")
 
 
 def offpolicy_rows(f: dict) -> list:
@@ -134,10 +167,9 @@ def offpolicy_rows(f: dict) -> list:
         for peer, label in (("sb3", "SB3"), ("rllib", "RLlib")):
             other = runs.get(peer, {})
             if "wall_s" in mine and "train_s" in other and mine.get("solved") and other.get("solved"):
-                peer_total = other["train_s"] + other.get("build_s", 0)
-                ratios.append(f"{peer_total / mine['wall_s']:.1f}x faster than {label}")
+                ratios.append(f"{_peer_total(other) / mine['wall_s']:.1f}x faster than {label}")
         rows.append((work + ", wall s from `python` start (env steps)", _time_to_bar(mine),
-                     _peer_time_to_bar(runs.get("sb3")), _peer_time_to_bar(runs.get("rllib")), "-",
+                     _time_to_bar(runs.get("sb3")), _time_to_bar(runs.get("rllib")), "-",
                      ", ".join(ratios) or "-"))
     return rows
 
@@ -163,18 +195,22 @@ def ppo_rows(f: dict) -> list:
     sb3, rllib, sampler = peers.get("sb3_ppo", {}), peers.get("rllib_ppo", {}), peers.get("rllib_sampler", {})
     solve = f["solve_cartpole"]
     rows = []
-    sb3_total = sb3.get("train_s", 0) + sb3.get("build_s", 0) if "train_s" in sb3 else None
-    rllib_total = rllib.get("train_s", 0) + rllib.get("build_s", 0) if "train_s" in rllib else None
+    sb3_total = _peer_total(sb3) if "train_s" in sb3 else None
+    rllib_total = _peer_total(rllib) if "train_s" in rllib else None
     ratio = []
     if sb3_total:
         ratio.append(f"{sb3_total / solve['wall_s']:.1f}x faster than SB3")
     if rllib_total:
         ratio.append(f"{rllib_total / solve['wall_s']:.1f}x faster than RLlib")
+    relayrl_runs = f.get("solve_cartpole_runs", [])
+    sb3_runs = [r for r in peers.get("sb3_ppo_runs", []) if "train_s" in r]
+    rllib_runs = [r for r in peers.get("rllib_ppo_runs", []) if "train_s" in r]
     rows.append(("PPO CartPole-v1 to return 450, each library's tuned CartPole settings, wall s from `python` "
-                 "start (env steps)",
-                 _solve_cell(solve),
-                 f"{sb3_total:.1f} s ({sb3['steps']:.0f})" if sb3_total else "-",
-                 f"{rllib_total:.1f} s ({rllib['steps']:.0f})" if rllib_total else "-", "-", ", ".join(ratio) or "-"))
+                 "start (env steps)" + (f"; median of {len(relayrl_runs)} runs" if len(relayrl_runs) > 1 else ""),
+                 _solve_cell(solve) + _range(relayrl_runs, lambda r: r["wall_s"]),
+                 f"{sb3_total:.1f} s ({sb3['steps']:,.0f})" + _range(sb3_runs, _peer_total) if sb3_total else "-",
+                 f"{rllib_total:.1f} s ({rllib['steps']:,.0f})" + _range(rllib_runs, _peer_total) if rllib_total else "-",
+                 "-", ", ".join(ratio) or "-"))
     defaults = f.get("solve_cartpole_defaults")
     if defaults:
         rows.append(("same, relayrl's PPO defaults", _solve_cell(defaults), "-", "-", "-",
@@ -195,6 +231,17 @@ def ppo_rows(f: dict) -> list:
     rows.append(("Raw: gymnasium CartPole-v1, one env (steps/s); 64x64 MLP batch 8 (forwards/s)", "-", "-", "-",
                  f"{raw['single_env_sps']:,.0f}; {raw['mlp_fwd_per_s']:,.0f}", "-"))
     return rows
+
+
+def _range(runs: list, seconds) -> str:
+    """"; runs 3.1-3.4 s, 61-67k steps" over several runs (unsolved ones named), or "" for one run."""
+    if len(runs) < 2:
+        return ""
+    solved = [r for r in runs if r.get("solved")]
+    text = f"; runs {min(map(seconds, solved)):.1f}-{max(map(seconds, solved)):.1f} s, " \
+           f"{min(r['steps'] for r in solved) / 1000:.0f}-{max(r['steps'] for r in solved) / 1000:.0f}k steps" \
+        if solved else "; no run solved"
+    return text + (f", {len(runs) - len(solved)} not solved" if solved and len(solved) < len(runs) else "")
 
 
 def _solve_cell(solve: dict) -> str:
@@ -221,6 +268,7 @@ def main(argv=None):
                         help="python of a venv with ray[rllib] and stable-baselines3 (see ../shared/anchors)")
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument("--suite", choices=("ppo", "offpolicy", "ray", "all"), default="ppo")
+    parser.add_argument("--runs", type=int, default=3, help="PPO CartPole to 450 runs for relayrl and SB3 (median)")
     parser.add_argument("--table-from", type=pathlib.Path, default=None,
                         help="print the table of an earlier run's JSON file instead of measuring")
     parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path(__file__).parent / "results" / "latest.json")
@@ -230,7 +278,9 @@ def main(argv=None):
         print(f"Machine: {figures['machine']}")
         print_table(table_rows(figures))
         return figures
-    figures = measure(None if args.no_peers else args.peers_python, args.suite)
+    if args.runs < 1:
+        parser.error(f"--runs must be >= 1, got {args.runs}")
+    figures = measure(None if args.no_peers else args.peers_python, args.suite, args.runs)
     print(f"Machine: {figures['machine']}")
     figures["table_markdown"] = print_table(table_rows(figures))
     args.out.parent.mkdir(parents=True, exist_ok=True)
