@@ -109,8 +109,8 @@ def precompile() -> None:
         compileall.compile_dir(str(folder), quiet=1)
 
 
-def _peer_total(result: dict) -> float:
-    """A peer's seconds to the bar: from `python` start (wall_s), or, in JSON files from before wall_s was
+def _seconds_to_bar(result: dict) -> float:
+    """Seconds to the bar from `python` start (wall_s); for a peer in JSON files from before wall_s was
     taken, its own build_s + train_s."""
     return result.get("wall_s") or result["train_s"] + result.get("build_s", 0)
 
@@ -131,13 +131,13 @@ def measure(peers_python, suite: str = "ppo", runs: int = 3) -> dict:
     figures["startup_s"] = startup_s()
     figures["learner"] = learner_vs_plain_torch()
     figures["solve_cartpole_runs"] = [solve_cartpole(seed=seed) for seed in range(runs)]
-    figures["solve_cartpole"] = median_run(figures["solve_cartpole_runs"], lambda r: r["wall_s"])
+    figures["solve_cartpole"] = median_run(figures["solve_cartpole_runs"], _seconds_to_bar)
     figures["solve_cartpole_defaults"] = solve_cartpole(seed=0, settings="default")
     if peers_python:
         figures["peers"] = {name: run_peer(peers_python, args) for name, args in PEERS.items()}
         for name, args in PEER_PPO.items():
             peer_runs = figures["peers"][name + "_runs"] = [run_peer(peers_python, args) for _ in range(runs)]
-            figures["peers"][name] = median_run(peer_runs, _peer_total)
+            figures["peers"][name] = median_run(peer_runs, _seconds_to_bar)
     return figures
 
 
@@ -155,8 +155,7 @@ def _time_to_bar(result: dict) -> str:
     """"wall s (steps)": wall time from `python` start (a peer's build_s + train_s in older JSON files)."""
     if not result or "steps" not in result or not (result.get("wall_s") or "train_s" in result):
         return "-" if not result else "error"
-    total = result.get("wall_s") or _peer_total(result)
-    return f"{total:.1f} s ({result['steps']:,.0f})" + ("" if result.get("solved") else " NOT SOLVED")
+    return f"{_seconds_to_bar(result):.1f} s ({result['steps']:,.0f})" + ("" if result.get("solved") else " NOT SOLVED")
 
 
 def offpolicy_rows(f: dict) -> list:
@@ -167,7 +166,7 @@ def offpolicy_rows(f: dict) -> list:
         for peer, label in (("sb3", "SB3"), ("rllib", "RLlib")):
             other = runs.get(peer, {})
             if "wall_s" in mine and "train_s" in other and mine.get("solved") and other.get("solved"):
-                ratios.append(f"{_peer_total(other) / mine['wall_s']:.1f}x faster than {label}")
+                ratios.append(f"{_seconds_to_bar(other) / mine['wall_s']:.1f}x faster than {label}")
         rows.append((work + ", wall s from `python` start (env steps)", _time_to_bar(mine),
                      _time_to_bar(runs.get("sb3")), _time_to_bar(runs.get("rllib")), "-",
                      ", ".join(ratios) or "-"))
@@ -195,8 +194,8 @@ def ppo_rows(f: dict) -> list:
     sb3, rllib, sampler = peers.get("sb3_ppo", {}), peers.get("rllib_ppo", {}), peers.get("rllib_sampler", {})
     solve = f["solve_cartpole"]
     rows = []
-    sb3_total = _peer_total(sb3) if "train_s" in sb3 else None
-    rllib_total = _peer_total(rllib) if "train_s" in rllib else None
+    sb3_total = _seconds_to_bar(sb3) if "train_s" in sb3 else None
+    rllib_total = _seconds_to_bar(rllib) if "train_s" in rllib else None
     ratio = []
     if sb3_total:
         ratio.append(f"{sb3_total / solve['wall_s']:.1f}x faster than SB3")
@@ -207,9 +206,9 @@ def ppo_rows(f: dict) -> list:
     rllib_runs = [r for r in peers.get("rllib_ppo_runs", []) if "train_s" in r]
     rows.append(("PPO CartPole-v1 to return 450, each library's tuned CartPole settings, wall s from `python` "
                  "start (env steps)" + (f"; median of {len(relayrl_runs)} runs" if len(relayrl_runs) > 1 else ""),
-                 _solve_cell(solve) + _range(relayrl_runs, lambda r: r["wall_s"]),
-                 f"{sb3_total:.1f} s ({sb3['steps']:,.0f})" + _range(sb3_runs, _peer_total) if sb3_total else "-",
-                 f"{rllib_total:.1f} s ({rllib['steps']:,.0f})" + _range(rllib_runs, _peer_total) if rllib_total else "-",
+                 _solve_cell(solve) + _range(relayrl_runs, _seconds_to_bar),
+                 _time_to_bar(sb3) + _range(sb3_runs, _seconds_to_bar),
+                 _time_to_bar(rllib) + _range(rllib_runs, _seconds_to_bar),
                  "-", ", ".join(ratio) or "-"))
     defaults = f.get("solve_cartpole_defaults")
     if defaults:
@@ -246,7 +245,7 @@ def _range(runs: list, seconds) -> str:
 
 def _solve_cell(solve: dict) -> str:
     """"wall s (steps)" plus where the training time went (sampling, learner updates)."""
-    cell = f"{solve['wall_s']:.1f} s ({solve['steps']:,.0f})" + ("" if solve["solved"] else " NOT SOLVED")
+    cell = _time_to_bar(solve)
     if "sampling_s" in solve:
         cell += f"; sampling {solve['sampling_s']:.1f} s, learning {solve['learning_s']:.1f} s"
     return cell
