@@ -255,9 +255,10 @@ class EnvRunner:
                         if self._cb_end:
                             self._episode_callbacks(self._cb_end, episode, i,
                                                     prev_episode_chunks=self._prev_chunks.pop(episode.id_, []))
+                        episode.to_numpy()  # first: the return then sums an array, not a list
                         self._stats.on_episode_done(episode)
                         done_steps += len(episode)
-                        done_episodes.append(episode.to_numpy())
+                        done_episodes.append(episode)
                     else:
                         self._prev_chunks.pop(episode.id_, None)
                     self._episodes[i] = self._new_episode(observations[i], info_at(infos, i), i)

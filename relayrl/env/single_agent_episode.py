@@ -148,7 +148,10 @@ class SingleAgentEpisode:
 
     def get_return(self) -> float:
         """Sum of this chunk's rewards (lookback excluded)."""
-        return float(np.sum(self.get_rewards())) if len(self) else 0.0
+        if not len(self):
+            return 0.0
+        rewards = self.rewards  # scalars: a list while collecting, an array once numpy'd
+        return float(np.sum(rewards.data[rewards.lookback:]))
 
     def get_duration_s(self) -> float:
         """Seconds since construction/reset; frozen at the final step once done."""
