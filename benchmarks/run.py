@@ -30,6 +30,7 @@ import time
 from figures import (
     learner_vs_plain_torch,
     raw_limits,
+    sampler_floor_sps,
     sampler_sps,
     solve_cartpole,
     startup_s,
@@ -128,6 +129,7 @@ def measure(peers_python, suite: str = "ppo", runs: int = 3) -> dict:
     figures["raw"] = raw_limits()
     figures["sampler_sps"] = sampler_sps()
     figures["sampler_general_path_sps"] = sampler_sps(custom_piece=True)
+    figures["sampler_floor_sps"] = sampler_floor_sps()
     figures["startup_s"] = startup_s()
     figures["learner"] = learner_vs_plain_torch()
     figures["solve_cartpole_runs"] = [solve_cartpole(seed=seed) for seed in range(runs)]
@@ -219,6 +221,11 @@ def ppo_rows(f: dict) -> list:
                  f"{f['sampler_sps']:,.0f}", "-", f"{sampler['sps']:,.0f}" if "sps" in sampler else "-",
                  f"{raw['vec8_sps']:,.0f} (sync vector env of 8)",
                  f"{f['sampler_sps'] / raw['vec8_sps']:.0%} of raw"))
+    if "sampler_floor_sps" in f:
+        floor = f["sampler_floor_sps"]
+        rows.append(("same work as one bare loop of torch calls writing numpy columns: no episodes, connectors "
+                     "or RLModule (the floor any library could reach)", "-", "-", "-", f"{floor:,.0f} (bare loop)",
+                     f"floor {floor / raw['vec8_sps']:.0%} of raw; relayrl {f['sampler_sps'] / floor:.0%} of the floor"))
     rows.append(("same, with a custom env-to-module piece (general path)", f"{f['sampler_general_path_sps']:,.0f}",
                  "-", "-", "-", f"{f['sampler_sps'] / f['sampler_general_path_sps']:.2f}x slower than the fast path"))
     rows.append(("Start-up: `import relayrl` to first train() result (s)", f"{f['startup_s']:.2f}", "-",
