@@ -221,13 +221,14 @@ def ppo_rows(f: dict) -> list:
                  f"{f['sampler_sps']:,.0f}", "-", f"{sampler['sps']:,.0f}" if "sps" in sampler else "-",
                  f"{raw['vec8_sps']:,.0f} (sync vector env of 8)",
                  f"{f['sampler_sps'] / raw['vec8_sps']:.0%} of raw"))
-    if "sampler_floor_sps" in f:
-        floor = f["sampler_floor_sps"]
-        rows.append(("same work as one bare loop of torch calls writing numpy columns: no episodes, connectors "
-                     "or RLModule (the floor any library could reach)", "-", "-", "-", f"{floor:,.0f} (bare loop)",
-                     f"floor {floor / raw['vec8_sps']:.0%} of raw; relayrl {f['sampler_sps'] / floor:.0%} of the floor"))
     rows.append(("same, with a custom env-to-module piece (general path)", f"{f['sampler_general_path_sps']:,.0f}",
                  "-", "-", "-", f"{f['sampler_sps'] / f['sampler_general_path_sps']:.2f}x slower than the fast path"))
+    if "sampler_floor_sps" in f:
+        floor = f["sampler_floor_sps"]
+        rows.append(("The sampling work as one bare loop of torch calls writing numpy columns, with no episodes, "
+                     "connectors or RLModule (the floor for torch + gymnasium)", "-", "-", "-",
+                     f"{floor:,.0f} (bare loop)",
+                     f"floor {floor / raw['vec8_sps']:.0%} of raw; relayrl {f['sampler_sps'] / floor:.0%} of the floor"))
     rows.append(("Start-up: `import relayrl` to first train() result (s)", f"{f['startup_s']:.2f}", "-",
                  f"{rllib['build_s']:.1f} (build only)" if "build_s" in rllib else "-", "-", "target < 1.5 s"))
     lr = f["learner"]
