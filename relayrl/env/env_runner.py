@@ -14,9 +14,9 @@ from relayrl.connectors.common.add_observations_from_episodes_to_batch import (
 )
 from relayrl.connectors.module_to_env.get_actions import EXPLORATION, TIMESTEP
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
-from relayrl.core.tree import map_structure
 from relayrl.env.env_context import EnvContext
 from relayrl.env.episode_stats import EpisodeStats
+from relayrl.env.infinite_lookback_buffer import unbatch_items
 from relayrl.env.registry import make_env_creator
 from relayrl.env.single_agent_episode import SingleAgentEpisode
 from relayrl.env.vector_env import (
@@ -307,9 +307,9 @@ class EnvRunner:
         """
         n = self.num_envs
         keys = list(extra_outputs)
-        extras = zip(*[_per_env(values, n) for values in extra_outputs.values()]) if keys else [()] * n
+        extras = zip(*[unbatch_items(values) for values in extra_outputs.values()]) if keys else [()] * n
         rewards, terms, truncs = rewards.tolist(), terminateds.tolist(), truncateds.tolist()
-        rows = zip(self._episodes, _per_env(observations, n), _per_env(actions, n), rewards, terms, truncs,
+        rows = zip(self._episodes, unbatch_items(observations), unbatch_items(actions), rewards, terms, truncs,
                    infos_per_env(infos, n), extras)
         finished = []
         for i, (episode, obs, action, reward, term, trunc, info, extra) in enumerate(rows):
@@ -353,13 +353,6 @@ class EnvRunner:
         if self.env is not None:
             self.env.close()
             self.env = None
-
-
-def _per_env(values, n: int) -> list:
-    """`values[i]` for each of the n sub-envs: the same row views / numpy scalars, made in one C call."""
-    if isinstance(values, dict):  # a nested output (e.g. a recurrent state dict)
-        return [map_structure(lambda x, i=i: x[i], values) for i in range(n)]
-    return list(values)
 
 
 SingleAgentEnvRunner = EnvRunner

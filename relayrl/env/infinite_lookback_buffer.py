@@ -71,8 +71,8 @@ def _concat(parts: Sequence) -> Any:
     return map_structure(lambda *leaves: np.concatenate(leaves), *parts)
 
 
-def _unbatch(batch) -> list:
-    """Batched structure -> list of items (inverse of `_stack`)."""
+def unbatch_items(batch) -> list:
+    """Batched structure -> list of items (inverse of `_stack`): row views of arrays, per-item dicts/tuples."""
     if isinstance(batch, (dict, tuple)):
         return [map_structure(lambda a: a[i], batch) for i in range(len(_first_leaf(batch)))]
     return list(batch)
@@ -88,7 +88,7 @@ def _as_items(new_data) -> list:
     """Items given by a user: a list/tuple of items, an array or a dict batch."""
     if isinstance(new_data, (list, tuple)):
         return list(new_data)
-    return _unbatch(new_data)
+    return unbatch_items(new_data)
 
 
 def struct_equal(a, b) -> bool:
@@ -391,7 +391,7 @@ class InfiniteLookbackBuffer:
     def _items(self) -> list:
         """All ts>=0 items as a list (unbatched if finalized)."""
         part = self.get()
-        return _unbatch(part) if self.finalized else list(part)
+        return unbatch_items(part) if self.finalized else list(part)
 
     # ---- writing -------------------------------------------------------------------
 

@@ -2,8 +2,7 @@
 import numpy as np
 import pytest
 
-from relayrl.env.env_runner import _per_env
-from relayrl.env.infinite_lookback_buffer import _stack
+from relayrl.env.infinite_lookback_buffer import _stack, unbatch_items
 from relayrl.env.vector_env import info_at, infos_per_env
 
 N = 3
@@ -20,15 +19,17 @@ def test_infos_per_env_is_info_at_for_every_env(infos):
     assert len({id(info) for info in per_env}) == N  # each env gets its own dict
 
 
-def test_per_env_gives_the_items_indexing_gives():
+def test_unbatch_items_gives_the_items_indexing_gives():
     rows = np.arange(6, dtype=np.float32).reshape(N, 2)
     for values in (rows, np.array([0.5, 1.5, 2.5], np.float32), [1, 2, 3]):
-        items = _per_env(values, N)
+        items = unbatch_items(values)
         assert len(items) == N
         for i in range(N):
             assert type(items[i]) is type(values[i]) and np.array_equal(items[i], values[i])
     nested = {"h": rows, "c": np.arange(3)}
-    assert all(np.array_equal(_per_env(nested, N)[i]["h"], rows[i]) for i in range(N))
+    assert all(np.array_equal(unbatch_items(nested)[i]["h"], rows[i]) for i in range(N))
+    pairs = (rows, np.arange(3))  # a tuple output is split per env too, not into its components
+    assert all(np.array_equal(unbatch_items(pairs)[i][0], rows[i]) for i in range(N))
 
 
 class Tagged(np.ndarray):
