@@ -39,6 +39,11 @@ class ConnectorPipelineV2(ConnectorV2):
             active = self._active = (rl_module, pieces, [p for p in pieces if not _skips(p, rl_module)])
         return active[2]
 
+    def reads_episodes(self, rl_module=None) -> bool:
+        """Whether a piece that runs for `rl_module` (every piece, without one) reads the episodes' data."""
+        pieces = self.connectors if rl_module is None else self._active_pieces(rl_module)
+        return any(piece.reads_episodes(rl_module) for piece in pieces)
+
     def timed_call(self, **kwargs) -> Any:
         """Like calling the pipeline, but accumulates seconds per piece in `self.timers` (profiling)."""
         batch = kwargs.pop("batch", None)

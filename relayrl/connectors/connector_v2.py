@@ -34,6 +34,9 @@ class ConnectorV2(abc.ABC):
     # change episode data. Custom pieces are assumed to need per-episode data and to write episodes.
     BATCHED_SAFE = False
     WRITES_EPISODES = True
+    # READS_EPISODES: the piece reads the episodes' data (ids aside). When no piece an EnvRunner calls
+    # while sampling does, the runner may hand steps to its ongoing episodes in bulk (VectorStepLog).
+    READS_EPISODES = True
     # Set by the enclosing pipeline.
     _downstream_batched_safe = False
     _upstream_episodes_untouched = False
@@ -60,6 +63,10 @@ class ConnectorV2(abc.ABC):
         obs, act = self._input_observation_space, self._input_action_space
         self._observation_space = self.recompute_output_observation_space(obs, act) if obs is not None else None
         self._action_space = self.recompute_output_action_space(obs, act) if act is not None else None
+
+    def reads_episodes(self, rl_module=None) -> bool:
+        """Whether this piece, placed where it is in its pipeline, reads the episodes' data."""
+        return self.READS_EPISODES
 
     @property
     def input_observation_space(self):

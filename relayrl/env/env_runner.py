@@ -22,11 +22,13 @@ from relayrl.env.single_agent_episode import SingleAgentEpisode
 from relayrl.env.vector_env import (
     batch_actions,
     foreach_sub_env,
+    has_env_infos,
     info_at,
     infos_per_env,
     make_vector_env,
     unbatch,
 )
+from relayrl.env.vector_step_log import VectorStepLog
 from relayrl.exploration.env_runner_exploration import build_env_runner_exploration
 from relayrl.metrics.metrics_logger import MetricsLogger
 
@@ -219,6 +221,7 @@ class EnvRunner:
             # Each sub-env owes a fixed share of the episodes. Keeping simply the first episodes to end
             # would favour short episodes and bias evaluation returns low.
             quota = [num_episodes // self.num_envs + (i < num_episodes % self.num_envs) for i in range(self.num_envs)]
+        log = self._step_log(num_timesteps, random_actions)
         while True:
             if num_episodes is not None:
                 if len(done_episodes) >= num_episodes:
@@ -230,6 +233,8 @@ class EnvRunner:
             env_actions = to_env.pop(Columns.ACTIONS_FOR_ENV, actions)
             stepped = self._step_envs(batch_actions(self._single_env_action_space, env_actions), explore)
             if stepped is None:  # a sub-env failed and the envs were recreated (restart_failed_sub_environments)
+                if log is not None:
+                    log.drop_pending()
                 continue
             batched_obs, rewards, terminateds, truncateds, infos = stepped
             observations = unbatch(self.env.observation_space, batched_obs)
@@ -238,7 +243,14 @@ class EnvRunner:
             elif clip:
                 rewards = np.clip(rewards, -clip, clip)
             steps += self.num_envs
-            finished = self._record_step(actions, to_env, observations, rewards, terminateds, truncateds, infos)
+            finished = None
+            if log is not None:
+                finished = self._log_step(log, actions, to_env, batched_obs, rewards, terminateds, truncateds, infos)
+                if finished is None:  # the step does not fit the log's columns: record per episode from now on
+                    self._hand_over_pending(log)
+                    log = None
+            if finished is None:
+                finished = self._record_step(actions, to_env, observations, rewards, terminateds, truncateds, infos)
             if self._cb_step:
                 for i, episode in enumerate(self._episodes):
                     self._episode_callbacks(self._cb_step, episode, i)
@@ -263,6 +275,8 @@ class EnvRunner:
                         self._prev_chunks.pop(episode.id_, None)
                     self._episodes[i] = self._new_episode(observations[i], info_at(infos, i), i)
             self._cached_to_module = self._env_to_module_call(self._episodes, explore, batched_obs)
+        if log is not None:
+            self._hand_over_pending(log)
         self._stats.on_steps(steps)
         self.num_env_steps_sampled_lifetime += steps
         return done_episodes
@@ -297,6 +311,37 @@ class EnvRunner:
         except Exception:  # the env is being replaced because it is broken
             logger.debug("closing the failed env raised", exc_info=True)
         self.env = None
+
+    def _step_log(self, num_timesteps: Optional[int], random_actions: bool) -> Optional[VectorStepLog]:
+        """A VectorStepLog for this sampling run when nothing reads the ongoing episodes between steps
+        (no on_episode_step callback, no connector piece that reads episodes); None otherwise."""
+        if (random_actions or self._cb_step or self._env_to_module.WRITES_EPISODES
+                or self._env_to_module.reads_episodes(self.module) or self._module_to_env.reads_episodes(self.module)):
+            return None
+        return VectorStepLog(self.num_envs, capacity=-(-num_timesteps // self.num_envs) if num_timesteps else 64)
+
+    def _log_step(self, log, actions, extra_outputs, observations, rewards, terminateds, truncateds,
+                  infos) -> Optional[List[int]]:
+        """`_record_step` through the step log: the step goes into its columns and only the episodes that
+        ended take their steps. None, recording nothing, if the step does not fit the columns."""
+        step_infos = infos_per_env(infos, self.num_envs) if has_env_infos(infos) else None
+        if not log.write(observations, actions, rewards, extra_outputs, step_infos):
+            return None
+        done = terminateds | truncateds
+        if not done.any():
+            return []
+        finished = np.flatnonzero(done).tolist()
+        final_infos = infos.get("final_info", {})
+        for i in finished:
+            log.hand_over(i, self._episodes[i], final_observation=infos["final_obs"][i],
+                          final_info=info_at(final_infos, i), terminated=bool(terminateds[i]),
+                          truncated=bool(truncateds[i]))
+        return finished
+
+    def _hand_over_pending(self, log: VectorStepLog) -> None:
+        """The ongoing episodes take their steps from the log, as items, so they can go on."""
+        for i, episode in enumerate(self._episodes):
+            log.hand_over(i, episode)
 
     def _record_step(self, actions, extra_outputs, observations, rewards, terminateds, truncateds,
                      infos) -> List[int]:

@@ -258,6 +258,18 @@ class InfiniteLookbackBuffer:
         else:
             self.data = _concat([self.data, batch])
 
+    def extend_finalized(self, batch: np.ndarray) -> None:
+        """Append the rows of a plain array and finalize: the same data as `extend(list(batch))` then
+        `finalize()`, in one concatenation instead of a round trip through per-item lists. The
+        result is a new array, never a view of `batch`."""
+        if self.finalized:
+            self.extend(batch)
+            if self.data is batch:
+                self.data = batch.copy()
+            return
+        self.data = np.concatenate([_stack(self.data), batch]) if self.data else np.array(batch)
+        self.finalized = True
+
     def pop(self, index: int = -1):
         """Remove and return one item (index semantics as in `get`)."""
         total = self._total()

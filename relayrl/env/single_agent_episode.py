@@ -13,8 +13,8 @@ from before this chunk's ts=0 (e.g. data kept by `cut(len_lookback_buffer=n)`).
 from __future__ import annotations
 
 import copy
+import os
 import time
-import uuid
 from typing import Any, Dict, Optional
 
 import gymnasium as gym
@@ -52,7 +52,8 @@ class SingleAgentEpisode:
                  terminated: bool = False, truncated: bool = False, extra_model_outputs=None,
                  t_started: Optional[int] = None, len_lookback_buffer="auto", agent_id=None,
                  module_id=None, multi_agent_episode_id=None):
-        self.id_ = uuid.uuid4().hex if id_ is None else id_
+        # 32 random hex digits, as RLlib's uuid4().hex, without building a UUID object (one per episode).
+        self.id_ = os.urandom(16).hex() if id_ is None else id_
         self.agent_id = agent_id
         self.module_id = module_id
         self.multi_agent_episode_id = multi_agent_episode_id
@@ -170,10 +171,11 @@ class SingleAgentEpisode:
             raise AssertionError(f"Episode {self.id_} is already done.")
         if self.is_numpy:
             raise AssertionError(f"Episode {self.id_} is numpy'ized (to_numpy()); it cannot be reset.")
+        # No validate(): an episode without observations has no actions or rewards (checked when built),
+        # so one observation and one info leave it consistent.
         self.observations.append(observation)
         self.infos.append({} if infos is None else infos)
         self._start_time = time.perf_counter()
-        self.validate()
 
     def add_env_step(self, observation, action, reward, infos: Optional[dict] = None, *,
                      terminated: bool = False, truncated: bool = False,
@@ -200,6 +202,48 @@ class SingleAgentEpisode:
         self.is_terminated = terminated
         self.is_truncated = truncated
         self._last_step_time = time.perf_counter()
+
+    def add_env_steps(self, observations, actions, rewards, infos=None, *, terminated: bool = False,
+                      truncated: bool = False, extra_model_outputs: Optional[Dict[str, Any]] = None,
+                      to_numpy: bool = False) -> None:
+        """`add_env_step` for n steps at once. Each column is a list of n items or an array whose
+        rows are the items; `terminated`/`truncated` describe the last step.
+
+        With `to_numpy=True` the episode is numpy'd afterwards, and array columns are joined to
+        the stored items in one concatenation (the same data as n `add_env_step` calls followed
+        by `to_numpy()`). The EnvRunner hands over steps it kept as columns this way.
+        """
+        if self.observations.finalized or self.is_terminated or self.is_truncated:
+            self._raise_cannot_step()
+        extra = {} if extra_model_outputs is None else extra_model_outputs
+        n = len(actions)
+        if (n == 0 or len(observations) != n or len(rewards) != n or (infos is not None and len(infos) != n)
+                or any(len(v) != n for v in extra.values())):
+            self._raise_step_counts(observations, actions, rewards, infos, extra)
+        emo = self.extra_model_outputs
+        if emo.keys() != extra.keys():
+            self._check_extra_keys(extra)
+        columns = [(self.observations, observations), (self.actions, actions), (self.rewards, rewards)]
+        columns += [(emo[k], v) for k, v in extra.items()]
+        for buffer, items in columns:
+            if to_numpy and isinstance(items, np.ndarray):
+                buffer.extend_finalized(items)
+            else:
+                buffer.data.extend(items)
+        self.infos.data.extend([{} for _ in range(n)] if infos is None else infos)
+        self.t += n
+        self.is_terminated = terminated
+        self.is_truncated = truncated
+        self._last_step_time = time.perf_counter()
+        if to_numpy:
+            self.to_numpy()
+
+    @staticmethod
+    def _raise_step_counts(observations, actions, rewards, infos, extra) -> None:
+        counts = {"observations": len(observations), "actions": len(actions), "rewards": len(rewards),
+                  **({} if infos is None else {"infos": len(infos)}),
+                  **{f"extra_model_outputs[{k!r}]": len(v) for k, v in extra.items()}}
+        raise ValueError(f"add_env_steps() needs the same number (>= 1) of steps in every column; got {counts}.")
 
     def _raise_cannot_step(self):
         if self.observations.finalized:

@@ -81,8 +81,13 @@ def info_at(infos: dict, i: int) -> dict:
     return out
 
 
+def has_env_infos(infos: dict) -> bool:
+    """Whether gymnasium's batched info dict holds any sub-env's info (not only autoreset keys)."""
+    return not all(key.startswith("_") or key in _FINAL_KEYS for key in infos)
+
+
 def infos_per_env(infos: dict, n: int) -> List[dict]:
     """`info_at(infos, i)` for every sub-env; no per-env work when infos hold only autoreset keys."""
-    if all(key.startswith("_") or key in _FINAL_KEYS for key in infos):
+    if not has_env_infos(infos):
         return [{} for _ in range(n)]
     return [info_at(infos, i) for i in range(n)]

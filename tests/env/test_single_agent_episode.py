@@ -427,3 +427,52 @@ def test_validation_errors():
     broken.rewards.data.pop()
     with pytest.raises(AssertionError):
         broken.validate()
+
+
+# -- add_env_steps (several steps at once) ---------------------------------------------------------
+def _steps_from(first, n):
+    """Steps first..first+n-1 of `make_episode`'s data, as arrays with a leading step axis."""
+    idx = np.arange(first, first + n)
+    return dict(observations=np.stack([obs(i + 1) for i in idx]), actions=idx % 4,
+                rewards=(idx + 1).astype(np.float64), infos=[{"i": int(i) + 1} for i in idx],
+                extra_model_outputs={"logp": -idx.astype(np.float64)})
+
+
+@pytest.mark.parametrize("to_numpy", [False, True])
+def test_add_env_steps_equals_one_add_env_step_per_step(to_numpy):
+    expected = make_episode(5, terminated=True, numpy=to_numpy)
+    ep = make_episode(2)  # two steps one by one, then three at once
+    ep.add_env_steps(**_steps_from(2, 3), terminated=True, to_numpy=to_numpy)
+    assert ep.is_numpy == to_numpy and ep.is_terminated and len(ep) == 5 and ep.t == 5
+    for name in ("observations", "actions", "rewards", "infos"):
+        got, want = getattr(ep, name).get(), getattr(expected, name).get()
+        if to_numpy and name != "infos":
+            assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    np.testing.assert_array_equal(ep.get_extra_model_outputs("logp"), expected.get_extra_model_outputs("logp"))
+
+
+def test_add_env_steps_to_numpy_copies_the_given_arrays():
+    ep = SingleAgentEpisode()
+    ep.add_env_reset(obs(0))
+    steps = _steps_from(0, 2)
+    ep.add_env_steps(**steps, to_numpy=True)
+    steps["rewards"][:] = -1.0
+    steps["actions"][:] = 3
+    np.testing.assert_array_equal(ep.get_rewards(), [1.0, 2.0])
+    np.testing.assert_array_equal(ep.get_actions(), [0, 1])
+
+
+def test_add_env_steps_with_different_step_counts_names_them():
+    ep = make_episode(1)
+    steps = _steps_from(1, 3)
+    steps["rewards"] = steps["rewards"][:2]
+    with pytest.raises(ValueError, match=r"same number .* 'rewards': 2"):
+        ep.add_env_steps(**steps)
+    assert len(ep) == 1  # nothing was added
+
+
+def test_add_env_steps_after_the_end_raises():
+    ep = make_episode(2, terminated=True)
+    with pytest.raises(AssertionError, match="already done"):
+        ep.add_env_steps(**_steps_from(2, 1))

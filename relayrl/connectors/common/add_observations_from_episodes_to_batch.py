@@ -24,6 +24,10 @@ class AddObservationsFromEpisodesToBatch(ConnectorV2):
         super().__init__(input_observation_space, input_action_space, **kwargs)
         self._as_learner_connector = as_learner_connector
 
+    def reads_episodes(self, rl_module=None) -> bool:
+        # Acting on the fast path with untouched episodes, it reads the vector env's observations instead.
+        return self._as_learner_connector or not (self._downstream_batched_safe and self._upstream_episodes_untouched)
+
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
         if Columns.OBS in batch:  # an earlier (custom) piece already provided observations
             return batch

@@ -31,6 +31,7 @@ class BatchIndividualItems(ConnectorV2):
 
     BATCHED_SAFE = True
     WRITES_EPISODES = False
+    READS_EPISODES = False
 
     def __init__(self, input_observation_space=None, input_action_space=None, *, multi_agent: bool = False,
                  **kwargs):

@@ -25,6 +25,7 @@ def to_tensor(data, device=None):
 class NumpyToTensor(ConnectorV2):
     BATCHED_SAFE = True
     WRITES_EPISODES = False
+    READS_EPISODES = False
 
     def __init__(self, input_observation_space=None, input_action_space=None, *,
                  as_learner_connector: bool = False, pin_memory: bool = False, device=None, **kwargs):

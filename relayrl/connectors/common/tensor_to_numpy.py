@@ -19,6 +19,7 @@ def to_numpy(data):
 class TensorToNumpy(ConnectorV2):
     BATCHED_SAFE = True
     WRITES_EPISODES = False
+    READS_EPISODES = False
 
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
         return to_numpy(batch)

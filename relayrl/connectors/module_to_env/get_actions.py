@@ -18,6 +18,7 @@ class GetActions(ConnectorV2):
 
     BATCHED_SAFE = True
     WRITES_EPISODES = False
+    READS_EPISODES = False
 
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
         if Columns.ACTIONS in batch or Columns.ACTION_DIST_INPUTS not in batch:

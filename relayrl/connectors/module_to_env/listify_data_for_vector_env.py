@@ -5,6 +5,7 @@ from relayrl.connectors.connector_v2 import ConnectorV2
 class ListifyDataForVectorEnv(ConnectorV2):
     BATCHED_SAFE = True
     WRITES_EPISODES = False
+    READS_EPISODES = False
 
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
         for column, data in batch.items():

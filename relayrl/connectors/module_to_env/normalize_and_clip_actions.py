@@ -24,6 +24,7 @@ class NormalizeAndClipActions(ConnectorV2):
 
     BATCHED_SAFE = True
     WRITES_EPISODES = False
+    READS_EPISODES = False
 
     def __init__(self, input_observation_space=None, input_action_space=None, *, normalize_actions: bool = True,
                  clip_actions: bool = False, **kwargs):

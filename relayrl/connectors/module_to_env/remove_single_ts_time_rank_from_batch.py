@@ -8,6 +8,7 @@ from relayrl.core.tree import map_structure
 class RemoveSingleTsTimeRankFromBatch(ConnectorV2):
     BATCHED_SAFE = True
     WRITES_EPISODES = False
+    READS_EPISODES = False
 
     def skips(self, rl_module) -> bool:
         return not is_stateful(rl_module)

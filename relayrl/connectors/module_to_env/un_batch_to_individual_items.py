@@ -13,6 +13,7 @@ class UnBatchToIndividualItems(ConnectorV2):
 
     BATCHED_SAFE = True
     WRITES_EPISODES = False
+    READS_EPISODES = False  # episode ids only
 
     def skips(self, rl_module) -> bool:
         return self._downstream_batched_safe

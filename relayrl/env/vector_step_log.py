@@ -1,0 +1,124 @@
+"""`VectorStepLog`: a vector env's steps kept as columns until its episodes take them over."""
+from typing import List, Optional
+
+import numpy as np
+
+# Column positions; the extra model outputs follow, in their keys' order.
+_OBS, _ACTIONS, _REWARDS, _FIRST_EXTRA = 0, 1, 2, 3
+
+
+class VectorStepLog:
+    """The steps of a vector env's ongoing episodes as columns, one row per vector step.
+
+    Writing a step costs one array copy per column, where recording it in the episodes costs one
+    `add_env_step` per sub-env; an episode takes its rows in one `add_env_steps` call when it
+    ends (numpy'd, by concatenation) or when sampling stops (as items, so it can go on). The
+    EnvRunner uses a log only while nothing reads its ongoing episodes between steps: until
+    they are handed over, their latest steps are here.
+
+    Steps whose module outputs are not plain arrays with a row per sub-env (dict or tuple
+    outputs, lists) do not fit; `write` then returns False and the runner records per episode.
+    Use a new log per sampling run: handed-over items may be views of its arrays.
+    """
+
+    def __init__(self, num_envs: int, capacity: int):
+        self.num_envs = num_envs
+        self._capacity = max(int(capacity), 1)
+        # obs row r: the observation after step r (for a sub-env whose episode ended there, its final one).
+        self._columns: Optional[List[np.ndarray]] = None
+        self._signature: list = []  # (dtype, shape) of each column's rows
+        self._extra_keys: tuple = ()
+        self._infos: List[Optional[list]] = []  # per row: None (all infos empty) or one dict per sub-env
+        self._any_infos = False
+        self.rows = 0
+        self._first_row = [0] * num_envs  # per sub-env: the first row of its current episode
+
+    def write(self, observations, actions, rewards, extra_model_outputs: dict, infos: Optional[list]) -> bool:
+        """Append one vector step: arrays with a leading sub-env axis, `infos` one dict per sub-env
+        (None where all are empty). Returns False, writing nothing, if the step does not fit."""
+        values = (observations, actions, rewards, *extra_model_outputs.values())
+        try:  # one comparison checks every value's dtype and shape (lists, dicts, tuples have no dtype)
+            signature = [(value.dtype, value.shape) for value in values]
+        except AttributeError:
+            return False
+        if self._columns is None:
+            if not self._starts_columns(values, signature, tuple(extra_model_outputs)):
+                return False
+        elif signature != self._signature or tuple(extra_model_outputs) != self._extra_keys:
+            return False
+        if self.rows == self._capacity:
+            self._grow()
+        row = self.rows
+        for column, value in zip(self._columns, values):
+            column[row] = value
+        self._infos.append(infos)
+        if infos is not None:
+            self._any_infos = True
+        self.rows = row + 1
+        return True
+
+    def _starts_columns(self, values: tuple, signature: list, extra_keys: tuple) -> bool:
+        if not all(type(value) is np.ndarray and value.shape[:1] == (self.num_envs,) for value in values):
+            return False
+        if values[_REWARDS].dtype != np.float64:  # per-step recording stores Python floats (float64 once numpy'd)
+            return False
+        self._columns = [np.empty((self._capacity,) + value.shape, value.dtype) for value in values]
+        self._signature, self._extra_keys = signature, extra_keys
+        return True
+
+    def _grow(self) -> None:
+        # A new, larger array per column: items already handed over keep viewing the old ones.
+        self._capacity *= 2
+        for index, column in enumerate(self._columns):
+            grown = np.empty((self._capacity,) + column.shape[1:], column.dtype)
+            grown[:self.rows] = column[:self.rows]
+            self._columns[index] = grown
+
+    def hand_over(self, env_index: int, episode, *, final_observation=None, final_info: Optional[dict] = None,
+                  terminated: bool = False, truncated: bool = False) -> None:
+        """Give sub-env `env_index`'s rows since its episode began to `episode`; its next episode
+        starts at the next row.
+
+        An ended episode (`terminated` or `truncated`, with the env's final observation and info
+        of the last step) is numpy'd; an ongoing one takes its steps as items and can go on.
+        """
+        i, first, end = env_index, self._first_row[env_index], self.rows
+        self._first_row[i] = end
+        if end == first:
+            return
+        columns, ended = self._columns, terminated or truncated
+        observations = columns[_OBS][first:end, i]
+        if ended:
+            if _fits_row(final_observation, columns[_OBS]):
+                columns[_OBS][end - 1, i] = final_observation
+            else:  # e.g. another dtype: per-step recording would have stacked it with the rest as an item
+                observations = list(observations[:-1]) + [final_observation]
+        rewards = columns[_REWARDS][first:end, i]
+        episode.add_env_steps(
+            observations,
+            columns[_ACTIONS][first:end, i],
+            rewards if ended else rewards.tolist(),  # items as per-step recording gives them: Python floats
+            self._infos_of(i, first, end, final_info if ended else None),
+            terminated=terminated,
+            truncated=truncated,
+            extra_model_outputs={key: column[first:end, i]
+                                 for key, column in zip(self._extra_keys, columns[_FIRST_EXTRA:])},
+            to_numpy=ended,
+        )
+
+    def _infos_of(self, i: int, first: int, end: int, final_info: Optional[dict]) -> list:
+        if self._any_infos:
+            infos = [{} if row_infos is None else row_infos[i] for row_infos in self._infos[first:end]]
+        else:
+            infos = [{} for _ in range(end - first)]
+        if final_info is not None:
+            infos[-1] = final_info
+        return infos
+
+    def drop_pending(self) -> None:
+        """Forget the rows not handed over (their episodes were dropped, e.g. by a reset)."""
+        self._first_row = [self.rows] * self.num_envs
+
+
+def _fits_row(value, column: np.ndarray) -> bool:
+    return type(value) is np.ndarray and value.dtype == column.dtype and value.shape == column.shape[2:]
