@@ -225,17 +225,19 @@ class SingleAgentEpisode:
             self._check_extra_keys(extra)
         columns = [(self.observations, observations), (self.actions, actions), (self.rewards, rewards)]
         columns += [(emo[k], v) for k, v in extra.items()]
+        all_arrays = to_numpy
         for buffer, items in columns:
             if to_numpy and isinstance(items, np.ndarray):
                 buffer.extend_finalized(items)
             else:
                 buffer.data.extend(items)
+                all_arrays = False
         self.infos.data.extend([{} for _ in range(n)] if infos is None else infos)
         self.t += n
         self.is_terminated = terminated
         self.is_truncated = truncated
         self._last_step_time = time.perf_counter()
-        if to_numpy:
+        if to_numpy and not all_arrays:  # (array columns are numpy'd already)
             self.to_numpy()
 
     @staticmethod
@@ -254,6 +256,10 @@ class SingleAgentEpisode:
 
     def _check_extra_keys(self, new_outputs: Dict[str, Any]) -> None:
         """Step's keys differ from the episode's: only new keys at a chunk's first step are OK."""
+        if not self.extra_model_outputs and len(self.actions) == 0:  # the usual case: a new episode
+            for k in new_outputs:
+                self.extra_model_outputs[k] = InfiniteLookbackBuffer()
+            return
         missing = sorted(set(self.extra_model_outputs) - set(new_outputs))
         added = sorted(set(new_outputs) - set(self.extra_model_outputs))
         if missing:
