@@ -1,5 +1,4 @@
 """VectorStepLog: the EnvRunner's bulk recording gives exactly the episodes per-step recording gives."""
-import gymnasium as gym
 import numpy as np
 import pytest
 import torch
