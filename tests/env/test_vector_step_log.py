@@ -237,3 +237,23 @@ def test_a_sub_env_whose_module_outputs_change_falls_back_to_per_step_recording(
     for episode in episodes:  # every step is in its episode, in order
         np.testing.assert_array_equal(episode.get_observations()[:, 0], np.arange(episode.t_started, episode.t + 1))
     runner.stop()
+
+
+def test_a_custom_piece_that_declares_it_leaves_episodes_alone_keeps_column_recording():
+    class ScaleObservations(ConnectorV2):
+        BATCHED_SAFE, WRITES_EPISODES, READS_EPISODES = True, False, False
+
+        def __call__(self, *, rl_module, batch, episodes, **kwargs):
+            batch["obs"] = batch["obs"] * 0.5  # runs after AddObservations: a whole array
+            return batch
+
+    config = PPOConfig().environment(CountingEnv, env_config={"episode_len": 4}).env_runners(
+        num_envs_per_env_runner=2, rollout_fragment_length=6)
+    runner = EnvRunner(config=config)
+    runner._env_to_module.insert_after("AddObservationsFromEpisodesToBatch", ScaleObservations())
+    assert runner._step_log(8, False) is not None
+    episodes = runner.sample()
+    assert sum(len(e) for e in episodes) == 12
+    for episode in episodes:  # the episodes keep the env's own observations
+        np.testing.assert_array_equal(episode.get_observations()[:, 0], np.arange(episode.t_started, episode.t + 1))
+    runner.stop()
