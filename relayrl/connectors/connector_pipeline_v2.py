@@ -42,7 +42,7 @@ class ConnectorPipelineV2(ConnectorV2):
     def reads_episodes(self, rl_module=None) -> bool:
         """Whether a piece that runs for `rl_module` (every piece, without one) reads the episodes' data."""
         pieces = self.connectors if rl_module is None else self._active_pieces(rl_module)
-        return any(piece.reads_episodes(rl_module) for piece in pieces)
+        return any(_reads(piece, rl_module) for piece in pieces)
 
     def timed_call(self, **kwargs) -> Any:
         """Like calling the pipeline, but accumulates seconds per piece in `self.timers` (profiling)."""
@@ -200,6 +200,15 @@ class ConnectorPipelineV2(ConnectorV2):
 def _skips(piece: ConnectorV2, rl_module) -> bool:
     # A subclass that overrides __call__ but not skips() may do something where its parent did nothing.
     return _defined_in(type(piece), "skips") is _defined_in(type(piece), "__call__") and piece.skips(rl_module)
+
+
+def _reads(piece: ConnectorV2, rl_module) -> bool:
+    # As for skips(): a subclass that overrides __call__ but not the declaration may read episodes where its
+    # parent did not, so its parent's READS_EPISODES / reads_episodes() is not taken for it.
+    cls = type(piece)
+    call_cls = _defined_in(cls, "__call__")
+    declared = any(issubclass(_defined_in(cls, name), call_cls) for name in ("READS_EPISODES", "reads_episodes"))
+    return not declared or piece.reads_episodes(rl_module)
 
 
 def _defined_in(cls: type, name: str) -> type:

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from relayrl import ConnectorV2, PPOConfig
+from relayrl.connectors import AddObservationsFromEpisodesToBatch, BatchIndividualItems, NumpyToTensor
 from relayrl.env.env_runner import EnvRunner
 from relayrl.env.single_agent_episode import SingleAgentEpisode
 from relayrl.env.vector_step_log import VectorStepLog
@@ -256,4 +257,21 @@ def test_a_custom_piece_that_declares_it_leaves_episodes_alone_keeps_column_reco
     assert sum(len(e) for e in episodes) == 12
     for episode in episodes:  # the episodes keep the env's own observations
         np.testing.assert_array_equal(episode.get_observations()[:, 0], np.arange(episode.t_started, episode.t + 1))
+    runner.stop()
+
+
+def test_a_subclass_with_its_own_call_does_not_inherit_its_parents_declaration():
+    class ReadsEpisodesToo(NumpyToTensor):  # NumpyToTensor declares READS_EPISODES = False
+        def __call__(self, *, rl_module, batch, episodes, **kwargs):
+            for episode in episodes:
+                assert episode.get_observations(-1)[0] == len(episode)  # CountingEnv: obs[0] is the step
+            return super().__call__(rl_module=rl_module, batch=batch, episodes=episodes, **kwargs)
+
+    config = PPOConfig().environment(CountingEnv, env_config={"episode_len": 4}).env_runners(
+        num_envs_per_env_runner=2, rollout_fragment_length=6, add_default_connectors_to_env_to_module_pipeline=False,
+        env_to_module_connector=lambda env, spaces, device: [AddObservationsFromEpisodesToBatch(),
+                                                              BatchIndividualItems(), ReadsEpisodesToo()])
+    runner = EnvRunner(config=config)
+    assert runner._step_log(8, False) is None
+    assert sum(len(e) for e in runner.sample()) == 12
     runner.stop()
