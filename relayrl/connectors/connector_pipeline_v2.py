@@ -84,11 +84,13 @@ class ConnectorPipelineV2(ConnectorV2):
         per-episode path only where it sits. Both paths give the same batch.
         """
         pieces = self.connectors
+        batched_safe = [_declared(p, "BATCHED_SAFE") for p in pieces]
+        writes = [_declared(p, "WRITES_EPISODES") for p in pieces]
         for i, piece in enumerate(pieces):
-            piece._downstream_batched_safe = all(p.BATCHED_SAFE for p in pieces[i + 1:])
-            piece._upstream_episodes_untouched = not any(p.WRITES_EPISODES for p in pieces[:i])
-        self.BATCHED_SAFE = all(p.BATCHED_SAFE for p in pieces)
-        self.WRITES_EPISODES = any(p.WRITES_EPISODES for p in pieces)
+            piece._downstream_batched_safe = all(batched_safe[i + 1:])
+            piece._upstream_episodes_untouched = not any(writes[:i])
+        self.BATCHED_SAFE = all(batched_safe)
+        self.WRITES_EPISODES = any(writes)
         self._active = None  # the pieces' skips() may have changed
 
     def _recompute_spaces(self) -> None:
@@ -205,10 +207,21 @@ def _skips(piece: ConnectorV2, rl_module) -> bool:
 def _reads(piece: ConnectorV2, rl_module) -> bool:
     # As for skips(): a subclass that overrides __call__ but not the declaration may read episodes where its
     # parent did not, so its parent's READS_EPISODES / reads_episodes() is not taken for it.
-    cls = type(piece)
-    call_cls = _defined_in(cls, "__call__")
-    declared = any(issubclass(_defined_in(cls, name), call_cls) for name in ("READS_EPISODES", "reads_episodes"))
+    declared = _states(piece, "READS_EPISODES") or _states(piece, "reads_episodes")
     return not declared or piece.reads_episodes(rl_module)
+
+
+def _declared(piece: ConnectorV2, name: str) -> bool:
+    """The piece's fast-path declaration `name` (BATCHED_SAFE, WRITES_EPISODES), or ConnectorV2's cautious
+    default when the piece's class overrides __call__ without restating it (as for `_reads`)."""
+    return getattr(piece if _states(piece, name) else ConnectorV2, name)
+
+
+def _states(piece: ConnectorV2, name: str) -> bool:
+    """Whether `name` is set on the piece itself (a nested pipeline's plan) or by the class that defines
+    its __call__ (or a subclass of it), so it speaks for the code that runs."""
+    cls = type(piece)
+    return name in vars(piece) or issubclass(_defined_in(cls, name), _defined_in(cls, "__call__"))
 
 
 def _defined_in(cls: type, name: str) -> type:

@@ -4,6 +4,10 @@ import pytest
 import torch
 
 from relayrl import ConnectorV2, PPOConfig
+from relayrl.connectors.common.add_observations_from_episodes_to_batch import AddObservationsFromEpisodesToBatch
+from relayrl.connectors.common.batch_individual_items import BatchIndividualItems
+from relayrl.connectors.common.numpy_to_tensor import NumpyToTensor
+from relayrl.connectors.connector_pipeline_v2 import EnvToModulePipeline
 from relayrl.core.columns import Columns
 from relayrl.env.env_runner import EnvRunner
 
@@ -79,3 +83,46 @@ def test_sampled_episodes_are_identical_on_both_paths(explore):
         np.testing.assert_array_equal(a.get_extra_model_outputs(Columns.ACTION_LOGP),
                                       b.get_extra_model_outputs(Columns.ACTION_LOGP))
         assert a.is_terminated == b.is_terminated
+
+
+def _planned(pieces):
+    """The pipeline's plan for each piece: (downstream batched-safe, upstream episodes untouched)."""
+    pipeline = EnvToModulePipeline(connectors=pieces)
+    return [(p._downstream_batched_safe, p._upstream_episodes_untouched) for p in pieces], pipeline
+
+
+def test_a_subclass_with_its_own_call_does_not_inherit_batched_safe_or_writes_episodes():
+    class WritesEpisodes(BatchIndividualItems):  # the parent declares BATCHED_SAFE, not WRITES_EPISODES
+        def __call__(self, *, rl_module, batch, episodes, **kwargs):
+            for episode in episodes:
+                episode.custom_data["seen"] = True
+            return super().__call__(rl_module=rl_module, batch=batch, episodes=episodes, **kwargs)
+
+    plan, pipeline = _planned([AddObservationsFromEpisodesToBatch(), WritesEpisodes(), NumpyToTensor()])
+    assert plan[0] == (False, True)  # AddObservations must leave per-episode items for WritesEpisodes
+    assert plan[2] == (True, False)  # NumpyToTensor sees episodes WritesEpisodes may have changed
+    assert not pipeline.BATCHED_SAFE and pipeline.WRITES_EPISODES
+
+
+def test_a_subclass_restating_the_declarations_keeps_them():
+    class Restated(BatchIndividualItems):
+        BATCHED_SAFE, WRITES_EPISODES = True, False
+
+        def __call__(self, *, rl_module, batch, episodes, **kwargs):
+            return super().__call__(rl_module=rl_module, batch=batch, episodes=episodes, **kwargs)
+
+    class OnlyParentsCall(BatchIndividualItems):  # no __call__ of its own: the parent's declarations hold
+        pass
+
+    for piece in (Restated(), OnlyParentsCall()):
+        plan, pipeline = _planned([AddObservationsFromEpisodesToBatch(), piece, NumpyToTensor()])
+        assert plan == [(True, True)] * 3 and pipeline.BATCHED_SAFE and not pipeline.WRITES_EPISODES
+
+
+def test_a_nested_pipeline_speaks_for_its_pieces():
+    inner = EnvToModulePipeline(connectors=[BatchIndividualItems(), NumpyToTensor()])
+    plan, outer = _planned([AddObservationsFromEpisodesToBatch(), inner])
+    assert plan[0] == (True, True) and outer.BATCHED_SAFE and not outer.WRITES_EPISODES
+    inner.append(TouchEveryEpisode())
+    plan, outer = _planned([AddObservationsFromEpisodesToBatch(), inner])
+    assert plan[0] == (False, True) and outer.WRITES_EPISODES
