@@ -9,6 +9,7 @@ from relayrl import Algorithm, PPOConfig, RLlibCallback
 from relayrl.algorithms.ppo.ppo_learner import PPOLearner
 from relayrl.checkpoints import CheckpointError
 from relayrl.connectors import MeanStdFilter
+from relayrl.testing.compare import assert_same_tree
 
 
 def _ppo_config(**env_runner_kwargs):
@@ -30,24 +31,6 @@ def _weights(algo):
     return {k: v.clone() for k, v in algo.learner_group.get_module("default_policy").state_dict().items()}
 
 
-def _assert_same_tree(a, b, where="state"):
-    """Exact equality of nested dicts/lists of tensors, arrays and numbers."""
-    if isinstance(a, torch.Tensor):
-        assert isinstance(b, torch.Tensor) and torch.equal(a, b), where
-    elif isinstance(a, np.ndarray):
-        np.testing.assert_array_equal(a, b, err_msg=where)
-    elif isinstance(a, dict):
-        assert set(a) == set(b), f"{where}: {sorted(a)} != {sorted(b)}"
-        for k in a:
-            _assert_same_tree(a[k], b[k], f"{where}.{k}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
-            _assert_same_tree(x, y, f"{where}[{i}]")
-    else:
-        assert a == b, f"{where}: {a!r} != {b!r}"
-
-
 def _resume_and_compare(config, tmp_path, iters_before=3, iters_after=2):
     algo = config.build_algo()
     for _ in range(iters_before):
@@ -63,7 +46,7 @@ def _resume_and_compare(config, tmp_path, iters_before=3, iters_after=2):
 
     assert type(restored) is type(algo)
     assert set(w1) == set(w2) and all(torch.equal(w1[k], w2[k]) for k in w1)
-    _assert_same_tree(opt1, opt2, "optimizer")
+    assert_same_tree(opt1, opt2, "optimizer")
     for a, b in zip(r1, r2):
         for key in ("training_iteration", "num_env_steps_sampled_lifetime", "num_env_steps_trained_lifetime"):
             assert a[key] == b[key], key
@@ -72,7 +55,7 @@ def _resume_and_compare(config, tmp_path, iters_before=3, iters_after=2):
         for key in ("total_loss", "policy_loss", "vf_loss", "curr_kl_coeff"):
             assert a["learners"]["default_policy"][key] == b["learners"]["default_policy"][key], key
     runner_state2 = restored.env_runner.get_state(components=["env_to_module_connector", "metrics"])
-    _assert_same_tree(runner_state1["env_to_module_connector"], runner_state2["env_to_module_connector"])
+    assert_same_tree(runner_state1["env_to_module_connector"], runner_state2["env_to_module_connector"])
     algo.stop()
     restored.stop()
     return r1
@@ -149,7 +132,7 @@ def test_lambda_option_is_named_on_from_checkpoint_and_can_be_supplied(tmp_path)
         Algorithm.from_checkpoint(path)
     restored = Algorithm.from_checkpoint(path, config_overrides={"env_to_module_connector": make_mean_std_filter})
     assert restored.iteration == 1
-    _assert_same_tree(algo.env_runner.get_state(components="env_to_module_connector"),
+    assert_same_tree(algo.env_runner.get_state(components="env_to_module_connector"),
                       restored.env_runner.get_state(components="env_to_module_connector"))
     algo.stop()
     restored.stop()

@@ -9,6 +9,7 @@ from relayrl.env.env_runner import EnvRunner
 from relayrl.env.single_agent_episode import SingleAgentEpisode
 from relayrl.env.vector_step_log import VectorStepLog
 from relayrl.testing import CountingEnv
+from relayrl.testing.compare import assert_same_tree
 
 
 class Float64FinalObsEnv(CountingEnv):
@@ -62,22 +63,6 @@ def _contents(episode: SingleAgentEpisode) -> dict:
             "t": (episode.t_started, episode.t), "done": (episode.is_terminated, episode.is_truncated)}
 
 
-def _assert_same(a, b, where):
-    if isinstance(a, dict):
-        assert a.keys() == b.keys(), where
-        for key in a:
-            _assert_same(a[key], b[key], f"{where}/{key}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
-            _assert_same(x, y, f"{where}[{i}]")
-    elif isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        assert type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape, where
-        np.testing.assert_array_equal(a, b, err_msg=where)
-    else:
-        assert type(a) is type(b) and a == b, where
-
-
 def _run(scenario, per_step: bool):
     torch.manual_seed(0)
     runner = EnvRunner(config=_config(scenario, per_step))
@@ -94,7 +79,7 @@ def _run(scenario, per_step: bool):
 def test_logged_steps_give_the_episodes_per_step_recording_gives(name):
     logged, per_step = _run(SCENARIOS[name], per_step=False), _run(SCENARIOS[name], per_step=True)
     assert sum(len(returned) for returned, _ in logged) > 0
-    _assert_same(logged, per_step, name)
+    assert_same_tree(logged, per_step, name, strict_types=True)
 
 
 class ReadsLatestObservation(ConnectorV2):
