@@ -324,7 +324,7 @@ class EnvRunner:
                   infos) -> Optional[List[int]]:
         """`_record_step` through the step log: the step goes into its columns and only the episodes that
         ended take their steps. None, recording nothing, if the step does not fit the columns."""
-        step_infos = [info_at(infos, i) for i in range(self.num_envs)] if infos and has_env_infos(infos) else None
+        step_infos = infos_per_env(infos, self.num_envs) if infos and has_env_infos(infos) else None
         if not log.write(observations, actions, rewards, extra_outputs, step_infos):
             return None
         done = (terminateds | truncateds).tolist()  # (a list: `in` is cheaper than ndarray.any() on 8 items)
