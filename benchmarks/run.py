@@ -1,7 +1,7 @@
 """The speed suite: relayrl beside the peers and the raw limits, in one run, on this machine.
 
     .venv/bin/python benchmarks/run.py [--suite ppo|offpolicy|ray|all] [--peers-python /tmp/peers/bin/python]
-                                       [--runs 3] [--out benchmarks/results/latest.json]
+                                       [--runs 3] [--quick] [--out benchmarks/results/latest.json]
 
 Suites: "ppo" (the default: PPO to 450, sampler, start-up, learner, connector path), "offpolicy"
 (DQN CartPole-v1 to 450 and SAC Pendulum-v1 to -250, RLlib's tuned settings, beside the peers;
@@ -13,7 +13,8 @@ The machine may be shared and noisy: compare the ratios of one run, not times ac
 Times to a return bar run from launching `python` to the iteration that reached it, for relayrl and the
 peers alike (imports included, shutdown after it not). PPO CartPole to 450 runs `--runs` times for
 relayrl (seeds 0, 1, ...) and for each peer (their anchors are unseeded: step counts vary by 30% or
-more); the table compares the median runs and shows the ranges.
+more); the table compares the median runs and shows the ranges. `--quick` checks that the suite runs
+(each figure measured for a moment, no run with the PPO defaults): its numbers are too rough to quote.
 """
 import argparse
 import compileall
@@ -116,25 +117,27 @@ def _seconds_to_bar(result: dict) -> float:
     return result.get("wall_s") or result["train_s"] + result.get("build_s", 0)
 
 
-def measure(peers_python, suite: str = "ppo", runs: int = 3) -> dict:
+def measure(peers_python, suite: str = "ppo", runs: int = 3, quick: bool = False) -> dict:
     precompile()
     figures = {"machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} cores, "
-                          f"Python {platform.python_version()}", "suite": suite}
+                          f"Python {platform.python_version()}", "suite": suite, "quick": quick}
     if suite in ("offpolicy", "all"):
         figures["offpolicy"] = measure_offpolicy(peers_python)
     if suite in ("ray", "all"):
         figures["ray"] = run_relayrl_script("ray_overhead.py")
     if suite not in ("ppo", "all"):
         return figures
-    figures["raw"] = raw_limits()
-    figures["sampler_sps"] = sampler_sps()
-    figures["sampler_general_path_sps"] = sampler_sps(custom_piece=True)
-    figures["sampler_floor_sps"] = sampler_floor_sps()
-    figures["startup_s"] = startup_s()
-    figures["learner"] = learner_vs_plain_torch()
+    brief, repeats = ({"seconds": 0.2}, 1) if quick else ({}, 3)
+    figures["raw"] = raw_limits(**brief)
+    figures["sampler_sps"] = sampler_sps(**brief)
+    figures["sampler_general_path_sps"] = sampler_sps(custom_piece=True, **brief)
+    figures["sampler_floor_sps"] = sampler_floor_sps(**brief)
+    figures["startup_s"] = startup_s(repeats)
+    figures["learner"] = learner_vs_plain_torch(repeats)
     figures["solve_cartpole_runs"] = [solve_cartpole(seed=seed) for seed in range(runs)]
     figures["solve_cartpole"] = median_run(figures["solve_cartpole_runs"], _seconds_to_bar)
-    figures["solve_cartpole_defaults"] = solve_cartpole(seed=0, settings="default")
+    if not quick:
+        figures["solve_cartpole_defaults"] = solve_cartpole(seed=0, settings="default")
     if peers_python:
         figures["peers"] = {name: run_peer(peers_python, args) for name, args in PEERS.items()}
         for name, args in PEER_PPO.items():
@@ -228,12 +231,14 @@ def ppo_rows(f: dict) -> list:
         rows.append(("The sampling work as one bare loop of torch calls writing numpy columns, with no episodes, "
                      "connectors or RLModule (the floor for torch + gymnasium)", "-", "-", "-",
                      f"{floor:,.0f} (bare loop)",
-                     f"floor {floor / raw['vec8_sps']:.0%} of raw; relayrl {f['sampler_sps'] / floor:.0%} of the floor"))
+                     f"floor {floor / raw['vec8_sps']:.0%} of raw; "
+                     f"relayrl {f['sampler_sps'] / floor:.0%} of the floor"))
     rows.append(("Start-up: `import relayrl` to first train() result (s)", f"{f['startup_s']:.2f}", "-",
                  f"{rllib['build_s']:.1f} (build only)" if "build_s" in rllib else "-", "-", "target < 1.5 s"))
     lr = f["learner"]
     rows.append(("PPO learner minibatch updates/s (same net, batch, minibatches)",
-                 f"{lr['relayrl_updates_per_s']:,.0f}", "-", "-", f"{lr['plain_torch_updates_per_s']:,.0f} (plain torch)",
+                 f"{lr['relayrl_updates_per_s']:,.0f}", "-", "-",
+                 f"{lr['plain_torch_updates_per_s']:,.0f} (plain torch)",
                  f"{lr['relayrl_updates_per_s'] / lr['plain_torch_updates_per_s']:.0%} of plain torch"))
     rows.append(("Raw: gymnasium CartPole-v1, one env (steps/s); 64x64 MLP batch 8 (forwards/s)", "-", "-", "-",
                  f"{raw['single_env_sps']:,.0f}; {raw['mlp_fwd_per_s']:,.0f}", "-"))
@@ -259,6 +264,12 @@ def _solve_cell(solve: dict) -> str:
     return cell
 
 
+def print_heading(figures: dict) -> None:
+    print(f"Machine: {figures['machine']}")
+    if figures.get("quick"):
+        print("A --quick run: each figure was measured for a moment; the numbers are too rough to quote.")
+
+
 def print_table(rows) -> str:
     header = ("work", "relayrl", "Stable-Baselines3", "RLlib", "raw limit", "ratio")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -276,19 +287,21 @@ def main(argv=None):
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument("--suite", choices=("ppo", "offpolicy", "ray", "all"), default="ppo")
     parser.add_argument("--runs", type=int, default=3, help="PPO CartPole to 450 runs for relayrl and SB3 (median)")
+    parser.add_argument("--quick", action="store_true",
+                        help="check that the suite runs: each figure measured briefly, too rough to quote")
     parser.add_argument("--table-from", type=pathlib.Path, default=None,
                         help="print the table of an earlier run's JSON file instead of measuring")
     parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path(__file__).parent / "results" / "latest.json")
     args = parser.parse_args(argv)
     if args.table_from:
         figures = json.loads(args.table_from.read_text())
-        print(f"Machine: {figures['machine']}")
+        print_heading(figures)
         print_table(table_rows(figures))
         return figures
     if args.runs < 1:
         parser.error(f"--runs must be >= 1, got {args.runs}")
-    figures = measure(None if args.no_peers else args.peers_python, args.suite, args.runs)
-    print(f"Machine: {figures['machine']}")
+    figures = measure(None if args.no_peers else args.peers_python, args.suite, args.runs, args.quick)
+    print_heading(figures)
     figures["table_markdown"] = print_table(table_rows(figures))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(figures, indent=2))

@@ -1,0 +1,69 @@
+"""The speed suite (benchmarks/run.py) runs and reports; no assertion here depends on how fast anything is."""
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+BENCHMARKS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+import run as suite  # noqa: E402  (benchmarks/ is a folder of scripts, not a package)
+
+PPO_ROWS = ("PPO CartPole-v1 to return 450", "EnvRunner sampling", "custom env-to-module piece", "bare loop",
+            "Start-up", "PPO learner", "Raw: gymnasium")
+
+
+def test_quick_run_without_peers_prints_the_table_and_writes_the_json(tmp_path):
+    out = tmp_path / "figures.json"
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "run.py"), "--quick", "--no-peers", "--runs", "1",
+                           "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    figures = json.loads(out.read_text())
+    assert figures["quick"] is True and "peers" not in figures
+    raw = figures["raw"]
+    assert min(raw["single_env_sps"], raw["vec8_sps"], raw["mlp_fwd_per_s"]) > 0
+    assert min(figures["sampler_sps"], figures["sampler_general_path_sps"], figures["sampler_floor_sps"]) > 0
+    assert figures["startup_s"] > 0
+    assert figures["learner"]["relayrl_updates_per_s"] > 0 and figures["learner"]["plain_torch_updates_per_s"] > 0
+    solve = figures["solve_cartpole"]
+    assert solve["solved"] and solve["return"] >= 450
+    assert 0 < solve["sampling_s"] + solve["learning_s"] < solve["wall_s"]
+    table = figures["table_markdown"]
+    for row in PPO_ROWS:
+        assert row in table and row in proc.stdout
+    assert "error" not in table and "too rough to quote" in proc.stdout
+
+    again = subprocess.run([sys.executable, str(BENCHMARKS / "run.py"), "--table-from", str(out)],
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert table in again.stdout
+
+
+def _figures(peers: dict) -> dict:
+    solve = {"solved": True, "steps": 61440, "wall_s": 3.2, "sampling_s": 0.9, "learning_s": 1.4}
+    return {"machine": "test", "suite": "ppo", "solve_cartpole": solve, "solve_cartpole_runs": [solve],
+            "raw": {"single_env_sps": 200_000.0, "vec8_sps": 150_000.0, "mlp_fwd_per_s": 45_000.0},
+            "sampler_sps": 48_000.0, "sampler_general_path_sps": 36_000.0, "sampler_floor_sps": 80_000.0,
+            "startup_s": 1.2, "learner": {"relayrl_updates_per_s": 1200.0, "plain_torch_updates_per_s": 1000.0},
+            "peers": peers}
+
+
+def test_table_ratios_come_from_the_median_runs_and_a_failed_peer_shows_as_error():
+    sb3 = {"solved": True, "steps": 65000, "train_s": 12.0, "wall_s": 12.8}
+    figures = _figures({"sb3_ppo": sb3, "sb3_ppo_runs": [sb3], "rllib_ppo": {"error": "ImportError: ray"}})
+    rows = {row[0]: row for row in suite.table_rows(figures)}
+    ppo = next(row for work, row in rows.items() if work.startswith("PPO CartPole-v1"))
+    assert ppo[1].startswith("3.2 s (61,440)") and ppo[2] == "12.8 s (65,000)" and ppo[3] == "error"
+    assert ppo[5] == "4.0x faster than SB3"  # 12.8 / 3.2; no RLlib ratio without an RLlib result
+    sampler = next(row for work, row in rows.items() if work.startswith("EnvRunner sampling"))
+    assert sampler[5] == "32% of raw"
+    floor = next(row for work, row in rows.items() if "bare loop" in work)
+    assert floor[5] == "floor 53% of raw; relayrl 60% of the floor"
+
+
+@pytest.mark.parametrize("times, expected", [([3.0, 5.0, 4.0], 4.0), ([3.0, 4.0], 3.0), ([9.0, None, 2.0], 9.0)])
+def test_median_run_counts_unsolved_runs_as_slowest(times, expected):
+    runs = [{"solved": t is not None, "wall_s": t if t is not None else 0.1} for t in times]
+    assert suite.median_run(runs, lambda r: r["wall_s"])["wall_s"] == expected
