@@ -127,13 +127,14 @@ def measure(peers_python, suite: str = "ppo", runs: int = 3, quick: bool = False
         figures["ray"] = run_relayrl_script("ray_overhead.py")
     if suite not in ("ppo", "all"):
         return figures
-    brief, repeats = ({"seconds": 0.2}, 1) if quick else ({}, 3)
+    # --quick shortens each figure's measurement; otherwise every figure runs with its own defaults.
+    brief, once = ({"seconds": 0.2}, {"repeats": 1}) if quick else ({}, {})
     figures["raw"] = raw_limits(**brief)
     figures["sampler_sps"] = sampler_sps(**brief)
     figures["sampler_general_path_sps"] = sampler_sps(custom_piece=True, **brief)
     figures["sampler_floor_sps"] = sampler_floor_sps(**brief)
-    figures["startup_s"] = startup_s(repeats)
-    figures["learner"] = learner_vs_plain_torch(repeats)
+    figures["startup_s"] = startup_s(**once)
+    figures["learner"] = learner_vs_plain_torch(**once)
     figures["solve_cartpole_runs"] = [solve_cartpole(seed=seed) for seed in range(runs)]
     figures["solve_cartpole"] = median_run(figures["solve_cartpole_runs"], _seconds_to_bar)
     if not quick:
