@@ -17,6 +17,7 @@ from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 from relayrl.env.env_context import EnvContext
 from relayrl.env.episode_stats import EpisodeStats
 from relayrl.env.infinite_lookback_buffer import unbatch_items
+from relayrl.env.numpy_inference import plan_numpy_policy
 from relayrl.env.registry import make_env_creator
 from relayrl.env.single_agent_episode import SingleAgentEpisode
 from relayrl.env.vector_env import (
@@ -60,6 +61,7 @@ class EnvRunner:
         self._prev_chunks: Dict[str, list] = {}  # episode id -> chunks handed out (only with on_episode_end)
         self.num_env_steps_sampled_lifetime = 0  # the `timestep` Exploration objects see
         self._consecutive_env_failures = 0  # sub-env failures in a row (restart_failed_sub_environments)
+        self._inference_rng = None  # numpy inference's sampling Generator (see env/numpy_inference.py)
         self.make_env()
         self.make_module()
 
@@ -128,7 +130,8 @@ class EnvRunner:
             num_timesteps = self.config.get_rollout_fragment_length(self.worker_index) * self.num_envs
         if self._needs_reset or force_reset or num_episodes is not None:
             self._reset_envs(explore)
-        done_episodes = self._run(num_timesteps, num_episodes, explore, random_actions, complete)
+        policy = plan_numpy_policy(self, random_actions)
+        done_episodes = self._run(num_timesteps, num_episodes, explore, random_actions, complete, policy)
         if complete:
             samples = done_episodes[:num_episodes] if num_episodes is not None else done_episodes
         else:
@@ -196,7 +199,10 @@ class EnvRunner:
         return self._env_to_module(rl_module=self.module, batch={}, episodes=episodes, explore=explore,
                                    shared_data=shared_data, metrics=self.metrics)
 
-    def _compute_actions(self, explore: bool, random_actions: bool, timestep: int = 0) -> Dict[str, Any]:
+    def _compute_actions(self, explore: bool, random_actions: bool, timestep: int = 0,
+                         policy=None) -> Dict[str, Any]:
+        """The module-to-env pipeline's output for the cached env-to-module batch. A numpy `policy`
+        (env/numpy_inference.py) stands in for the torch module where it takes the batch."""
         if random_actions:
             space = self._spaces["__env_single__"][1]
             actions = [space.sample() for _ in range(self.num_envs)]
@@ -207,15 +213,23 @@ class EnvRunner:
             if self._use_exploration:
                 self.exploration.before_compute_actions(timestep=timestep, explore=explore)
                 shared_data = {EXPLORATION: self.exploration, TIMESTEP: timestep}
-            if explore:
+            observations = None if policy is None else policy.observations_in(to_module)
+            if observations is not None:
+                out = policy(observations, explore)
+            elif explore:
                 out = self.module.forward_exploration(to_module)
             else:
                 out = self.module.forward_inference(to_module)
             return self._module_to_env(rl_module=self.module, batch=out, episodes=self._episodes, explore=explore,
                                        shared_data=shared_data, metrics=self.metrics)
 
-    def _run(self, num_timesteps, num_episodes, explore, random_actions, complete) -> List[SingleAgentEpisode]:
+    def _run(self, num_timesteps, num_episodes, explore, random_actions, complete,
+             policy=None) -> List[SingleAgentEpisode]:
+        """The sampling loop. A numpy `policy` (env/numpy_inference.py) computes the actions instead of
+        the torch module; one that skips the pipelines reads the vector env's observations directly."""
         done_episodes, steps, done_steps = [], 0, 0
+        direct = policy is not None and not policy.calls_pipelines
+        policy_obs = policy.observations_in(self._cached_to_module) if direct else None
         clip = self.config.clip_rewards
         if num_episodes is not None:
             # Each sub-env owes a fixed share of the episodes. Keeping simply the first episodes to end
@@ -228,13 +242,19 @@ class EnvRunner:
                     break
             elif (done_steps if complete else steps) >= num_timesteps:
                 break
-            to_env = self._compute_actions(explore, random_actions, self.num_env_steps_sampled_lifetime + steps)
+            if direct:
+                to_env = policy(policy_obs, explore)
+            else:
+                to_env = self._compute_actions(explore, random_actions, self.num_env_steps_sampled_lifetime + steps,
+                                               policy)
             actions = to_env.pop(Columns.ACTIONS)
             env_actions = to_env.pop(Columns.ACTIONS_FOR_ENV, actions)
             stepped = self._step_envs(batch_actions(self._single_env_action_space, env_actions), explore)
             if stepped is None:  # a sub-env failed and the envs were recreated (restart_failed_sub_environments)
                 if log is not None:
                     log.drop_pending()
+                if direct:
+                    policy_obs = policy.observations_in(self._cached_to_module)
                 continue
             batched_obs, rewards, terminateds, truncateds, infos = stepped
             observations = unbatch(self.env.observation_space, batched_obs)
@@ -274,7 +294,12 @@ class EnvRunner:
                     else:
                         self._prev_chunks.pop(episode.id_, None)
                     self._episodes[i] = self._new_episode(observations[i], info_at(infos, i), i)
-            self._cached_to_module = self._env_to_module_call(self._episodes, explore, batched_obs)
+            if direct:
+                policy_obs = batched_obs
+            else:
+                self._cached_to_module = self._env_to_module_call(self._episodes, explore, batched_obs)
+        if direct and steps:  # the pipeline's batch, for the next call (or a checkpoint)
+            self._cached_to_module = self._env_to_module_call(self._episodes, explore, policy_obs)
         if log is not None:
             self._hand_over_pending(log)
         self._stats.on_steps(steps)

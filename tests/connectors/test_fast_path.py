@@ -23,8 +23,11 @@ class TouchEveryEpisode(ConnectorV2):
 
 def _runner(custom: bool) -> EnvRunner:
     torch.manual_seed(0)  # same module weights in both runners
+    # numpy_inference off: these tests compare the connector pipelines' two paths, which the numpy
+    # policy bypasses (tests/env/test_numpy_inference.py compares it with them).
     config = (PPOConfig().environment("CartPole-v1")
-              .env_runners(num_envs_per_env_runner=4, rollout_fragment_length=60).debugging(seed=3))
+              .env_runners(num_envs_per_env_runner=4, rollout_fragment_length=60, numpy_inference=False)
+              .debugging(seed=3))
     if custom:
         config.env_runners(env_to_module_connector=lambda env, spaces, device: TouchEveryEpisode(),
                            module_to_env_connector=lambda env, spaces: TouchEveryEpisode())
