@@ -46,11 +46,12 @@ def raw_limits(seconds: float = 2.0) -> dict:
     return {"single_env_sps": single, "vec8_sps": vec8, "mlp_fwd_per_s": fwd}
 
 
-def sampler_sps(seconds: float = 3.0, custom_piece: bool = False) -> float:
+def sampler_sps(seconds: float = 3.0, custom_piece: bool = False, numpy_inference: bool = True) -> float:
     """EnvRunner env steps/s: CartPole-v1, 8 envs, the default PPO module, explore on.
 
     With `custom_piece`, a user env-to-module piece that touches every episode is added, which puts
-    the pipeline on the general (per-episode) path.
+    the pipeline on the general (per-episode) path (and, like `numpy_inference=False`, keeps the
+    actions on the torch module: relayrl/env/numpy_inference.py).
     """
     from relayrl import ConnectorV2, PPOConfig
     from relayrl.env.env_runner import EnvRunner
@@ -61,7 +62,8 @@ def sampler_sps(seconds: float = 3.0, custom_piece: bool = False) -> float:
                 episode.get_observations(-1)
             return batch
 
-    config = PPOConfig().environment("CartPole-v1").env_runners(num_envs_per_env_runner=8)
+    config = (PPOConfig().environment("CartPole-v1")
+              .env_runners(num_envs_per_env_runner=8, numpy_inference=numpy_inference))
     if custom_piece:
         config.env_runners(env_to_module_connector=lambda env, spaces, device: TouchEveryEpisode())
     torch.set_num_threads(1)
@@ -74,17 +76,17 @@ def sampler_sps(seconds: float = 3.0, custom_piece: bool = False) -> float:
     return n / (time.perf_counter() - start)
 
 
-def sampler_floor_sps(seconds: float = 3.0, rollout: int = 500) -> float:
+def sampler_floor_sps(seconds: float = 3.0, rollout: int = 500, network: str = "torch") -> float:
     """The sampler's floor: the same work as `sampler_sps` written as one bare loop, with none of the
     architecture (no episodes, connectors, RLModule or metrics).
 
     Same env (CartPole-v1, sync vector env of 8, same-step autoreset), the default PPO policy network
-    (4-64-64-2, tanh) called as torch functions, Gumbel-max sampling with log-probs, and per-step
-    columns written into preallocated numpy arrays. It is the floor for a sampler built on
-    gymnasium's vector env and torch; what relayrl adds on top of it is the architecture's cost.
+    (4-64-64-2, tanh) called as torch functions (`network="torch"`) or as numpy matmuls (`"numpy"`,
+    as relayrl's numpy inference does), Gumbel-max sampling with log-probs, and per-step columns
+    written into preallocated numpy arrays. It is the floor for a sampler built on gymnasium's vector
+    env and that network; what relayrl adds on top of it is the architecture's cost.
     """
     from gymnasium.vector import AutoresetMode
-    from torch.nn import functional as F
 
     torch.set_num_threads(1)
     venv = gym.make_vec("CartPole-v1", num_envs=8, vectorization_mode="sync",
@@ -92,7 +94,7 @@ def sampler_floor_sps(seconds: float = 3.0, rollout: int = 500) -> float:
     obs, _ = venv.reset(seed=0)
     sizes = [4, 64, 64, 2]
     layers = [torch.nn.Linear(i, o) for i, o in zip(sizes, sizes[1:])]
-    (w1, b1), (w2, b2), (w3, b3) = [(layer.weight.detach(), layer.bias.detach()) for layer in layers]
+    act = _torch_actions(layers) if network == "torch" else _numpy_actions(layers)
     n, start = 0, None
     while start is None or time.perf_counter() - start < seconds:
         observations = np.empty((rollout + 1, 8, 4), np.float32)
@@ -101,18 +103,41 @@ def sampler_floor_sps(seconds: float = 3.0, rollout: int = 500) -> float:
         observations[0] = obs
         with torch.inference_mode():
             for t in range(rollout):
-                logits = F.linear(torch.tanh(F.linear(torch.tanh(F.linear(torch.from_numpy(obs), w1, b1)), w2, b2)),
-                                  w3, b3)
-                action = torch.argmax(logits - torch.empty_like(logits).exponential_().log_(), dim=-1)
-                logp = torch.log_softmax(logits, dim=-1).gather(-1, action.unsqueeze(-1)).squeeze(-1)
-                actions[t] = action = action.numpy()
+                action, logp = act(obs)
+                actions[t], logps[t] = action, logp
                 obs, rewards[t], terminated, truncated, _ = venv.step(action)
-                observations[t + 1], logps[t], dones[t] = obs, logp.numpy(), terminated | truncated
+                observations[t + 1], dones[t] = obs, terminated | truncated
         if start is None:  # the first rollout warms up
             start = time.perf_counter()
         else:
             n += rollout * 8
     return n / (time.perf_counter() - start)
+
+
+def _torch_actions(layers):
+    from torch.nn import functional as F
+
+    (w1, b1), (w2, b2), (w3, b3) = [(layer.weight.detach(), layer.bias.detach()) for layer in layers]
+
+    def act(obs):
+        logits = F.linear(torch.tanh(F.linear(torch.tanh(F.linear(torch.from_numpy(obs), w1, b1)), w2, b2)), w3, b3)
+        action = torch.argmax(logits - torch.empty_like(logits).exponential_().log_(), dim=-1)
+        logp = torch.log_softmax(logits, dim=-1).gather(-1, action.unsqueeze(-1)).squeeze(-1)
+        return action.numpy(), logp.numpy()
+    return act
+
+
+def _numpy_actions(layers):
+    (w1, b1), (w2, b2), (w3, b3) = [(layer.weight.detach().numpy().T, layer.bias.detach().numpy())
+                                    for layer in layers]
+    rng, rows = np.random.default_rng(0), np.arange(8)
+
+    def act(obs):
+        logits = np.tanh(np.tanh(obs @ w1 + b1) @ w2 + b2) @ w3 + b3
+        action = (logits + rng.gumbel(size=logits.shape)).argmax(-1)
+        shifted = logits - logits.max(-1, keepdims=True)
+        return action, shifted[rows, action] - np.log(np.exp(shifted).sum(-1))
+    return act
 
 
 def startup_s(repeats: int = 3) -> float:

@@ -131,8 +131,10 @@ def measure(peers_python, suite: str = "ppo", runs: int = 3, quick: bool = False
     brief, once = ({"seconds": 0.2}, {"repeats": 1}) if quick else ({}, {})
     figures["raw"] = raw_limits(**brief)
     figures["sampler_sps"] = sampler_sps(**brief)
+    figures["sampler_torch_path_sps"] = sampler_sps(numpy_inference=False, **brief)
     figures["sampler_general_path_sps"] = sampler_sps(custom_piece=True, **brief)
     figures["sampler_floor_sps"] = sampler_floor_sps(**brief)
+    figures["sampler_numpy_floor_sps"] = sampler_floor_sps(network="numpy", **brief)
     figures["startup_s"] = startup_s(**once)
     figures["learner"] = learner_vs_plain_torch(**once)
     figures["solve_cartpole_runs"] = [solve_cartpole(seed=seed) for seed in range(runs)]
@@ -225,15 +227,24 @@ def ppo_rows(f: dict) -> list:
                  f"{f['sampler_sps']:,.0f}", "-", f"{sampler['sps']:,.0f}" if "sps" in sampler else "-",
                  f"{raw['vec8_sps']:,.0f} (sync vector env of 8)",
                  f"{f['sampler_sps'] / raw['vec8_sps']:.0%} of raw"))
-    rows.append(("same, with a custom env-to-module piece (general path)", f"{f['sampler_general_path_sps']:,.0f}",
-                 "-", "-", "-", f"{f['sampler_sps'] / f['sampler_general_path_sps']:.2f}x slower than the fast path"))
-    if "sampler_floor_sps" in f:
-        floor = f["sampler_floor_sps"]
-        rows.append(("The sampling work as one bare loop of torch calls writing numpy columns, with no episodes, "
-                     "connectors or RLModule (the floor for torch + gymnasium)", "-", "-", "-",
-                     f"{floor:,.0f} (bare loop)",
-                     f"floor {floor / raw['vec8_sps']:.0%} of raw; "
-                     f"relayrl {f['sampler_sps'] / floor:.0%} of the floor"))
+    torch_path = f.get("sampler_torch_path_sps")
+    if torch_path:
+        rows.append(("same, inference on the torch module (`numpy_inference=False`)", f"{torch_path:,.0f}", "-", "-",
+                     "-", f"{torch_path / raw['vec8_sps']:.0%} of raw; numpy inference "
+                          f"{f['sampler_sps'] / torch_path:.2f}x faster"))
+    general = f["sampler_general_path_sps"]
+    rows.append(("same, with a custom env-to-module piece (general path; inference on the torch module)",
+                 f"{general:,.0f}", "-", "-", "-",
+                 (f"{torch_path / general:.2f}x slower than the fast path with torch inference, " if torch_path else "")
+                 + f"{f['sampler_sps'] / general:.2f}x slower than the default"))
+    floors = [("numpy", f.get("sampler_numpy_floor_sps"), f["sampler_sps"], "relayrl"),
+              ("torch", f.get("sampler_floor_sps"), torch_path, "relayrl with torch inference")]
+    for network, floor, ours, who in floors:
+        if floor:
+            rows.append((f"The sampling work as one bare loop of {network} calls writing numpy columns, with no "
+                         f"episodes, connectors or RLModule (the floor for {network} + gymnasium)", "-", "-", "-",
+                         f"{floor:,.0f} (bare loop)", f"floor {floor / raw['vec8_sps']:.0%} of raw"
+                         + (f"; {who} {ours / floor:.0%} of the floor" if ours else "")))
     rows.append(("Start-up: `import relayrl` to first train() result (s)", f"{f['startup_s']:.2f}", "-",
                  f"{rllib['build_s']:.1f} (build only)" if "build_s" in rllib else "-", "-", "target < 1.5 s"))
     lr = f["learner"]

@@ -11,8 +11,9 @@ sys.path.insert(0, str(BENCHMARKS))
 
 import run as suite  # noqa: E402  (benchmarks/ is a folder of scripts, not a package)
 
-PPO_ROWS = ("PPO CartPole-v1 to return 450", "EnvRunner sampling", "custom env-to-module piece", "bare loop",
-            "Start-up", "PPO learner", "Raw: gymnasium")
+PPO_ROWS = ("PPO CartPole-v1 to return 450", "EnvRunner sampling", "numpy_inference=False",
+            "custom env-to-module piece", "bare loop of numpy calls", "bare loop of torch calls", "Start-up",
+            "PPO learner", "Raw: gymnasium")
 
 
 def test_quick_run_without_peers_prints_the_table_and_writes_the_json(tmp_path):
@@ -24,7 +25,9 @@ def test_quick_run_without_peers_prints_the_table_and_writes_the_json(tmp_path):
     assert figures["quick"] is True and "peers" not in figures
     raw = figures["raw"]
     assert min(raw["single_env_sps"], raw["vec8_sps"], raw["mlp_fwd_per_s"]) > 0
-    assert min(figures["sampler_sps"], figures["sampler_general_path_sps"], figures["sampler_floor_sps"]) > 0
+    samplers = ("sampler_sps", "sampler_torch_path_sps", "sampler_general_path_sps", "sampler_floor_sps",
+                "sampler_numpy_floor_sps")
+    assert min(figures[name] for name in samplers) > 0
     assert figures["startup_s"] > 0
     assert figures["learner"]["relayrl_updates_per_s"] > 0 and figures["learner"]["plain_torch_updates_per_s"] > 0
     solve = figures["solve_cartpole"]
@@ -45,7 +48,8 @@ def _figures(peers: dict) -> dict:
     solve = {"solved": True, "steps": 61440, "wall_s": 3.2, "sampling_s": 0.9, "learning_s": 1.4}
     return {"machine": "test", "suite": "ppo", "solve_cartpole": solve, "solve_cartpole_runs": [solve],
             "raw": {"single_env_sps": 200_000.0, "vec8_sps": 150_000.0, "mlp_fwd_per_s": 45_000.0},
-            "sampler_sps": 48_000.0, "sampler_general_path_sps": 36_000.0, "sampler_floor_sps": 80_000.0,
+            "sampler_sps": 75_000.0, "sampler_torch_path_sps": 48_000.0, "sampler_general_path_sps": 36_000.0,
+            "sampler_floor_sps": 80_000.0, "sampler_numpy_floor_sps": 100_000.0,
             "startup_s": 1.2, "learner": {"relayrl_updates_per_s": 1200.0, "plain_torch_updates_per_s": 1000.0},
             "peers": peers}
 
@@ -58,9 +62,14 @@ def test_table_ratios_come_from_the_median_runs_and_a_failed_peer_shows_as_error
     assert ppo[1].startswith("3.2 s (61,440)") and ppo[2] == "12.8 s (65,000)" and ppo[3] == "error"
     assert ppo[5] == "4.0x faster than SB3"  # 12.8 / 3.2; no RLlib ratio without an RLlib result
     sampler = next(row for work, row in rows.items() if work.startswith("EnvRunner sampling"))
-    assert sampler[5] == "32% of raw"
-    floor = next(row for work, row in rows.items() if "bare loop" in work)
-    assert floor[5] == "floor 53% of raw; relayrl 60% of the floor"
+    assert sampler[5] == "50% of raw"
+    torch_path = next(row for work, row in rows.items() if "numpy_inference=False" in work)
+    assert torch_path[5] == "32% of raw; numpy inference 1.56x faster"
+    general = next(row for work, row in rows.items() if "custom env-to-module piece" in work)
+    assert general[5] == "1.33x slower than the fast path with torch inference, 2.08x slower than the default"
+    floors = [row[5] for work, row in rows.items() if "bare loop" in work]
+    assert floors == ["floor 67% of raw; relayrl 75% of the floor",
+                      "floor 53% of raw; relayrl with torch inference 60% of the floor"]
 
 
 @pytest.mark.parametrize("times, expected", [([3.0, 5.0, 4.0], 4.0), ([3.0, 4.0], 3.0), ([9.0, None, 2.0], 9.0)])
