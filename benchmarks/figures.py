@@ -50,8 +50,8 @@ def sampler_sps(seconds: float = 3.0, custom_piece: bool = False, numpy_inferenc
     """EnvRunner env steps/s: CartPole-v1, 8 envs, the default PPO module, explore on.
 
     With `custom_piece`, a user env-to-module piece that touches every episode is added, which puts
-    the pipeline on the general (per-episode) path (and, like `numpy_inference=False`, keeps the
-    actions on the torch module: relayrl/env/numpy_inference.py).
+    the pipeline on the general (per-episode) path. `numpy_inference=False` computes the actions with
+    the torch module instead of numpy views of its weights (relayrl/env/numpy_inference.py).
     """
     from relayrl import ConnectorV2, PPOConfig
     from relayrl.env.env_runner import EnvRunner
