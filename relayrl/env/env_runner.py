@@ -207,16 +207,17 @@ class EnvRunner:
             space = self._spaces["__env_single__"][1]
             actions = [space.sample() for _ in range(self.num_envs)]
             return {Columns.ACTIONS: actions}
+        to_module = self._cached_to_module
+        observations = None if policy is None else policy.observations_in(to_module)
+        if observations is not None:  # (no Exploration object then: see plan_numpy_policy)
+            return self._module_to_env(rl_module=self.module, batch=policy(observations, explore),
+                                       episodes=self._episodes, explore=explore, shared_data={}, metrics=self.metrics)
         with torch.inference_mode():
-            to_module = self._cached_to_module
             shared_data = {}
             if self._use_exploration:
                 self.exploration.before_compute_actions(timestep=timestep, explore=explore)
                 shared_data = {EXPLORATION: self.exploration, TIMESTEP: timestep}
-            observations = None if policy is None else policy.observations_in(to_module)
-            if observations is not None:
-                out = policy(observations, explore)
-            elif explore:
+            if explore:
                 out = self.module.forward_exploration(to_module)
             else:
                 out = self.module.forward_inference(to_module)
