@@ -14,7 +14,8 @@ HERE = pathlib.Path(__file__).parent
 
 
 def raw_limits(seconds: float = 2.0) -> dict:
-    """Raw gymnasium CartPole stepping (one env; sync vector env of 8) and a 64x64 MLP forward (batch 8)."""
+    """Raw gymnasium CartPole stepping (one env) and a 64x64 MLP forward (batch 8). The sync vector
+    env of 8 is measured with the sampler, in `sampling_figures`."""
     env = gym.make("CartPole-v1")
     env.reset(seed=0)
     n, start = 0, time.perf_counter()
@@ -25,15 +26,6 @@ def raw_limits(seconds: float = 2.0) -> dict:
                 env.reset()
         n += 1000
     single = n / (time.perf_counter() - start)
-    venv = gym.make_vec("CartPole-v1", num_envs=8, vectorization_mode="sync")
-    venv.reset(seed=0)
-    actions = np.zeros(8, dtype=np.int64)
-    n, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        for _ in range(200):
-            venv.step(actions ^ (np.random.rand(8) < 0.5))
-        n += 1600
-    vec8 = n / (time.perf_counter() - start)
     torch.set_num_threads(1)
     net = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.Tanh(), torch.nn.Linear(64, 64), torch.nn.Tanh(),
                               torch.nn.Linear(64, 2))
@@ -43,10 +35,48 @@ def raw_limits(seconds: float = 2.0) -> dict:
         for _ in range(20000):
             net(x)
         fwd = 20000 / (time.perf_counter() - start)
-    return {"single_env_sps": single, "vec8_sps": vec8, "mlp_fwd_per_s": fwd}
+    return {"single_env_sps": single, "mlp_fwd_per_s": fwd}
 
 
-def sampler_sps(seconds: float = 3.0, custom_piece: bool = False, numpy_inference: bool = True) -> float:
+def sampling_figures(seconds: float = 3.0, rounds: int = 5) -> dict:
+    """Env steps/s of the raw sync vector env of 8 (`vec8_sps`), relayrl's EnvRunner three ways and
+    the two bare-loop floors, measured in `rounds` interleaved windows of `seconds / rounds` each:
+    on a shared machine whose speed drifts, all of them see the same drift. Each figure is the
+    median of its windows."""
+    torch.set_num_threads(1)
+    meters = {
+        "vec8_sps": _vec8_meter(),
+        "sampler_sps": _sampler_meter(),
+        "sampler_torch_path_sps": _sampler_meter(numpy_inference=False),
+        "sampler_general_path_sps": _sampler_meter(custom_piece=True),
+        "sampler_floor_sps": _floor_meter("torch"),
+        "sampler_numpy_floor_sps": _floor_meter("numpy"),
+    }
+    windows = {name: [] for name in meters}
+    for _ in range(rounds):
+        for name, meter in meters.items():
+            windows[name].append(meter(seconds / rounds))
+    return {name: float(np.median(rates)) for name, rates in windows.items()}
+
+
+def _vec8_meter():
+    """Raw gymnasium stepping: a sync vector env of 8 CartPole-v1 (gymnasium's defaults), random actions."""
+    venv = gym.make_vec("CartPole-v1", num_envs=8, vectorization_mode="sync")
+    venv.reset(seed=0)
+    actions = np.zeros(8, dtype=np.int64)
+
+    def meter(seconds: float) -> float:
+        n, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            for _ in range(200):
+                venv.step(actions ^ (np.random.rand(8) < 0.5))
+            n += 1600
+        return n / (time.perf_counter() - start)
+    meter(0.1)  # warm-up
+    return meter
+
+
+def _sampler_meter(custom_piece: bool = False, numpy_inference: bool = True):
     """EnvRunner env steps/s: CartPole-v1, 8 envs, the default PPO module, explore on.
 
     With `custom_piece`, a user env-to-module piece that touches every episode is added, which puts
@@ -66,18 +96,19 @@ def sampler_sps(seconds: float = 3.0, custom_piece: bool = False, numpy_inferenc
               .env_runners(num_envs_per_env_runner=8, numpy_inference=numpy_inference))
     if custom_piece:
         config.env_runners(env_to_module_connector=lambda env, spaces, device: TouchEveryEpisode())
-    torch.set_num_threads(1)
     runner = EnvRunner(config=config)
-    runner.sample(num_timesteps=2000)
-    n, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        n += sum(len(e) for e in runner.sample(num_timesteps=4000))
-    runner.stop()
-    return n / (time.perf_counter() - start)
+    runner.sample(num_timesteps=2000)  # warm-up
+
+    def meter(seconds: float) -> float:
+        n, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            n += sum(len(e) for e in runner.sample(num_timesteps=2000))
+        return n / (time.perf_counter() - start)
+    return meter
 
 
-def sampler_floor_sps(seconds: float = 3.0, rollout: int = 500, network: str = "torch") -> float:
-    """The sampler's floor: the same work as `sampler_sps` written as one bare loop, with none of the
+def _floor_meter(network: str, rollout: int = 500):
+    """The sampler's floor: the same work as the EnvRunner's written as one bare loop, with none of the
     architecture (no episodes, connectors, RLModule or metrics).
 
     Same env (CartPole-v1, sync vector env of 8, same-step autoreset), the default PPO policy network
@@ -88,15 +119,15 @@ def sampler_floor_sps(seconds: float = 3.0, rollout: int = 500, network: str = "
     """
     from gymnasium.vector import AutoresetMode
 
-    torch.set_num_threads(1)
     venv = gym.make_vec("CartPole-v1", num_envs=8, vectorization_mode="sync",
                         vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP})
-    obs, _ = venv.reset(seed=0)
+    obs = venv.reset(seed=0)[0]
     sizes = [4, 64, 64, 2]
     layers = [torch.nn.Linear(i, o) for i, o in zip(sizes, sizes[1:])]
     act = _torch_actions(layers) if network == "torch" else _numpy_actions(layers)
-    n, start = 0, None
-    while start is None or time.perf_counter() - start < seconds:
+
+    def one_rollout():
+        nonlocal obs
         observations = np.empty((rollout + 1, 8, 4), np.float32)
         actions, logps = np.empty((rollout, 8), np.int64), np.empty((rollout, 8), np.float32)
         rewards, dones = np.empty((rollout, 8)), np.empty((rollout, 8), bool)
@@ -107,11 +138,15 @@ def sampler_floor_sps(seconds: float = 3.0, rollout: int = 500, network: str = "
                 actions[t], logps[t] = action, logp
                 obs, rewards[t], terminated, truncated, _ = venv.step(action)
                 observations[t + 1], dones[t] = obs, terminated | truncated
-        if start is None:  # the first rollout warms up
-            start = time.perf_counter()
-        else:
+
+    def meter(seconds: float) -> float:
+        n, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            one_rollout()
             n += rollout * 8
-    return n / (time.perf_counter() - start)
+        return n / (time.perf_counter() - start)
+    one_rollout()  # warm-up
+    return meter
 
 
 def _torch_actions(layers):

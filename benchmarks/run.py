@@ -31,8 +31,7 @@ import time
 from figures import (
     learner_vs_plain_torch,
     raw_limits,
-    sampler_floor_sps,
-    sampler_sps,
+    sampling_figures,
     solve_cartpole,
     startup_s,
 )
@@ -130,11 +129,9 @@ def measure(peers_python, suite: str = "ppo", runs: int = 3, quick: bool = False
     # --quick shortens each figure's measurement; otherwise every figure runs with its own defaults.
     brief, once = ({"seconds": 0.2}, {"repeats": 1}) if quick else ({}, {})
     figures["raw"] = raw_limits(**brief)
-    figures["sampler_sps"] = sampler_sps(**brief)
-    figures["sampler_torch_path_sps"] = sampler_sps(numpy_inference=False, **brief)
-    figures["sampler_general_path_sps"] = sampler_sps(custom_piece=True, **brief)
-    figures["sampler_floor_sps"] = sampler_floor_sps(**brief)
-    figures["sampler_numpy_floor_sps"] = sampler_floor_sps(network="numpy", **brief)
+    sampling = sampling_figures(**({"seconds": 0.2, "rounds": 1} if quick else {}))
+    figures["raw"]["vec8_sps"] = sampling.pop("vec8_sps")
+    figures.update(sampling)
     figures["startup_s"] = startup_s(**once)
     figures["learner"] = learner_vs_plain_torch(**once)
     figures["solve_cartpole_runs"] = [solve_cartpole(seed=seed) for seed in range(runs)]
