@@ -97,12 +97,12 @@ def _sampler_meter(custom_piece: bool = False, numpy_inference: bool = True):
     if custom_piece:
         config.env_runners(env_to_module_connector=lambda env, spaces, device: TouchEveryEpisode())
     runner = EnvRunner(config=config)
-    runner.sample(num_timesteps=2000)  # warm-up
+    runner.sample(num_timesteps=4000)  # warm-up
 
     def meter(seconds: float) -> float:
         n, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            n += sum(len(e) for e in runner.sample(num_timesteps=2000))
+        while time.perf_counter() - start < seconds:  # 4000 steps a call: the default PPO iteration's sample
+            n += sum(len(e) for e in runner.sample(num_timesteps=4000))
         return n / (time.perf_counter() - start)
     return meter
 
