@@ -94,9 +94,8 @@ BASE_OPTIONS = (
            "kwargs}; {}: the algorithm's default (see get_default_exploration_config()).",
            "env_runners", DICT, cli=False),
     Option("numpy_inference", True, "Compute the default PPO module's Discrete actions with numpy views "
-           "of its weights when the connector pipelines are the default ones (same distribution and "
-           "columns, own random stream); False always calls the torch module through the pipelines.",
-           "env_runners", BOOL),
+           "of its weights, the connector pipelines running around them (same distribution and columns, "
+           "own random stream); False always calls the torch module.", "env_runners", BOOL),
     Option("gym_env_vectorize_mode", "SYNC", "'SYNC' steps the vector envs in this process, "
            "'ASYNC' in subprocesses (stored upper-case).", "env_runners",
            one_of("SYNC", "ASYNC", ignore_case=True)),
