@@ -88,8 +88,10 @@ class NumpyCategoricalPolicy:
         rows = self._rows
         if len(rows) != len(actions):
             rows = self._rows = np.arange(len(actions))
-        shifted = logits - logits.max(-1, keepdims=True)
-        logp = shifted[rows, actions] - np.log(np.exp(shifted).sum(-1))  # log-softmax at the actions
+        # Log-softmax at the actions as logit - logsumexp, one ufunc reduction; in float64 so the
+        # difference of two large numbers keeps float32 precision for log-probs near 0.
+        wide = logits.astype(np.float64)
+        logp = (wide[rows, actions] - np.logaddexp.reduce(wide, axis=-1)).astype(np.float32)
         return {Columns.ACTION_DIST_INPUTS: logits, Columns.ACTIONS: actions, Columns.ACTION_LOGP: logp}
 
 
