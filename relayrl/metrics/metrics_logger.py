@@ -32,7 +32,7 @@ apply clear_on_reduce and start a new period (``peek()`` first to see its own va
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from relayrl.metrics.stats import Stats, check_settings
 
@@ -135,6 +135,33 @@ class MetricsLogger:
             except TypeError as e:
                 raise TypeError(f"Metrics key {key!r}: {e}") from None
         stats.push(value)
+
+    def log_values(
+        self,
+        key: str | tuple,
+        values: Sequence[Any],
+        *,
+        reduce: str | None = "mean",
+        window: int | None = None,
+        ema_coeff: float | None = None,
+        clear_on_reduce: bool | None = None,
+    ) -> None:
+        """``log_value`` for each of ``values``, in order, with one key lookup for all of them.
+        No values log nothing (a new key is not created)."""
+        if len(values) == 0:
+            return
+        stats = self._lookup.get(key)
+        if stats is None:
+            stats = self._get_or_create(key, reduce, window, ema_coeff, clear_on_reduce)
+        push = stats.push
+        for value in values:
+            cls = value.__class__
+            if cls is not float and cls is not int:
+                try:
+                    value = stats.convert(value)
+                except TypeError as e:
+                    raise TypeError(f"Metrics key {key!r}: {e}") from None
+            push(value)
 
     def log_dict(
         self,

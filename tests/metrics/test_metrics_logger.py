@@ -216,6 +216,26 @@ def test_log_dict():
     assert m.peek("x") == 7 and type(m.peek("x")) is int
 
 
+@pytest.mark.parametrize("settings", [dict(reduce="mean", window=3), dict(reduce="mean"), dict(reduce="min", window=2),
+                                      dict(reduce="sum"), dict(reduce=None)])
+def test_log_values_is_log_value_per_value(settings):
+    values = [3.0, np.float32(1.5), 7, np.int64(2), 0.25]
+    one_by_one, together = MetricsLogger(), MetricsLogger()
+    for value in values:
+        one_by_one.log_value("k", value, **settings)
+    together.log_values("k", values, **settings)
+    assert together.reduce_for_merge() == one_by_one.reduce_for_merge()
+    assert together.peek("k") == one_by_one.peek("k")
+
+
+def test_log_values_nothing_creates_no_key_and_bad_values_name_the_key():
+    m = MetricsLogger()
+    m.log_values("empty", [], reduce="max", window=4)
+    assert "empty" not in m
+    with pytest.raises(TypeError, match="'returns'"):
+        m.log_values("returns", [1.0, "two"], reduce="mean", window=5)
+
+
 def test_log_time():
     m = MetricsLogger()
     with m.log_time(("timers", "sleep"), reduce="sum"):
