@@ -152,7 +152,9 @@ class SingleAgentEpisode:
         if not len(self):
             return 0.0
         rewards = self.rewards  # scalars: a list while collecting, an array once numpy'd
-        return float(np.sum(rewards.data[rewards.lookback:]))
+        data = rewards.data[rewards.lookback:]
+        # ndarray.sum: np.sum's result (same pairwise summation) without its dispatch overhead.
+        return float(data.sum() if isinstance(data, np.ndarray) else np.sum(data))
 
     def get_duration_s(self) -> float:
         """Seconds since construction/reset; frozen at the final step once done."""
