@@ -337,6 +337,22 @@ def test_metrics_use_last_n_episodes():
     assert m["num_episodes"] == 5
 
 
+def test_metrics_of_many_episodes_in_one_run_match_the_episodes():
+    # Finished episodes are logged together at the end of a sampling run: same figures as one by one.
+    config = PPOConfig().environment("CartPole-v1").env_runners(num_envs_per_env_runner=4) \
+        .reporting(metrics_num_episodes_for_smoothing=10).debugging(seed=3)
+    runner = EnvRunner(config=config)
+    episodes = runner.sample(num_episodes=25)
+    returns = [float(e.get_return()) for e in episodes]
+    assert len(set(returns)) > 1  # the check below can tell a window from the wrong one
+    m = merged_metrics(runner)
+    assert m["num_episodes"] == 25
+    # The window keeps the last 10 in the order the episodes finished, which is the returned order.
+    assert m["episode_return_mean"] == pytest.approx(np.mean(returns[-10:]))
+    assert m["episode_return_min"] == min(returns[-10:]) and m["episode_return_max"] == max(returns[-10:])
+    assert m["episode_len_max"] == max(len(e) for e in episodes[-10:])
+
+
 def test_metrics_count_full_return_of_chunked_episodes():
     runner = make_runner(env_config={"episode_len": 10}, num_envs_per_env_runner=2, rollout_fragment_length=3)
     for _ in range(4):  # 12 steps per env: episodes of 10 are split over 4 chunks
