@@ -58,28 +58,17 @@ class SingleAgentEpisode:
         self.module_id = module_id
         self.multi_agent_episode_id = multi_agent_episode_id
 
-        # "auto": all passed data is lookback (len == 0). An int n: the first n
-        # steps are lookback (capped at the number of passed steps).
-        len_rewards = _raw_len(rewards)
-        if len_lookback_buffer == "auto":
-            lookback = len_rewards
-        elif isinstance(len_lookback_buffer, (int, np.integer)) and len_lookback_buffer >= 0:
-            lookback = min(int(len_lookback_buffer), len_rewards)
-        else:
-            raise ValueError(f"`len_lookback_buffer` must be 'auto' or an int >= 0, got {len_lookback_buffer!r}.")
-
-        has_data = any(x is not None for x in (observations, infos, actions, rewards)) or bool(extra_model_outputs)
-        if infos is None:
-            infos = [{} for _ in range(_raw_len(observations))]
         self._observation_space = observation_space
         self._action_space = action_space
-        self.observations = _as_buffer(observations, lookback, observation_space)
-        self.infos = _as_buffer(infos, lookback)
-        self.actions = _as_buffer(actions, lookback, action_space)
-        self.rewards = _as_buffer(rewards, lookback, _REWARD_SPACE)
-        self.extra_model_outputs: Dict[str, InfiniteLookbackBuffer] = {
-            k: _as_buffer(v, lookback) for k, v in (extra_model_outputs or {}).items()
-        }
+        has_data = any(x is not None for x in (observations, infos, actions, rewards)) or bool(extra_model_outputs)
+        if has_data or not (isinstance(len_lookback_buffer, str) and len_lookback_buffer == "auto"):
+            self._columns_from(observations, infos, actions, rewards, extra_model_outputs, len_lookback_buffer)
+        else:  # a new, empty episode (the EnvRunner builds one per episode): empty columns, nothing to check
+            self.observations = InfiniteLookbackBuffer(space=observation_space)
+            self.infos = InfiniteLookbackBuffer()
+            self.actions = InfiniteLookbackBuffer(space=action_space)
+            self.rewards = InfiniteLookbackBuffer(space=_REWARD_SPACE)
+            self.extra_model_outputs: Dict[str, InfiniteLookbackBuffer] = {}
         self.is_terminated = bool(terminated)
         self.is_truncated = bool(truncated)
         # Global timestep of this chunk's ts=0, and of its latest observation.
@@ -91,6 +80,24 @@ class SingleAgentEpisode:
         self._last_step_time: Optional[float] = None
         if has_data:  # an episode built without data is consistent by construction
             self.validate()
+
+    def _columns_from(self, observations, infos, actions, rewards, extra_model_outputs, len_lookback_buffer) -> None:
+        # "auto": all passed data is lookback (len == 0). An int n: the first n
+        # steps are lookback (capped at the number of passed steps).
+        len_rewards = _raw_len(rewards)
+        if len_lookback_buffer == "auto":
+            lookback = len_rewards
+        elif isinstance(len_lookback_buffer, (int, np.integer)) and len_lookback_buffer >= 0:
+            lookback = min(int(len_lookback_buffer), len_rewards)
+        else:
+            raise ValueError(f"`len_lookback_buffer` must be 'auto' or an int >= 0, got {len_lookback_buffer!r}.")
+        if infos is None:
+            infos = [{} for _ in range(_raw_len(observations))]
+        self.observations = _as_buffer(observations, lookback, self._observation_space)
+        self.infos = _as_buffer(infos, lookback)
+        self.actions = _as_buffer(actions, lookback, self._action_space)
+        self.rewards = _as_buffer(rewards, lookback, _REWARD_SPACE)
+        self.extra_model_outputs = {k: _as_buffer(v, lookback) for k, v in (extra_model_outputs or {}).items()}
 
     # ---- properties -------------------------------------------------------------
 
