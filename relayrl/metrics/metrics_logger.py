@@ -52,6 +52,15 @@ def _reduce(stats: Stats) -> Any:
     return stats.reduce()
 
 
+def _converted(stats: Stats, key: Any, value: Any) -> Any:
+    """``stats.convert(value)`` (the slow path for values that are not a Python int or float),
+    its error naming the metrics key."""
+    try:
+        return stats.convert(value)
+    except TypeError as e:
+        raise TypeError(f"Metrics key {key!r}: {e}") from None
+
+
 def _as_path(key: Any) -> tuple:
     if isinstance(key, str):
         return (key,)
@@ -130,10 +139,7 @@ class MetricsLogger:
             stats = self._get_or_create(key, reduce, window, ema_coeff, clear_on_reduce)
         cls = value.__class__
         if cls is not float and cls is not int:
-            try:
-                value = stats.convert(value)
-            except TypeError as e:
-                raise TypeError(f"Metrics key {key!r}: {e}") from None
+            value = _converted(stats, key, value)
         stats.push(value)
 
     def log_values(
@@ -157,10 +163,7 @@ class MetricsLogger:
         for value in values:
             cls = value.__class__
             if cls is not float and cls is not int:
-                try:
-                    value = stats.convert(value)
-                except TypeError as e:
-                    raise TypeError(f"Metrics key {key!r}: {e}") from None
+                value = _converted(stats, key, value)
             push(value)
 
     def log_dict(
