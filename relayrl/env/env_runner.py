@@ -288,8 +288,7 @@ class EnvRunner:
                         if self._cb_end:
                             self._episode_callbacks(self._cb_end, episode, i,
                                                     prev_episode_chunks=self._prev_chunks.pop(episode.id_, []))
-                        if not episode.is_numpy:  # (the step log hands ended episodes over numpy'd)
-                            episode.to_numpy()  # first: the return then sums an array, not a list
+                        episode.to_numpy()  # first: the return then sums an array, not a list
                         self._stats.on_episode_done(episode)
                         done_steps += len(episode)
                         done_episodes.append(episode)

@@ -189,10 +189,6 @@ class InfiniteLookbackBuffer:
     """
 
     def __init__(self, data=None, lookback: int = 0, space: Optional[gym.Space] = None):
-        if lookback == 0 and (data is None or (type(data) is list and not data)):
-            # The usual case, a new episode's empty columns, without the general checks.
-            self.data, self.finalized, self.lookback, self._space = [] if data is None else data, False, 0, space
-            return
         self.data = [] if data is None else data
         # Anything but a list (array, dict/tuple of arrays) is an already
         # batched, finalized column.
