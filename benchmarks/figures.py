@@ -163,15 +163,17 @@ def _torch_actions(layers):
 
 
 def _numpy_actions(layers):
-    (w1, b1), (w2, b2), (w3, b3) = [(layer.weight.detach().numpy().T, layer.bias.detach().numpy())
-                                    for layer in layers]
-    rng, rows = np.random.default_rng(0), np.arange(8)
+    """relayrl's numpy policy itself (the same matmuls, sampling and log-probs), called bare."""
+    from relayrl.core.columns import Columns
+    from relayrl.env.numpy_inference import NumpyCategoricalPolicy
+
+    activations = [np.tanh, np.tanh, None]
+    policy = NumpyCategoricalPolicy([(layer.weight.detach().numpy().T, layer.bias.detach().numpy(), activation)
+                                     for layer, activation in zip(layers, activations)], np.random.default_rng(0))
 
     def act(obs):
-        logits = np.tanh(np.tanh(obs @ w1 + b1) @ w2 + b2) @ w3 + b3
-        action = (logits + rng.gumbel(size=logits.shape)).argmax(-1)
-        shifted = logits - logits.max(-1, keepdims=True)
-        return action, shifted[rows, action] - np.log(np.exp(shifted).sum(-1))
+        out = policy(obs, True)
+        return out[Columns.ACTIONS], out[Columns.ACTION_LOGP]
     return act
 
 
