@@ -16,6 +16,7 @@ from relayrl.connectors import MeanStdFilter
 
 def make_filter(env=None, spaces=None, device=None):
     # A module-level function: stored in the checkpoint by name (a lambda would have to be passed again).
+    # Loading never calls a function a checkpoint names unless you trust it: from_checkpoint(trusted=[make_filter]).
     return MeanStdFilter()
 
 
@@ -43,7 +44,7 @@ def main(argv=None):
     # Keep training the original ...
     returns = [algo.train()["env_runners"]["episode_return_mean"] for _ in range(args.stop_iters)]
     # ... and a copy rebuilt from the checkpoint alone: same config, weights, optimizer, RNGs, envs.
-    restored = Algorithm.from_checkpoint(save_result.checkpoint.path)
+    restored = Algorithm.from_checkpoint(save_result.checkpoint.path, trusted=[make_filter])
     restored_returns = [restored.train()["env_runners"]["episode_return_mean"] for _ in range(args.stop_iters)]
     print("returns after the checkpoint:", returns)
     print("returns after restoring     :", restored_returns)

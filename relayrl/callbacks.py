@@ -32,6 +32,8 @@ CALLBACK_HOOKS: Tuple[str, ...] = (
 class RLlibCallback:
     """Base class of user callbacks: every hook is a keyword-only no-op."""
 
+    _checkpoint_kind = "callbacks"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)
+
     # -- Algorithm-side hooks --------------------------------------------------------------------
     def on_algorithm_init(self, *, algorithm, metrics_logger=None, **kwargs) -> None:
         """At the end of the Algorithm's setup."""

@@ -13,6 +13,7 @@ from typing import Any, Dict, Optional
 import numpy as np
 import torch
 
+from relayrl.algorithms.algorithm_state import AlgorithmState
 from relayrl.algorithms.result_logger import ResultLogger
 from relayrl.callbacks import CallbackDispatch
 from relayrl.checkpoints.checkpointable import Checkpointable
@@ -71,8 +72,10 @@ def _sample_for_evaluation(env_runner, kwargs_by_index):
     return env_runner.get_metrics()
 
 
-class Algorithm(Checkpointable, TrainableBase):
+class Algorithm(AlgorithmState, Checkpointable, TrainableBase):
     """Base class of all algorithms (PPO, ...)."""
+
+    _checkpoint_kind = "algorithm"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)
 
     def __init__(self, config=None, env=None, logger_creator=None, **kwargs):
         # Ray Tune builds trials with `(config=<dict>, storage=...)`; its `__trial_info__`-style
@@ -433,24 +436,7 @@ class Algorithm(Checkpointable, TrainableBase):
         with self.metrics.log_time(("timers", "synch_weights"), window=1):
             self.env_runner_group.sync_weights(from_worker_or_learner_group=self.learner_group)
 
-    # -- checkpoints (relayrl/checkpoints/) ---------------------------------------------------------
-    def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
-        """Counters, metrics, RNG states, config (JSON) and the components' states (see get_checkpointable_components)."""
-        from relayrl.checkpoints.algorithm_state import get_algorithm_state
-
-        return get_algorithm_state(self, components, not_components)
-
-    def set_state(self, state: Dict[str, Any]) -> None:
-        from relayrl.checkpoints.algorithm_state import set_algorithm_state
-
-        set_algorithm_state(self, state)
-        self._callbacks("on_checkpoint_loaded", algorithm=self, metrics_logger=self.metrics)
-
-    def get_checkpointable_components(self):
-        from relayrl.checkpoints.algorithm_state import checkpointable_components
-
-        return checkpointable_components(self)
-
+    # -- checkpoints (state: algorithm_state.py; format: relayrl/checkpoints/) ---------------------
     def _checkpoint_extra_files(self) -> Dict[str, Any]:
         if not self.config.get("export_native_model_files", False):
             return {}
@@ -473,13 +459,20 @@ class Algorithm(Checkpointable, TrainableBase):
         self.restore_from_path(checkpoint_path)
 
     @classmethod
-    def from_checkpoint(cls, path, *, config=None, config_overrides: Optional[Dict[str, Any]] = None, **kwargs):
-        """Rebuild the algorithm from a checkpoint alone; `config_overrides` supplies options that could not
-        be stored (lambdas, closures), `config` replaces the stored config entirely."""
-        from relayrl.checkpoints.algorithm_state import algorithm_from_checkpoint
+    def from_checkpoint(cls, path, *, config=None, config_overrides: Optional[Dict[str, Any]] = None, env=None,
+                        trusted=None, **kwargs):
+        """Rebuild the algorithm from a checkpoint alone.
+
+        The stored config is data: names in it (env, callbacks, connector, module classes) resolve only to
+        relayrl's classes, env classes this process has imported, registered envs and what you pass in
+        `trusted` (objects, or module names); see docs/checkpoints.md. `config_overrides` supplies options
+        that could not be stored (lambdas, closures), `env` the env, `config` replaces the stored config.
+        """
+        from relayrl.algorithms.config_json import algorithm_from_checkpoint
         from relayrl.checkpoints.save_result import as_path
 
-        return algorithm_from_checkpoint(cls, as_path(path), config=config, config_overrides=config_overrides)
+        return algorithm_from_checkpoint(cls, as_path(path), config=config, config_overrides=config_overrides,
+                                         env=env, trusted=trusted)
 
     def export_policy_model(self, export_dir: str, policy_id: str = DEFAULT_MODULE_ID, onnx=None) -> str:
         """Write the module's inference forward (obs -> action_dist_inputs) as TorchScript `<export_dir>/model.pt`."""

@@ -62,6 +62,8 @@ class AlgorithmConfig(ConfigBuildersMixin):
     >>> config = PPOConfig().environment("CartPole-v1").training(lr=3e-4, num_epochs=6)
     """
 
+    _checkpoint_kind = "algorithm config"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)
+
     _OPTIONS = BASE_OPTIONS
     _DEFAULTS: dict = {}
     _GROUP_HELP = BASE_GROUP_HELP

@@ -50,12 +50,40 @@ _CALLBACK_FNS = Check("a callable, a list of callables, or None",
                       lambda v: v is None or callable(v) or (isinstance(v, (list, tuple))
                                                              and all(map(callable, v))),
                       Optional[Union[Callable, list]])
+def _env_names(value: Any, import_name: Callable) -> Any:
+    from relayrl.env.registry import resolve_env_spec
+
+    return resolve_env_spec(value, import_name)
+
+
+def _type_is_path(value: Any) -> bool:
+    """A config dict whose "type" is a 'pkg.module:Class' path (not a class or a built-in name)."""
+    return isinstance(value, Mapping) and isinstance(value.get("type"), str) and any(c in value["type"] for c in ".:")
+
+
+def _exploration_names(value: Any, import_name: Callable) -> Any:
+    if not _type_is_path(value):
+        return value
+    from relayrl.exploration.make_exploration import resolve_exploration_class
+
+    return {**value, "type": resolve_exploration_class(value["type"], import_name)}
+
+
+def replay_buffer_names(value: Any, import_name: Callable) -> Any:
+    """replay_buffer_config with a 'pkg.module.Class' type resolved (DQN's and SAC's option)."""
+    if not _type_is_path(value):
+        return value
+    from relayrl.replay.make_replay_buffer import resolve_replay_buffer_class
+
+    return {**value, "type": resolve_replay_buffer_class(value["type"], import_name)}
+
+
 _SEED = optional(Check("an int >= 0", lambda v: is_int(v) and v >= 0, int))
 
 BASE_OPTIONS = (
     # environment()
     Option("env", None, "The env: a registered gymnasium id, a gymnasium.Env subclass, or a "
-           "callable env_config -> env.", "environment", _ENV, positional=True),
+           "callable env_config -> env.", "environment", _ENV, positional=True, resolve_names=_env_names),
     Option("env_config", {}, "Arguments for the env's constructor or creator.", "environment", DICT),
     Option("observation_space", None, "Observation space to use instead of the env's.",
            "environment", _SPACE, cli=False),
@@ -92,7 +120,7 @@ BASE_OPTIONS = (
            "greedily.", "env_runners", BOOL),
     Option("exploration_config", {}, "{'type': name | Exploration subclass | 'pkg.mod:Class', **its "
            "kwargs}; {}: the algorithm's default (see get_default_exploration_config()).",
-           "env_runners", DICT, cli=False),
+           "env_runners", DICT, cli=False, resolve_names=_exploration_names),
     Option("numpy_inference", True, "Compute the default PPO module's Discrete actions with numpy views "
            "of its weights, the connector pipelines running around them (same distribution and columns, "
            "own random stream); False always calls the torch module.", "env_runners", BOOL),

@@ -209,6 +209,9 @@ class Option:
     also_in: tuple = ()  # further builders that accept it (RLlib moved some options)
     positional: bool = False  # may be passed positionally, e.g. config.environment("CartPole-v1")
     cli: bool = True  # False for values a command line cannot express (callables, spaces, objects)
+    # How a value may name code by a string path, e.g. env="pkg.module:MyEnv": (value, import_name) -> the
+    # value with such paths resolved through `import_name` (a checkpoint's Trust when loading one).
+    resolve_names: Optional[Callable[[Any, Callable], Any]] = None
 
     @property
     def dict_key(self) -> str:

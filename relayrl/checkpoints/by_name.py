@@ -1,5 +1,6 @@
 """Descriptions of objects as JSON: classes and functions by "module:qualname", gymnasium spaces and
-dataclasses by their fields. Nothing is pickled; loading only imports installed modules by name.
+dataclasses by their fields. Nothing is pickled; loading looks names up through a `Trust` (trust.py),
+which imports nothing a checkpoint names unless the caller trusts it.
 """
 import dataclasses
 import importlib
@@ -8,6 +9,8 @@ from typing import Any, Optional
 import numpy as np
 
 from relayrl.checkpoints.errors import CheckpointError
+from relayrl.checkpoints.state_checks import Where
+from relayrl.checkpoints.trust import Trust
 from relayrl.core.spaces import is_space
 
 IMPORT, SPACE, DATACLASS, UNSTORABLE, TUPLE, ITEMS = (
@@ -24,19 +27,12 @@ class Unstorable:
         return f"<not stored: {self.description}>"
 
 
-def import_by_name(name: str):
-    """The object `module:qualname` names, imported from an installed module (nothing else is executed)."""
+def _import_for_saving(name: str):
+    """The object `module:qualname` names (saving checks that a name leads back to its object)."""
     module_name, sep, qualname = str(name).partition(":")
-    if not sep or not module_name or not qualname:
-        raise CheckpointError(f"{name!r} is not a 'module:qualname' reference.")
-    try:
-        obj = importlib.import_module(module_name)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as error:
-        hint = (" `__main__` is the script that saved the checkpoint; move the definition into an importable "
-                "module." if module_name == "__main__" else "")
-        raise CheckpointError(f"Cannot import {name!r} ({error}).{hint}") from None
+    obj = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
     return obj
 
 
@@ -46,8 +42,8 @@ def name_of(obj) -> Optional[str]:
     if not module or not qualname or "<" in qualname:
         return None
     try:
-        return f"{module}:{qualname}" if import_by_name(f"{module}:{qualname}") is obj else None
-    except CheckpointError:
+        return f"{module}:{qualname}" if _import_for_saving(f"{module}:{qualname}") is obj else None
+    except (ImportError, AttributeError):
         return None
 
 
@@ -80,28 +76,41 @@ def describe(value: Any) -> Any:
     return {UNSTORABLE: f"an object of type {type(value).__module__}.{type(value).__qualname__}"}
 
 
-def rebuild(data: Any) -> Any:
-    """Inverse of `describe`; unstorable values come back as `Unstorable` placeholders."""
+def rebuild(data: Any, trust: Trust, where: Where) -> Any:
+    """Inverse of `describe`; names resolve through `trust`, unstorable values come back as `Unstorable`
+    placeholders. `where` names the place in the checkpoint, for error messages."""
     if isinstance(data, list):
-        return [rebuild(v) for v in data]
+        return [rebuild(v, trust, where / i) for i, v in enumerate(data)]
     if not isinstance(data, dict):
         return data
     if IMPORT in data:
-        return import_by_name(data[IMPORT])
+        return trust.resolve(data[IMPORT], what=str(where))
     if UNSTORABLE in data:
-        return Unstorable(data[UNSTORABLE])
+        return Unstorable(str(data[UNSTORABLE]))
     if TUPLE in data:
-        return tuple(rebuild(v) for v in data[TUPLE])
+        return tuple(rebuild(v, trust, where / i) for i, v in enumerate(_list(data[TUPLE], where)))
     if ITEMS in data:
-        return {_hashable(rebuild(k)): rebuild(v) for k, v in data[ITEMS]}
+        return {_hashable(rebuild(k, trust, where)): rebuild(v, trust, where / k) for k, v in _list(data[ITEMS], where)}
     if SPACE in data:
-        return _rebuild_space(data)
+        return _rebuild_space(data, trust, where)
     if DATACLASS in data:
-        cls = import_by_name(data[DATACLASS])
+        cls = trust.resolve(data[DATACLASS], what=str(where))
         if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
-            raise CheckpointError(f"{data[DATACLASS]!r} is not a dataclass; the checkpoint is corrupt.")
-        return cls(**{k: rebuild(v) for k, v in data["fields"].items()})
-    return {k: rebuild(v) for k, v in data.items()}
+            raise where.error(f"{data[DATACLASS]!r} is not a dataclass; the checkpoint is corrupt.")
+        fields = data.get("fields")
+        if not isinstance(fields, dict):
+            raise where.error(f"the dataclass {data[DATACLASS]!r} has no `fields`; the checkpoint is corrupt.")
+        try:
+            return cls(**{k: rebuild(v, trust, where / k) for k, v in fields.items()})
+        except TypeError as error:
+            raise where.error(f"cannot rebuild {data[DATACLASS]!r} ({error}).") from None
+    return {k: rebuild(v, trust, where / k) for k, v in data.items()}
+
+
+def _list(value: Any, where: Where) -> list:
+    if not isinstance(value, list):
+        raise where.error(f"expected a list in the checkpoint, found {type(value).__name__}.")
+    return value
 
 
 def find_unstorable(value: Any, where: str = ""):
@@ -145,7 +154,17 @@ def _describe_space(space) -> dict:
                         "and Dict are stored)"}
 
 
-def _rebuild_space(data: dict):
+def _rebuild_space(data: dict, trust: Trust, where: Where):
+    try:
+        return _space_from_fields(data, trust, where)
+    except CheckpointError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise where.error(f"a malformed {data.get(SPACE)!r} space in the checkpoint "
+                          f"({type(error).__name__}: {error}).") from None
+
+
+def _space_from_fields(data: dict, trust: Trust, where: Where):
     from gymnasium import spaces
 
     kind = data[SPACE]
@@ -160,7 +179,7 @@ def _rebuild_space(data: dict):
     if kind == "MultiBinary":
         return spaces.MultiBinary(data["n"])
     if kind == "Tuple":
-        return spaces.Tuple([rebuild(s) for s in data["spaces"]])
+        return spaces.Tuple([rebuild(s, trust, where) for s in data["spaces"]])
     if kind == "Dict":
-        return spaces.Dict({k: rebuild(s) for k, s in data["spaces"]})
-    raise CheckpointError(f"Unknown space kind {kind!r} in the checkpoint.")
+        return spaces.Dict({k: rebuild(s, trust, where) for k, s in data["spaces"]})
+    raise where.error(f"unknown space kind {kind!r} in the checkpoint.")

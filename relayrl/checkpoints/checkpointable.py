@@ -6,8 +6,10 @@ from typing import Any, Collection, Dict, List, Optional, Tuple, Union
 
 from relayrl.checkpoints import by_name
 from relayrl.checkpoints.errors import CheckpointError
-from relayrl.checkpoints.format import MANIFEST, read_manifest, read_state, write_checkpoint
+from relayrl.checkpoints.format import MANIFEST, class_path, read_manifest, read_state, write_checkpoint
 from relayrl.checkpoints.save_result import as_path
+from relayrl.checkpoints.state_checks import Where, unexpected_error
+from relayrl.checkpoints.trust import Trust
 
 CTOR_KEY = "__ctor__"  # metadata entry: the constructor arguments from get_ctor_args_and_kwargs()
 
@@ -21,6 +23,10 @@ class Checkpointable:
 
     def set_state(self, state: Dict[str, Any]) -> None:
         raise NotImplementedError(f"{type(self).__name__} must implement set_state().")
+
+    def check_state(self, state: Dict[str, Any], where: Where) -> None:
+        """Raise a CheckpointError (naming `where`) if `set_state(state)` would fail or leave this object
+        inconsistent; change nothing. Restores run it on every component before setting any state."""
 
     def get_checkpointable_components(self) -> List[Tuple[str, Any]]:
         """(name, sub-object) pairs whose states are stored in their own sub-folders."""
@@ -55,7 +61,8 @@ class Checkpointable:
     # -- reading ------------------------------------------------------------------------------
     def restore_from_path(self, path: Union[str, pathlib.Path], *, component: Optional[str] = None,
                           **kwargs) -> None:
-        """Load the state saved at `path` into this object (its manifest is verified first).
+        """Load the state saved at `path` into this object, all or nothing: the manifest is verified and
+        every part of the state is checked against this object before any of it is set.
 
         `component="learner_group"` restores only that part. A component's sub-folder of a
         checkpoint (e.g. `<ckpt>/learner_group`) may also be passed as `path`; then this object
@@ -66,32 +73,67 @@ class Checkpointable:
         if sub is not None:
             if component is not None:
                 raise ValueError("Pass either a component folder as `path` or `component=`, not both.")
-            self.set_state(read_state(root, manifest, component=sub))
-        elif component is not None:
-            self.set_state({component: read_state(root, manifest, component=component)})
+            state, where = read_state(root, manifest, component=sub), Where.checkpoint(root).component(sub)
         else:
-            self.set_state(read_state(root, manifest))
+            check_class(manifest, self, root)
+            where = Where.checkpoint(root)
+            if component is not None:
+                state = {component: read_state(root, manifest, component=component)}
+            else:
+                state = read_state(root, manifest)
+        checked_restore(self, state, where)
 
     @classmethod
-    def from_checkpoint(cls, path: Union[str, pathlib.Path], **kwargs):
-        """A new object built from the checkpoint alone (class and constructor arguments included)."""
+    def from_checkpoint(cls, path: Union[str, pathlib.Path], *, trusted=None, **kwargs):
+        """A new object built from the checkpoint alone (class and constructor arguments included).
+
+        Names in the checkpoint resolve only to what `trusted` allows (see relayrl/checkpoints/trust.py).
+        """
         path = as_path(path)
         manifest = read_manifest(path)
-        klass = checkpoint_class(manifest, cls, path)
-        ctor = by_name.rebuild(manifest.get("metadata", {}).get(CTOR_KEY, {"args": [], "kwargs": {}}))
+        trust = Trust(trusted)
+        klass = checkpoint_class(manifest, cls, path, trust)
+        ctor = by_name.rebuild(manifest.get("metadata", {}).get(CTOR_KEY, {"args": [], "kwargs": {}}), trust,
+                               Where(str(pathlib.Path(path) / MANIFEST), "metadata.__ctor__"))
+        if not isinstance(ctor, dict) or not isinstance(ctor.get("args"), list) or not isinstance(
+                ctor.get("kwargs"), dict):
+            raise CheckpointError(f"{pathlib.Path(path) / MANIFEST}: malformed constructor arguments.")
         unstorable = by_name.find_unstorable(ctor)
         if unstorable:
             where, value = unstorable[0]
             raise CheckpointError(f"{path}: the constructor argument `{where}` was not stored ({value.description}); "
                                   f"build a {klass.__name__} yourself and call restore_from_path() on it.")
         obj = klass(*ctor["args"], **{**ctor["kwargs"], **kwargs})
-        obj.set_state(read_state(path, manifest))
+        checked_restore(obj, read_state(path, manifest), Where.checkpoint(path))
         return obj
 
 
-def checkpoint_class(manifest: Dict[str, Any], expected: type, path) -> type:
+def checked_restore(obj, state: Dict[str, Any], where: Where) -> None:
+    """`obj.check_state(state)` (any stray error there becomes a CheckpointError), then `obj.set_state(state)`."""
+    try:
+        obj.check_state(state, where)
+    except CheckpointError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as error:
+        raise unexpected_error(where, error) from None
+    obj.set_state(state)
+
+
+def check_class(manifest: Dict[str, Any], obj, root) -> None:
+    """The checkpoint was written by `obj`'s class or one of its bases (compared by name: nothing is imported)."""
+    stored = manifest.get("class")
+    lineage = [class_path(c) for c in type(obj).__mro__]
+    if stored not in lineage:
+        raise CheckpointError(f"{pathlib.Path(root) / MANIFEST}: the checkpoint holds a {stored}, which cannot be "
+                              f"restored into a {type(obj).__name__} ({class_path(obj)}); build a "
+                              f"{str(stored).rpartition(':')[2] or '?'} to restore it.")
+
+
+def checkpoint_class(manifest: Dict[str, Any], expected: type, path, trust: Trust) -> type:
     """The class the checkpoint was written by, checked to be `expected` or a subclass."""
-    klass = by_name.import_by_name(manifest.get("class", ""))
+    # Any Checkpointable class may be looked up (nothing is imported); only `expected` or a subclass is built.
+    klass = trust.resolve(manifest.get("class", ""), what=f"{pathlib.Path(path) / MANIFEST} (`class`)",
+                          subclass_of=Checkpointable)
     if not (isinstance(klass, type) and issubclass(klass, expected)):
         raise CheckpointError(f"{pathlib.Path(path) / MANIFEST}: the checkpoint holds a {manifest.get('class')}, "
                               f"not a {expected.__name__}; load it with that class's from_checkpoint().")

@@ -114,11 +114,15 @@ def read_manifest(path) -> Dict[str, Any]:
                               "did not finish.")
     try:
         manifest = json.loads(manifest_file.read_text())
-    except (ValueError, UnicodeDecodeError) as error:
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:
         raise CheckpointError(f"{manifest_file} is not valid JSON ({error}): the checkpoint is corrupt.") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
         raise CheckpointError(f"{manifest_file} lacks the `files` table: the checkpoint is corrupt.")
     _check_version(manifest, manifest_file)
+    components = manifest.get("components", {})
+    if not isinstance(components, dict) or not all(
+            isinstance(info, dict) and isinstance(info.get("path"), str) for info in components.values()):
+        raise CheckpointError(f"{manifest_file}: the `components` table is malformed: the checkpoint is corrupt.")
     for name, record in manifest["files"].items():
         _verify_file(root, name, record)
     return manifest
@@ -138,11 +142,16 @@ def _check_version(manifest: Dict[str, Any], manifest_file: pathlib.Path) -> Non
             f"(up to {FORMAT_VERSION}); upgrade relayrl (pip install -U relayrl) to load it.")
 
 
-def _verify_file(root: pathlib.Path, name: str, record: Dict[str, Any]) -> None:
+def _verify_file(root: pathlib.Path, name: str, record: Any) -> None:
     parts = pathlib.PurePosixPath(name).parts
     if not parts or name.startswith("/") or ".." in parts:
         raise CheckpointError(f"{root / MANIFEST} lists the file {name!r} outside the checkpoint: refusing to load.")
+    if not isinstance(record, dict):
+        raise CheckpointError(f"{root / MANIFEST}: the entry for {name!r} is malformed.")
     file = root / name
+    real_root = root.resolve()
+    if real_root not in file.resolve().parents:  # a symbolic link (of the file or a folder) that leaves it
+        raise CheckpointError(f"{file} is a link to {file.resolve()}, outside the checkpoint: refusing to read it.")
     if not file.is_file():
         raise CheckpointError(f"{file} is missing from the checkpoint (listed in its manifest).")
     size = file.stat().st_size
@@ -166,6 +175,8 @@ def read_state(path, manifest: Optional[Dict[str, Any]] = None, component: Optio
                                   f"{sorted(components)}).{did_you_mean(component, list(components))}")
         return _read_part(root, components[component]["path"], manifest)
     state = _read_part(root, "", manifest)
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{root / STATE_FILE} does not hold a state dict: the checkpoint is corrupt.")
     for name, info in components.items():
         state[name] = _read_part(root, info["path"], manifest)
     return state
@@ -179,8 +190,8 @@ def _read_part(root: pathlib.Path, folder: str, manifest: Dict[str, Any]) -> Any
         raise CheckpointError(f"{root / state_name} is not listed in the manifest: the checkpoint is corrupt.")
     try:
         data = json.loads((root / state_name).read_text())
-    except (ValueError, UnicodeDecodeError) as error:
-        raise CheckpointError(f"{root / state_name} is not valid JSON ({error}).") from None
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:
+        raise CheckpointError(f"{root / state_name} is not valid JSON ({type(error).__name__}: {error}).") from None
     tensors: Dict[str, torch.Tensor] = {}
     if prefix + TENSOR_FILE in listed:
         tensors = _load_tensors(root / (prefix + TENSOR_FILE))
@@ -200,7 +211,13 @@ def _read_part(root: pathlib.Path, folder: str, manifest: Dict[str, Any]) -> Any
         except (ValueError, OSError, EOFError) as error:
             raise CheckpointError(f"{root / rel} is not a plain numpy array file ({error}).") from None
 
-    return decode(data, tensor, array)
+    try:
+        return decode(data, tensor, array)
+    except CheckpointError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as error:
+        raise CheckpointError(f"{root / state_name} holds a malformed value ({type(error).__name__}: {error}).") \
+            from None
 
 
 def _load_tensors(file: pathlib.Path) -> Dict[str, torch.Tensor]:

@@ -178,6 +178,16 @@ class ConnectorPipelineV2(ConnectorV2):
             if key in state:
                 piece.set_state(state[key])
 
+    def check_state(self, state: Dict[str, Any], where) -> None:
+        """Each stored piece state names a piece of this pipeline and fits it."""
+        from relayrl.checkpoints.state_checks import check_mapping
+
+        keys = self._state_keys()
+        check_mapping(state, where, known=keys, owner=repr(self))
+        for key, piece in zip(keys, self.connectors):
+            if key in state:
+                piece.check_state(state[key], where / key)
+
     def reset_state(self) -> None:
         for piece in self.connectors:
             piece.reset_state()

@@ -5,6 +5,7 @@ During the "collect" phase a column holds per-episode lists: `batch[column][(eps
 (or a plain list when no episode is given); `BatchIndividualItems` later turns those into arrays.
 """
 import abc
+import copy
 import inspect
 from typing import Any, Callable, Dict, List, Optional, Union
 
@@ -27,6 +28,8 @@ def _episode_key(single_agent_episode) -> tuple:
 
 class ConnectorV2(abc.ABC):
     """Base class of all connector pieces and pipelines."""
+
+    _checkpoint_kind = "connector"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)
 
     # Fast-path declarations, read by the pipeline (see ConnectorPipelineV2._plan_fast_paths).
     # BATCHED_SAFE: the piece also works when columns are already whole arrays (rows in episode
@@ -238,6 +241,14 @@ class ConnectorV2(abc.ABC):
 
     def set_state(self, state: Dict[str, Any]) -> None:
         pass
+
+    def check_state(self, state: Dict[str, Any], where) -> None:
+        """Raise a CheckpointError naming `where` if set_state(state) would fail: tried on a copy of this piece
+        (pieces with array state also compare shapes, e.g. MeanStdFilter)."""
+        from relayrl.checkpoints.state_checks import check_by_trial
+
+        if type(self).set_state is not ConnectorV2.set_state:
+            check_by_trial(lambda: copy.deepcopy(self), state, where)
 
     def reset_state(self) -> None:
         pass

@@ -84,6 +84,9 @@ class LearnerActor:
     def set_state(self, state) -> None:
         self.learner.set_state(state)
 
+    def check_state(self, state, where) -> None:
+        self.learner.check_state(state, where)
+
     def shutdown(self) -> None:
         from relayrl.distributed.learner_ddp import destroy_process_group
 

@@ -15,6 +15,7 @@ from relayrl.connectors.common.add_observations_from_episodes_to_batch import (
 from relayrl.connectors.module_to_env.get_actions import EXPLORATION, TIMESTEP
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 from relayrl.env.env_context import EnvContext
+from relayrl.env.env_runner_state import EnvRunnerState
 from relayrl.env.episode_stats import EpisodeStats
 from relayrl.env.infinite_lookback_buffer import unbatch_items
 from relayrl.env.numpy_inference import plan_numpy_policy
@@ -36,8 +37,8 @@ from relayrl.metrics.metrics_logger import MetricsLogger
 logger = logging.getLogger("relayrl")
 
 
-class EnvRunner:
-    """Single-agent EnvRunner (RLlib's SingleAgentEnvRunner)."""
+class EnvRunner(EnvRunnerState):
+    """Single-agent EnvRunner (RLlib's SingleAgentEnvRunner). Its checkpoint state: env_runner_state.py."""
 
     def __init__(self, *, config, worker_index: int = 0, num_workers: Optional[int] = None,
                  recreated_worker: bool = False, **kwargs):
@@ -397,18 +398,6 @@ class EnvRunner:
     def get_metrics(self) -> Dict[str, Any]:
         """Raw metrics since the last call, in the mergeable form (`MetricsLogger.reduce_for_merge`)."""
         return self.metrics.reduce_for_merge()
-
-    def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
-        """Module weights, connector/exploration states, metrics, and (`sampling`) the ongoing episodes and
-        sync envs' state, so a restored runner continues exactly (see relayrl/checkpoints/env_runner_state.py)."""
-        from relayrl.checkpoints.env_runner_state import get_env_runner_state
-
-        return get_env_runner_state(self, components, not_components)
-
-    def set_state(self, state: Dict[str, Any]) -> None:
-        from relayrl.checkpoints.env_runner_state import set_env_runner_state
-
-        set_env_runner_state(self, state)
 
     def foreach_env(self, func: Callable) -> List:
         """`func(sub_env)` for every sub-env of this runner's vector env; returns the results."""

@@ -4,6 +4,7 @@ from typing import Callable, Dict
 
 import gymnasium as gym
 
+from relayrl.core.imports import ImportObject, import_object, module_and_name
 from relayrl.core.suggest import did_you_mean
 from relayrl.env.env_context import EnvContext
 
@@ -25,15 +26,26 @@ def _accepts_positional_arg(cls) -> bool:
     return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in params)
 
 
+def is_registered_env(name: str) -> bool:
+    """Whether `name` is a register_env() name or a gymnasium id (making it imports nothing it names)."""
+    return name in _ENV_CREATORS or name in gym.registry
+
+
+def resolve_env_spec(env_spec, import_name: ImportObject = import_object):
+    """`env_spec` with a "module:Class" / "module.Class" path replaced by the object (through `import_name`)."""
+    if isinstance(env_spec, str) and not is_registered_env(env_spec) and (":" in env_spec or "." in env_spec):
+        return import_name(module_and_name(env_spec), what=f"the env {env_spec!r}")
+    return env_spec
+
+
 def make_env_creator(env_spec) -> Callable[[EnvContext], gym.Env]:
     """Return a function EnvContext -> gym.Env for `env_spec`; unknown ids fail here, with a hint."""
+    env_spec = resolve_env_spec(env_spec)
     if isinstance(env_spec, str):
         if env_spec in _ENV_CREATORS:
             return _ENV_CREATORS[env_spec]
         if env_spec in gym.registry:
             return lambda ctx: gym.make(env_spec, **dict(ctx))
-        if ":" in env_spec or "." in env_spec:  # "module:Class" / "module.Class" path
-            return make_env_creator(_import_class(env_spec))
         known = list(_ENV_CREATORS) + list(gym.registry)
         raise ValueError(
             f"Unknown env `{env_spec}`.{did_you_mean(env_spec, known)} Use a gymnasium id (e.g. 'CartPole-v1'), "
@@ -47,12 +59,3 @@ def make_env_creator(env_spec) -> Callable[[EnvContext], gym.Env]:
         return env_spec
     raise TypeError(f"config.env must be a str, a gymnasium Env class or a callable, got {env_spec!r}.")
 
-
-def _import_class(path: str):
-    import importlib
-
-    module_name, _, attr = path.replace(":", ".").rpartition(".")
-    try:
-        return getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as err:
-        raise ValueError(f"Cannot import env `{path}`: {err}.") from err

@@ -82,6 +82,13 @@ class EpsilonGreedy(Exploration):
         if state.get("rng") is not None:
             self._rng.bit_generator.state = state["rng"]
 
+    def check_state(self, state, where):
+        from relayrl.checkpoints.state_checks import check_generator_state
+
+        super().check_state(state, where)
+        if state.get("rng") is not None:
+            check_generator_state(state["rng"], where / "rng")
+
 
 _MASKED = -3.0e38  # Q-values at or below this (float32's lowest, -inf) mark masked actions
 

@@ -25,6 +25,8 @@ class Exploration:
     module acts in [-1, 1] on its bounded dimensions; `action_bounds()` gives these bounds.
     """
 
+    _checkpoint_kind = "exploration"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)
+
     def __init__(self, action_space, *, framework: str = "torch", policy_config: Any = None, model: Any = None,
                  num_workers: int = 0, worker_index: int = 0):
         if framework not in ("torch", None):
@@ -73,6 +75,12 @@ class Exploration:
 
     def set_state(self, state: Dict[str, Any]) -> None:
         self.last_timestep = int(state.get("last_timestep", self.last_timestep))
+
+    def check_state(self, state: Dict[str, Any], where) -> None:
+        """The stored state has this object's keys, kinds and array shapes (CheckpointError naming `where`)."""
+        from relayrl.checkpoints.state_checks import check_like
+
+        check_like(self.get_state(), state, where, type(self).__name__)
 
     # -- helpers for subclasses ------------------------------------------------------------------
     @property

@@ -1,8 +1,8 @@
 """`make_exploration`: build the Exploration object an `exploration_config` dict describes."""
-import importlib
 import inspect
 from typing import Any, Dict, Mapping, Optional
 
+from relayrl.core.imports import ImportObject, import_object
 from relayrl.core.suggest import did_you_mean
 from relayrl.exploration.epsilon_greedy import EpsilonGreedy
 from relayrl.exploration.exploration import Exploration
@@ -18,8 +18,9 @@ DEFAULT_EXPLORATION_CONFIG = {"type": "StochasticSampling"}
 _CONTEXT_KEYS = ("framework", "policy_config", "model", "num_workers", "worker_index")
 
 
-def resolve_exploration_class(type_: Any) -> type:
-    """An Exploration subclass from a class, a built-in name, or a dotted path "pkg.mod:Class" / "pkg.mod.Class"."""
+def resolve_exploration_class(type_: Any, import_name: ImportObject = import_object) -> type:
+    """An Exploration subclass from a class, a built-in name, or a dotted path "pkg.mod:Class" / "pkg.mod.Class"
+    (imported through `import_name`)."""
     if isinstance(type_, type):
         if not issubclass(type_, Exploration):
             raise TypeError(f"exploration_config type {type_.__name__} must subclass relayrl.exploration.Exploration")
@@ -37,16 +38,9 @@ def resolve_exploration_class(type_: Any) -> type:
                          f"{sorted(BUILT_IN)}; or pass a class or a dotted path 'pkg.module:Class'.")
     if class_name in BUILT_IN and "rllib.utils.exploration" in module_name:
         return BUILT_IN[class_name]  # RLlib's full paths ("ray.rllib.utils.exploration.EpsilonGreedy") port as is
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ValueError(f"exploration_config type {type_!r}: cannot import module {module_name!r} "
-                         f"({error}).") from None
-    cls = getattr(module, class_name, None)
-    if cls is None:
-        names = [n for n, v in vars(module).items() if isinstance(v, type) and issubclass(v, Exploration)]
-        raise ValueError(f"exploration_config type {type_!r}: module {module_name!r} has no {class_name!r}."
-                         f"{did_you_mean(class_name, names)}")
+    cls = import_name(f"{module_name}:{class_name}", what=f"exploration_config type {type_!r}")
+    if not isinstance(cls, type):
+        raise TypeError(f"exploration_config type {type_!r} is a {type(cls).__name__}, not an Exploration subclass.")
     return resolve_exploration_class(cls)
 
 

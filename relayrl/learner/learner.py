@@ -29,6 +29,7 @@ NUM_ENV_STEPS_SAMPLED_LIFETIME = "num_env_steps_sampled_lifetime"
 
 
 class Learner(Checkpointable):
+    _checkpoint_kind = "learner"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)
     TOTAL_LOSS_KEY = "total_loss"
 
     def __init__(self, *, config, module_spec=None, module: Optional[RLModule] = None, spaces=None):
@@ -324,6 +325,32 @@ class Learner(Checkpointable):
             "learner_connector": lambda: self._learner_connector.get_state() if self._learner_connector else {},
         }
         return {name: get() for name, get in parts.items() if selected(name, components, not_components)}
+
+    # Entries subclasses add to get_state(): {name: one value per module id} (e.g. PPO's KL coefficients).
+    PER_MODULE_STATE: tuple = ()
+
+    def check_state(self, state: Dict[str, Any], where) -> None:
+        """Raise a CheckpointError naming the part (module, parameter, optimizer) that does not fit this
+        Learner: module ids, every weight's name, shape and dtype, optimizer groups and moments."""
+        from relayrl.checkpoints.state_checks import check_mapping, check_optimizer_state, check_real
+
+        owner = f"a {type(self).__name__}"
+        check_mapping(state, where, owner=owner,
+                      known=("rl_module", "optimizer", "metrics_logger", "learner_connector") + self.PER_MODULE_STATE)
+        if "rl_module" in state:
+            self.module.check_state(state["rl_module"], where / "rl_module")
+        optimizers = {f"{mid}/{name}": opt for mid, opts in self._optimizers.items() for name, opt in opts.items()}
+        for key, opt_state in check_mapping(state.get("optimizer", {}), where / "optimizer",
+                                            known=list(optimizers), owner=owner).items():
+            check_optimizer_state(optimizers[key], opt_state, where / "optimizer" / key)
+        if "metrics_logger" in state:
+            self.metrics.check_state(state["metrics_logger"], where / "metrics_logger")
+        if state.get("learner_connector") and self._learner_connector is not None:
+            self._learner_connector.check_state(state["learner_connector"], where / "learner_connector")
+        for name in self.PER_MODULE_STATE:
+            values = check_mapping(state.get(name, {}), where / name, known=list(self.module.keys()), owner=owner)
+            for mid, value in values.items():
+                check_real(value, where / name / mid)
 
     def set_state(self, state: Dict[str, Any]) -> None:
         if "rl_module" in state:

@@ -81,6 +81,23 @@ class LearnerGroup(Checkpointable):
         # Filter again: Learner subclasses add their own entries after super().get_state().
         return {"learner": {k: v for k, v in state.items() if selected(k, inner[0], inner[1])}}
 
+    def check_state(self, state: Dict[str, Any], where) -> None:
+        """The Learner's check (the first remote Learner's, with remote Learners; they are identical)."""
+        from relayrl.checkpoints.errors import CheckpointError
+        from relayrl.checkpoints.state_checks import check_mapping
+
+        check_mapping(state, where, known=("learner",), required=("learner",), owner="a LearnerGroup")
+        if self._remote is None:
+            self._learner.check_state(state["learner"], where / "learner")
+            return
+        try:
+            self._remote.call_first("check_state", state["learner"], where / "learner")
+        except CheckpointError:
+            raise
+        except Exception as error:  # Ray wraps the actor's CheckpointError in its own error type
+            cause = getattr(error, "cause", None)
+            raise (cause if isinstance(cause, CheckpointError) else error) from None
+
     def set_state(self, state: Dict[str, Any]) -> None:
         if self._remote is None:
             self._learner.set_state(state["learner"])

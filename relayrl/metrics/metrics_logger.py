@@ -358,6 +358,12 @@ class MetricsLogger:
         """All keys, settings and raw values as plain lists/numbers (json.dumps-able)."""
         return {"stats": [{"key": list(p), **s.get_state()} for p, s in self._stats.items()]}
 
+    def check_state(self, state: dict, where) -> None:
+        """Raise a CheckpointError naming `where` if set_state(state) would fail (tried on a new logger)."""
+        from relayrl.checkpoints.state_checks import check_by_trial
+
+        check_by_trial(MetricsLogger, state, where)
+
     def set_state(self, state: dict) -> None:
         """Replaces everything with a ``get_state()`` result."""
         self._stats = {}

@@ -10,6 +10,8 @@ from relayrl.core.suggest import did_you_mean
 class DefaultModelConfig:
     """Architecture of the default models. Pass via `config.rl_module(model_config=...)`."""
 
+    _checkpoint_kind = "model config"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)
+
     fcnet_hiddens: List[int] = field(default_factory=lambda: [256, 256])
     fcnet_activation: Optional[str] = "tanh"
     fcnet_kernel_initializer: Optional[Union[str, Callable]] = None

@@ -83,3 +83,11 @@ class MultiRLModule(RLModule):
     def set_state(self, state: Dict[str, Any]) -> None:
         for mid, sub_state in state.items():
             self[mid].set_state(sub_state)
+
+    def check_state(self, state: Dict[str, Any], where) -> None:
+        """Every stored module id exists here and its weights fit (see RLModule.check_state)."""
+        from relayrl.checkpoints.state_checks import check_mapping
+
+        check_mapping(state, where, known=list(self.keys()), owner="this MultiRLModule")
+        for mid, sub_state in state.items():
+            self[mid].check_state(sub_state, where / mid)

@@ -19,6 +19,8 @@ from relayrl.modules.distributions import TorchCategorical, TorchDiagGaussian
 class RLModule(Checkpointable, nn.Module):
     """A torch module with the RLModule API (`forward_inference`, `forward_exploration`, `forward_train`)."""
 
+    _checkpoint_kind = "RL module"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)
+
     framework = "torch"
 
     def __init__(
@@ -116,15 +118,37 @@ class RLModule(Checkpointable, nn.Module):
 
     def set_state(self, state: Dict[str, Any]) -> None:
         """Load weights from numpy arrays or tensors; unknown or missing keys raise."""
-        own = self.state_dict()
+        state = self._state_to_load(state)
+        own = self._live_tensors()
         missing = [k for k in own if k not in state]
         unexpected = [k for k in state if k not in own]
         if missing or unexpected:
-            raise KeyError(f"RLModule.set_state: missing keys {missing[:5]}, unexpected keys {unexpected[:5]}.")
+            raise KeyError(f"{type(self).__name__}.set_state: missing keys {missing[:5]}, unexpected keys {unexpected[:5]}.")
         with torch.no_grad():
             for key, tensor in own.items():
                 value = state[key]
                 tensor.copy_(value if isinstance(value, torch.Tensor) else torch.from_numpy(np.asarray(value)))
+
+    def check_state(self, state: Dict[str, Any], where) -> None:
+        """Raise a CheckpointError naming the parameter if `state`'s names, shapes or dtypes differ from this
+        module's. A subclass with its own set_state gets its shared parameters' shapes checked."""
+        from relayrl.checkpoints.state_checks import check_mapping, check_tensor, check_weights
+
+        state = self._state_to_load(check_mapping(state, where, owner=type(self).__name__))
+        live = {k: v.detach() for k, v in self._live_tensors().items()}
+        if type(self).set_state is RLModule.set_state:
+            check_weights(live, state, where, type(self).__name__)
+        else:
+            for name in live.keys() & state.keys():
+                check_tensor(live[name], state[name], where / name, type(self).__name__)
+
+    def _live_tensors(self) -> Dict[str, torch.Tensor]:
+        """The named tensors set_state writes."""
+        return self.state_dict()
+
+    def _state_to_load(self, state: Dict[str, Any]) -> Dict[str, Any]:
+        """The part of a stored state this module takes (subclasses drop e.g. what inference_only lacks)."""
+        return state
 
     def get_ctor_args_and_kwargs(self):
         return (), {

@@ -10,6 +10,8 @@ from relayrl.core.columns import DEFAULT_MODULE_ID
 class RLModuleSpec:
     """Class, spaces and model config of one RLModule; `build()` makes the module."""
 
+    _checkpoint_kind = "module spec"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)
+
     module_class: Optional[Type] = None
     observation_space: Any = None
     action_space: Any = None
@@ -69,6 +71,8 @@ class RLModuleSpec:
 @dataclass
 class MultiRLModuleSpec:
     """Specs of several modules keyed by module ID, built into one MultiRLModule."""
+
+    _checkpoint_kind = "module spec"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)
 
     multi_rl_module_class: Optional[Type] = None
     observation_space: Any = None

@@ -44,6 +44,8 @@ class EpisodeReplayBuffer:
         seed: seed of the sampling RNG.
     """
 
+    _checkpoint_kind = "replay buffer"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)
+
     _INIT_ARGS = ("capacity", "batch_size_B", "batch_length_T", "seed")
 
     def __init__(self, capacity: int = 10000, *, batch_size_B: int = 16, batch_length_T: int = 1,
@@ -192,6 +194,22 @@ class EpisodeReplayBuffer:
             "storage": self._storage.get_state(),
             "rng": self._rng.bit_generator.state,
         }
+
+    _STATE_KEYS = ("type", "version", "batch_size_B", "num_sampled", "storage", "rng")
+
+    def check_state(self, state: Dict[str, Any], where) -> None:
+        """Raise a CheckpointError if `state` is not this buffer type's, or its arrays disagree; change nothing."""
+        from relayrl.checkpoints.state_checks import check_generator_state, check_int, check_mapping, require
+
+        check_mapping(state, where, known=self._STATE_KEYS, required=self._STATE_KEYS, owner=type(self).__name__)
+        require(state["type"] == type(self).__name__, where / "type",
+                f"the checkpoint holds a {state['type']}, this algorithm uses a {type(self).__name__}.")
+        require(state["version"] == STATE_VERSION, where / "version",
+                f"replay buffer state version {state['version']!r} is not supported (expected {STATE_VERSION}).")
+        check_int(state["batch_size_B"], where / "batch_size_B", low=1)
+        check_int(state["num_sampled"], where / "num_sampled", low=0)
+        check_generator_state(state["rng"], where / "rng")
+        self._storage.check_state(state["storage"], where / "storage")
 
     def set_state(self, state: Dict[str, Any]) -> None:
         if state.get("version") != STATE_VERSION:

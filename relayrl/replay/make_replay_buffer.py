@@ -1,8 +1,8 @@
 """make_replay_buffer: build a buffer from an RLlib-style `replay_buffer_config` dict."""
-import importlib
 import inspect
 from typing import Any, Dict
 
+from relayrl.core.imports import ImportObject, import_object, module_and_name
 from relayrl.core.suggest import did_you_mean
 from relayrl.replay.episode_replay_buffer import _IGNORED_INIT_KWARGS, EpisodeReplayBuffer
 from relayrl.replay.prioritized_episode_replay_buffer import PrioritizedEpisodeReplayBuffer
@@ -16,7 +16,9 @@ BUILT_IN_BUFFERS = {
 }
 
 
-def _resolve_type(buffer_type):
+def resolve_replay_buffer_class(buffer_type, import_name: ImportObject = import_object):
+    """The buffer class `replay_buffer_config["type"]` names: a class, a built-in name or 'pkg.module.ClassName'
+    (imported through `import_name`)."""
     if isinstance(buffer_type, type):
         return buffer_type
     if not isinstance(buffer_type, str):
@@ -24,12 +26,8 @@ def _resolve_type(buffer_type):
                         f"{type(buffer_type).__name__}.")
     if buffer_type in BUILT_IN_BUFFERS:
         return BUILT_IN_BUFFERS[buffer_type]
-    if "." in buffer_type:
-        module_name, _, class_name = buffer_type.rpartition(".")
-        try:
-            return getattr(importlib.import_module(module_name), class_name)
-        except (ImportError, AttributeError) as error:
-            raise ValueError(f"replay_buffer_config['type']={buffer_type!r}: cannot import it ({error}).") from None
+    if "." in buffer_type or ":" in buffer_type:
+        return import_name(module_and_name(buffer_type), what=f"replay_buffer_config['type']={buffer_type!r}")
     raise ValueError(f"Unknown replay buffer type {buffer_type!r}.{did_you_mean(buffer_type, BUILT_IN_BUFFERS)} "
                      f"Built-in types: {sorted(BUILT_IN_BUFFERS)}; or pass a class or 'pkg.module.ClassName'.")
 
@@ -52,7 +50,7 @@ def make_replay_buffer(replay_buffer_config: Dict[str, Any], **defaults):
     if not isinstance(replay_buffer_config, dict):
         raise TypeError(f"replay_buffer_config must be a dict, got {type(replay_buffer_config).__name__}.")
     config = dict(replay_buffer_config)
-    cls = _resolve_type(config.pop("type", EpisodeReplayBuffer))
+    cls = resolve_replay_buffer_class(config.pop("type", EpisodeReplayBuffer))
     named, takes_kwargs = _accepted_keys(cls)
     built_in = cls in BUILT_IN_BUFFERS.values()
     if built_in:

@@ -100,6 +100,19 @@ class PrioritizedEpisodeReplayBuffer(EpisodeReplayBuffer):
                      priorities_alpha=self._sum_tree.leaves()[:n].copy())
         return state
 
+    _STATE_KEYS = EpisodeReplayBuffer._STATE_KEYS + ("alpha", "beta", "max_priority", "priorities_alpha")
+
+    def check_state(self, state: Dict[str, Any], where) -> None:
+        from relayrl.checkpoints.state_checks import check_real, require
+
+        super().check_state(state, where)
+        for key in ("alpha", "beta", "max_priority"):
+            check_real(state[key], where / key)
+        priorities = state["priorities_alpha"]
+        stored = min(int(state["storage"]["num_added"]), self.capacity)
+        require(isinstance(priorities, np.ndarray) and priorities.shape == (stored,), where / "priorities_alpha",
+                f"expected {stored} priorities, found {getattr(priorities, 'shape', priorities)!r}.")
+
     def set_state(self, state: Dict[str, Any]) -> None:
         super().set_state(state)
         self.alpha, self.beta = float(state["alpha"]), float(state["beta"])

@@ -267,6 +267,37 @@ class TransitionStorage:
         state["observations"] = self.obs_ring.get_state(oldest_row)
         return state
 
+    _STATE_KEYS = ("capacity", "num_added", "obs_spec", "action_spec", "open_episodes", "next_episode_number",
+                   "steps_per_episode", "num_episodes_evicted", "observations") + _ARRAYS + _LEAF_LISTS
+
+    def check_state(self, state: Dict[str, Any], where) -> None:
+        """Same capacity, and every stored array as long as the number of stored steps."""
+        from relayrl.checkpoints.state_checks import check_int, check_mapping, require
+
+        check_mapping(state, where, known=self._STATE_KEYS, required=self._STATE_KEYS, owner="a replay buffer")
+        require(state["capacity"] == self.capacity, where / "capacity",
+                f"capacity {state['capacity']!r} in the checkpoint, {self.capacity} here: set replay_buffer_config's "
+                "capacity as when it was saved.")
+        check_int(state["num_added"], where / "num_added", low=0)
+        stored = min(state["num_added"], self.capacity) if state["actions"] else 0
+        for name in self._ARRAYS:
+            value = state[name]
+            require(isinstance(value, np.ndarray) and value.ndim == 1 and len(value) == stored, where / name,
+                    f"expected {stored} stored steps, found {getattr(value, 'shape', type(value).__name__)}.")
+        for i, leaf in enumerate(state["actions"]):
+            require(isinstance(leaf, np.ndarray) and len(leaf) == stored, where / f"actions[{i}]",
+                    f"expected {stored} stored actions, found {getattr(leaf, 'shape', type(leaf).__name__)}.")
+        rows = check_mapping(state["observations"], where / "observations", owner="a replay buffer",
+                             known=("capacity", "num_added", "first_row", "leaves"),
+                             required=("capacity", "num_added", "first_row", "leaves"))
+        for key in ("capacity", "num_added", "first_row"):
+            check_int(rows[key], where / "observations" / key, low=0)
+        count = rows["num_added"] - rows["first_row"]
+        for i, leaf in enumerate(rows["leaves"] if stored else []):
+            require(isinstance(leaf, np.ndarray) and len(leaf) == count and count <= rows["capacity"],
+                    where / "observations" / f"leaves[{i}]",
+                    f"expected {count} stored observation rows, found {getattr(leaf, 'shape', type(leaf).__name__)}.")
+
     def set_state(self, state: Dict[str, Any]) -> None:
         if int(state["capacity"]) != self.capacity:
             raise ValueError(f"Replay buffer state has capacity {state['capacity']}, this buffer {self.capacity}. "

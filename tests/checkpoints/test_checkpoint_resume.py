@@ -31,7 +31,7 @@ def _weights(algo):
     return {k: v.clone() for k, v in algo.learner_group.get_module("default_policy").state_dict().items()}
 
 
-def _resume_and_compare(config, tmp_path, iters_before=3, iters_after=2):
+def _resume_and_compare(config, tmp_path, iters_before=3, iters_after=2, trusted=None):
     algo = config.build_algo()
     for _ in range(iters_before):
         algo.train()
@@ -40,7 +40,7 @@ def _resume_and_compare(config, tmp_path, iters_before=3, iters_after=2):
     w1, opt1 = _weights(algo), _learner(algo).get_state(components="optimizer")["optimizer"]
     runner_state1 = algo.env_runner.get_state(components=["env_to_module_connector", "metrics"])
 
-    restored = Algorithm.from_checkpoint(result.checkpoint.path)
+    restored = Algorithm.from_checkpoint(result.checkpoint.path, trusted=trusted)
     r2 = [restored.train() for _ in range(iters_after)]
     w2, opt2 = _weights(restored), _learner(restored).get_state(components="optimizer")["optimizer"]
 
@@ -69,7 +69,7 @@ def test_ppo_resume_is_bit_identical(tmp_path):
 
 def test_ppo_resume_with_mean_std_filter_is_bit_identical(tmp_path):
     config = _ppo_config(env_to_module_connector=make_mean_std_filter)
-    _resume_and_compare(config, tmp_path)
+    _resume_and_compare(config, tmp_path, trusted=[make_mean_std_filter])  # a function is trusted by name
 
 
 def test_save_returns_rllib_result_usable_as_path(tmp_path):

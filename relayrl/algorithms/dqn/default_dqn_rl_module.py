@@ -10,7 +10,6 @@ Outputs:
 """
 from typing import Any, Dict
 
-import numpy as np
 import torch
 
 from relayrl.core.columns import Columns
@@ -129,19 +128,13 @@ class DefaultDQNTorchRLModule(RLModule, TargetNetworkAPI):
         return {k: v.detach().cpu().numpy().copy() for k, v in self._named_tensors()
                 if not (inference_only and is_target_key(k))}
 
-    def set_state(self, state):
-        own = self._named_tensors()
-        if not any(is_target_key(k) for k, _ in own):
+    def _live_tensors(self):
+        return dict(self._named_tensors())
+
+    def _state_to_load(self, state):
+        if not any(is_target_key(k) for k, _ in self._named_tensors()):  # no targets yet (EnvRunner copies)
             state = {k: v for k, v in state.items() if not is_target_key(k)}
-        names = {k for k, _ in own}
-        missing, unexpected = [k for k in names if k not in state], [k for k in state if k not in names]
-        if missing or unexpected:
-            raise KeyError(f"{type(self).__name__}.set_state: missing keys {missing[:5]}, unexpected keys "
-                           f"{unexpected[:5]}.")
-        with torch.no_grad():
-            for key, tensor in own:
-                value = state[key]
-                tensor.copy_(value if isinstance(value, torch.Tensor) else torch.from_numpy(np.asarray(value)))
+        return state
 
 
 __all__ = ["DefaultDQNTorchRLModule", "dueling_q_values", "QF_PREDS", "QF_NEXT_PREDS"]

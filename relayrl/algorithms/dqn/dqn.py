@@ -24,6 +24,8 @@ REPLAY_BUFFER_RESULTS = "replay_buffer"
 
 
 class DQN(Algorithm):
+    STATE_ATTRIBUTES = ("_updates_owed",)  # checkpointed beside the Algorithm's own state
+
     @classmethod
     def get_default_config(cls) -> DQNConfig:
         return DQNConfig()

@@ -5,6 +5,7 @@ import copy
 from typing import Any, Mapping
 
 from relayrl.algorithms.algorithm_config import AlgorithmConfig
+from relayrl.algorithms.base_options import replay_buffer_names
 from relayrl.algorithms.options import (
     BOOL,
     DICT,
@@ -57,7 +58,7 @@ class DQNConfig(AlgorithmConfig):
         Option("replay_buffer_config", copy.deepcopy(DEFAULT_REPLAY_BUFFER_CONFIG),
                "The replay buffer: {'type': class name | class | dotted path, 'capacity': ..., "
                "more constructor args}. Keys the dict leaves out keep their defaults when the type "
-               "is unchanged.", "training", DICT),
+               "is unchanged.", "training", DICT, resolve_names=replay_buffer_names),
         Option("n_step", 1, "Steps of discounted reward summed before bootstrapping; (low, high) draws "
                "n per sampled transition.", "training", _N_STEP),
         Option("double_q", True, "Pick the next action with the online net and rate it with the target "

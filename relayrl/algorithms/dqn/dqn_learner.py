@@ -33,6 +33,8 @@ TD_ERROR_KEY = "td_error"
 
 
 class DQNLearner(Learner):
+    PER_MODULE_STATE = ("last_target_update_ts", "num_target_updates")  # checkpointed (and checked) per module id
+
     def build(self) -> None:
         super().build()
         for module_id in self.module.keys():

@@ -93,8 +93,8 @@ class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI):
             state = {k: v for k, v in state.items() if not k.startswith(("vf.", "vf_encoder."))}
         return state
 
-    def set_state(self, state):
-        own = self.state_dict()
-        if self.inference_only:
+    def _state_to_load(self, state):
+        if self.inference_only:  # a full module's state: keep the policy part
+            own = self.state_dict()
             state = {k: v for k, v in state.items() if k in own}
-        super().set_state(state)
+        return state

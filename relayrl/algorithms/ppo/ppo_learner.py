@@ -15,6 +15,8 @@ from relayrl.learner.learner import Learner, possibly_masked_mean
 
 
 class PPOLearner(Learner):
+    PER_MODULE_STATE = ("curr_kl_coeffs",)  # checkpointed (and checked) per module id
+
     def build(self) -> None:
         super().build()
         if self.config.add_default_connectors_to_learner_pipeline:

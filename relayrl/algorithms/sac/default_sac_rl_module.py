@@ -171,14 +171,14 @@ class DefaultSACTorchRLModule(RLModule, TargetNetworkAPI):
             state = {k: v for k, v in state.items() if k.startswith(_POLICY_PREFIXES)}
         return state
 
-    def set_state(self, state):
+    def _state_to_load(self, state):
         own = self.state_dict()
         if self.inference_only:
             state = {k: v for k, v in state.items() if k in own}
         elif not any(map(is_target_key, state)):
             # State saved before make_target_networks(): keep our (freshly copied) targets.
             state = {**{k: v for k, v in own.items() if is_target_key(k)}, **state}
-        super().set_state(state)
+        return state
 
 
 def _run_frozen(x, *sequentials):

@@ -49,6 +49,8 @@ def resolve_target_entropy(action_space, target_entropy) -> float:
 
 
 class SACLearner(DQNLearner):
+    PER_MODULE_STATE = DQNLearner.PER_MODULE_STATE + ("curr_log_alpha",)  # checkpointed (and checked) per module id
+
     def build(self) -> None:
         self.curr_log_alpha: Dict[str, nn.Parameter] = {}
         self.target_entropy: Dict[str, float] = {}

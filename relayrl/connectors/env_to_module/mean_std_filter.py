@@ -105,6 +105,26 @@ class MeanStdFilter(ConnectorV2):
         if state.get("stat") is not None:
             self._stat = RunningStat.from_dict(state["stat"])
 
+    def check_state(self, state, where) -> None:
+        """The statistics have the observation space's shape (a wrong shape would only fail later, mid-sample)."""
+        from relayrl.checkpoints.state_checks import check_int, check_mapping, require
+
+        check_mapping(state, where, known=("stat",), owner="a MeanStdFilter")
+        stat = state.get("stat")
+        if stat is None:
+            return
+        check_mapping(stat, where / "stat", known=("count", "mean", "m2"), required=("count", "mean", "m2"),
+                      owner="a MeanStdFilter")
+        check_int(stat["count"], where / "stat" / "count", low=0)
+        shape = getattr(self.input_observation_space, "shape", None)
+        for key in ("mean", "m2"):
+            try:
+                values = np.asarray(stat[key], np.float64)
+            except (TypeError, ValueError):
+                raise where.error(f"stat.{key} is not a list of numbers.") from None
+            require(shape is None or values.shape == tuple(shape), where / "stat" / key,
+                    f"shape {values.shape} in the checkpoint, but the observations here have shape {tuple(shape)}.")
+
     def reset_state(self) -> None:
         self._stat = None
 

@@ -1,0 +1,217 @@
+"""What an Algorithm checkpoints, checks and restores (mixed into `Algorithm`).
+
+Its own state: iteration, time_total_s, counters, the metrics logger (the smoothing windows the
+next result needs), python/numpy/torch RNG states, the config as JSON (data, read only by
+`from_checkpoint`) and the plain numbers a subclass names in `STATE_ATTRIBUTES` (e.g. DQN's
+fractional update count). Its components: learner_group, env_runner (local), eval_env_runners
+(connector states), replay_buffer (`algo.local_replay_buffer`) and callbacks (those defining
+get_state/set_state).
+
+`set_state` is all-or-nothing: every part is checked against the live objects first
+(`check_state`), then set; a mismatch raises one CheckpointError and changes nothing.
+"""
+import random
+from typing import Any, Dict, List
+
+import numpy as np
+import torch
+
+from relayrl.checkpoints.checkpointable import selected
+from relayrl.checkpoints.errors import CheckpointError
+from relayrl.checkpoints.state_checks import (
+    Where,
+    check_int,
+    check_mapping,
+    check_real,
+    check_rng_state,
+    require,
+)
+
+EVAL_RUNNER_PARTS = ["env_to_module_connector", "module_to_env_connector"]
+OWN_STATE = ("iteration", "time_total_s", "counters", "metrics_logger", "rng", "config", "attributes")
+COMPONENTS = ("learner_group", "env_runner", "eval_env_runners", "replay_buffer", "callbacks")
+# Attributes relayrl 0.1.0 stored beside `iteration` and `time_total_s` (same values): read, not applied.
+_LEGACY_ATTRIBUTES = ("_algorithm_iteration", "_time_total_s")
+
+
+class AlgorithmState:
+    """get_state / check_state / set_state of an Algorithm."""
+
+    STATE_ATTRIBUTES: tuple = ()  # names of plain-number attributes a subclass keeps between steps
+
+    def get_checkpointable_components(self) -> List[tuple]:
+        parts = [("learner_group", self.learner_group)]
+        if self.env_runner is not None:
+            parts.append(("env_runner", self.env_runner))
+        if getattr(self, "eval_env_runner_group", None) is not None:
+            parts.append(("eval_env_runners", self.eval_env_runner_group))
+        buffer = getattr(self, "local_replay_buffer", None)
+        if buffer is not None and callable(getattr(buffer, "get_state", None)):
+            parts.append(("replay_buffer", buffer))
+        if any(_has_state_api(obj) for obj in self._callbacks.objects):
+            parts.append(("callbacks", self._callbacks))
+        return parts
+
+    def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
+        from relayrl.algorithms.config_json import config_to_json
+
+        own = {
+            "iteration": lambda: self.iteration,
+            "time_total_s": lambda: self._time_total_s,
+            "counters": lambda: dict(self._counters),
+            "metrics_logger": lambda: self.metrics.get_state(),
+            "rng": rng_state,
+            "config": lambda: config_to_json(self.config),
+            "attributes": lambda: {name: getattr(self, name) for name in self.STATE_ATTRIBUTES},
+        }
+        state = {name: get() for name, get in own.items() if selected(name, components, not_components)}
+        sub_paths = _sub_paths(components), _sub_paths(not_components)
+        for name, obj in self.get_checkpointable_components():
+            if not selected(name, components, not_components):
+                continue
+            if name == "eval_env_runners":
+                state[name] = [r.get_state(components=EVAL_RUNNER_PARTS) for r in _eval_runners(obj)]
+            elif name == "callbacks":
+                state[name] = [o.get_state() if _has_state_api(o) else None for o in obj.objects]
+            elif name == "replay_buffer":
+                state[name] = obj.get_state()
+            else:
+                state[name] = obj.get_state(components=sub_paths[0].get(name), not_components=sub_paths[1].get(name))
+        return state
+
+    # -- checking -------------------------------------------------------------------------------
+    def check_state(self, state: Dict[str, Any], where: Where) -> None:
+        """Raise a CheckpointError if `state` does not fit this algorithm; change nothing."""
+        owner = f"a {type(self).__name__}"
+        check_mapping(state, where, known=OWN_STATE + COMPONENTS, owner=owner)
+        if "iteration" in state:
+            check_int(state["iteration"], where / "iteration", low=0)
+        if "time_total_s" in state:
+            check_real(state["time_total_s"], where / "time_total_s")
+        if "counters" in state:
+            counters = check_mapping(state["counters"], where / "counters", owner=owner)
+            for key, value in counters.items():
+                check_int(value, where / "counters" / key)
+        if "metrics_logger" in state:
+            self.metrics.check_state(state["metrics_logger"], where / "metrics_logger")
+        if "rng" in state:
+            check_rng_state(state["rng"], where / "rng")
+        if "config" in state:
+            check_mapping(state["config"], where / "config", owner=owner)
+        if "attributes" in state:
+            self._check_attributes(state["attributes"], where / "attributes")
+        self._check_components(state, where)
+
+    def _check_attributes(self, attributes: Any, where: Where) -> None:
+        known = self.STATE_ATTRIBUTES + _LEGACY_ATTRIBUTES
+        check_mapping(attributes, where, known=known, owner=f"a {type(self).__name__}")
+        for name, value in attributes.items():
+            require(value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)), where / name,
+                    f"expected a number, found {value!r}.")
+
+    def _check_components(self, state: Dict[str, Any], where: Where) -> None:
+        present = dict(self.get_checkpointable_components())
+        for name in COMPONENTS:
+            if name not in state:
+                continue
+            at = where.component(name)
+            if name in ("learner_group", "env_runner", "replay_buffer"):
+                if name in present:
+                    present[name].check_state(state[name], at)
+                elif name == "replay_buffer":
+                    raise at.error(f"the checkpoint has a replay buffer, {type(self).__name__} has none.")
+            elif name == "eval_env_runners":
+                runners = check_list(state[name], at)
+                local = _local_eval_runner(self)
+                if local is not None and runners:
+                    local.check_state(runners[0], at / 0)
+            elif name == "callbacks":
+                check_list(state[name], at)
+
+    # -- setting --------------------------------------------------------------------------------
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Check every part against this algorithm, then set it (all or nothing)."""
+        self.check_state(state, Where.in_memory(type(self).__name__))
+        self._apply_state(state)
+        self._callbacks("on_checkpoint_loaded", algorithm=self, metrics_logger=self.metrics)
+
+    def _apply_state(self, state: Dict[str, Any]) -> None:
+        if "iteration" in state:
+            self.iteration = int(state["iteration"])
+        if "time_total_s" in state:
+            self._time_total_s = float(state["time_total_s"])
+        if "counters" in state:
+            self._counters = dict(state["counters"])
+        if "metrics_logger" in state:
+            self.metrics.set_state(state["metrics_logger"])
+        for name, value in state.get("attributes", {}).items():
+            if name in self.STATE_ATTRIBUTES:
+                setattr(self, name, value)
+        if "learner_group" in state:
+            self.learner_group.set_state(state["learner_group"])
+        if "env_runner" in state and self.env_runner is not None:
+            self.env_runner.set_state(state["env_runner"])
+        group = getattr(self, "eval_env_runner_group", None)
+        if state.get("eval_env_runners") and group is not None:
+            stored = state["eval_env_runners"]
+            for i, runner in enumerate(_eval_runners(group)):  # extra eval runners take the first one's state
+                runner.set_state(stored[min(i, len(stored) - 1)])
+        buffer = getattr(self, "local_replay_buffer", None)
+        if "replay_buffer" in state and buffer is not None:
+            buffer.set_state(state["replay_buffer"])
+        for obj, obj_state in zip(self._callbacks.objects, state.get("callbacks", [])):
+            if obj_state is not None and _has_state_api(obj):
+                obj.set_state(obj_state)
+        if "learner_group" in state and "env_runner" not in state:
+            self.sync_weights()  # runners act with the restored weights
+        group = self.env_runner_group
+        if "learner_group" in state and group.num_remote_env_runners():
+            # Remote runners' episodes are not stored: they get the weights and connector states, then sample anew.
+            group.sync_weights(from_worker_or_learner_group=self.learner_group, connector_states_from=self.env_runner)
+        if "rng" in state:  # last: building and syncing above must not advance the restored generators
+            set_rng_state(state["rng"])
+
+
+def check_list(value: Any, where: Where) -> list:
+    require(isinstance(value, list), where, f"expected a list, found {type(value).__name__}.")
+    return value
+
+
+def _has_state_api(obj) -> bool:
+    return callable(getattr(obj, "get_state", None)) and callable(getattr(obj, "set_state", None))
+
+
+def _eval_runners(group) -> list:
+    return ([group.local_env_runner] if group.local_env_runner is not None else []) + list(group.remote_env_runners)
+
+
+def _local_eval_runner(algo):
+    group = getattr(algo, "eval_env_runner_group", None)
+    return None if group is None else group.local_env_runner
+
+
+def _sub_paths(value) -> Dict[str, list]:
+    """{"learner_group": ["learner/rl_module"]} from ["learner_group/learner/rl_module", ...]."""
+    if value is None:
+        return {}
+    out: Dict[str, list] = {}
+    for path in [value] if isinstance(value, str) else value:
+        head, _, rest = path.partition("/")
+        if rest:
+            out.setdefault(head, []).append(rest)
+    return out
+
+
+# -- RNGs ----------------------------------------------------------------------------------------
+def rng_state() -> Dict[str, Any]:
+    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+
+
+def set_rng_state(state: Dict[str, Any]) -> None:
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(internal), gauss))
+    np.random.set_state(tuple(state["numpy"]))
+    torch.set_rng_state(state["torch"])
+
+
+__all__ = ["AlgorithmState", "CheckpointError", "rng_state", "set_rng_state"]

@@ -1,0 +1,149 @@
+"""An AlgorithmConfig as JSON data in a checkpoint, and `Algorithm.from_checkpoint`.
+
+Options that are classes or functions are stored by "module:qualname"; lambdas and closures are
+marked unstorable (saving still works; from_checkpoint asks for them). Loading resolves every
+name through a `Trust` (relayrl/checkpoints/trust.py): nothing the checkpoint names is imported or
+called unless the caller trusts it, and string paths inside options (env="pkg.mod:MyEnv",
+exploration and replay buffer types) are resolved the same way before anything is built.
+"""
+import dataclasses
+import os
+from typing import Any, Dict, Optional
+
+from relayrl.checkpoints import by_name
+from relayrl.checkpoints.checkpointable import check_class, checked_restore, checkpoint_class
+from relayrl.checkpoints.errors import CheckpointError
+from relayrl.checkpoints.format import class_path, read_manifest, read_state
+from relayrl.checkpoints.state_checks import Where
+from relayrl.checkpoints.trust import Trust
+
+
+def config_to_json(config) -> Dict[str, Any]:
+    algo_class = getattr(config, "_algo_class", None)
+    return {
+        "class": class_path(config),
+        "algo_class": by_name.describe(algo_class) if algo_class is not None else None,
+        "options": by_name.describe(config.to_dict()),
+    }
+
+
+def config_from_json(data: Any, overrides: Optional[Dict[str, Any]] = None, *, trust: Trust,
+                     where: Optional[Where] = None):
+    """The config `data` describes, with `overrides` (option key -> value) taking precedence."""
+    from relayrl.algorithms.algorithm_config import AlgorithmConfig
+
+    where = where or Where("the stored config")
+    if not isinstance(data, dict) or not isinstance(data.get("options"), dict):
+        raise CheckpointError(f"{where} is malformed (no `options` table).")
+    config_cls = trust.resolve(data.get("class", ""), what=str(where / "class"))
+    if not (isinstance(config_cls, type) and issubclass(config_cls, AlgorithmConfig)):
+        raise CheckpointError(f"{where}: `class` {data['class']!r} is not an AlgorithmConfig.")
+    options = by_name.rebuild(data["options"], trust, where / "options")
+    overrides = dict(overrides or {})
+    table = config_cls._option_table
+    owner = config_cls.__name__
+    override_names = {table.resolve(k, owner=owner).name for k in overrides}
+    for key in list(options):
+        try:
+            option = table.resolve(key, owner=owner)
+        except ValueError as error:  # an unknown key: the checkpoint is not this config class's
+            raise CheckpointError(f"{where}: {error}") from None
+        if option.name in override_names:
+            options.pop(key)
+            continue
+        _require_storable(key, options[key])
+        options[key] = _resolve_names(table, option, options[key], trust, where / "options" / key)
+    _forget_state_paths(options)
+    config = config_cls()
+    try:
+        config.update_from_dict(options)
+    except (ValueError, TypeError) as error:
+        raise CheckpointError(f"{where}: {error}") from None
+    if overrides:
+        config.update_from_dict(overrides)
+    if data.get("algo_class") is not None:
+        config.algo_class = by_name.rebuild(data["algo_class"], trust, where / "algo_class")
+    return config
+
+
+def _require_storable(key: str, value: Any) -> None:
+    missing = by_name.find_unstorable(value)
+    if missing:
+        where, marker = missing[0]
+        where = f"{key}{'.' + where if where and not where.startswith('[') else where}"
+        raise CheckpointError(
+            f"The config option `{key}` could not be stored in the checkpoint (`{where}` is {marker.description}). "
+            f"Pass it again: Algorithm.from_checkpoint(path, config_overrides={{'{key}': ...}}), or use a "
+            "module-level function / class (or register_env(name, creator) for envs) so it is stored by name.")
+
+
+def _resolve_names(table, option, value: Any, trust: Trust, where: Where) -> Any:
+    """`value` with the string paths its option declares (`Option.resolve_names`) resolved through `trust`."""
+    if option.name == "evaluation_config" and isinstance(value, dict):  # option overrides: resolve each
+        return {k: _resolve_names(table, table.resolve(k, owner="evaluation_config"), v, trust, where / k)
+                for k, v in value.items()}
+    if option.resolve_names is None:
+        return value
+    try:
+        resolved = option.resolve_names(value, lambda path, what: trust.resolve(path, what=f"{where} ({what})"))
+    except CheckpointError:
+        raise
+    except (ValueError, TypeError) as error:
+        raise CheckpointError(f"{where}: {error}") from None
+    if option.name == "env":
+        _require_resolvable_env(resolved, where)
+    return resolved
+
+
+def _require_resolvable_env(env: Any, where: Where) -> None:
+    from relayrl.env.registry import is_registered_env
+
+    if isinstance(env, str) and not is_registered_env(env):
+        raise CheckpointError(
+            f"{where}: the env {env!r} is not registered in this process. Register it first "
+            f"(relayrl.register_env({env!r}, creator)) or pass it: Algorithm.from_checkpoint(path, env=...).")
+
+
+def _forget_state_paths(value: Any) -> None:
+    """Module specs' `load_state_path`: the checkpoint's own weights replace them (and no file outside the
+    checkpoint is read)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if getattr(value, "load_state_path", None) is not None:
+            value.load_state_path = None
+        for field in dataclasses.fields(value):
+            _forget_state_paths(getattr(value, field.name))
+    elif isinstance(value, dict):
+        for item in value.values():
+            _forget_state_paths(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _forget_state_paths(item)
+
+
+def algorithm_from_checkpoint(cls, path, *, config=None, config_overrides: Optional[Dict[str, Any]] = None,
+                              env=None, trusted=None):
+    """Build the checkpoint's Algorithm class with its stored config (or `config`), then restore its state."""
+    from relayrl.algorithms.algorithm import Algorithm
+
+    path = os.fspath(path)
+    manifest = read_manifest(path)
+    trust = Trust(trusted)
+    algo_cls = checkpoint_class(manifest, cls if issubclass(cls, Algorithm) else Algorithm, path, trust)
+    state = read_state(path, manifest)
+    overrides = dict(config_overrides or {})
+    if env is not None:
+        overrides["env"] = env
+    if config is None:
+        if "config" not in state:
+            raise CheckpointError(f"{path} holds no config: pass Algorithm.from_checkpoint(path, config=...).")
+        config = config_from_json(state["config"], overrides, trust=trust, where=Where.checkpoint(path) / "config")
+    elif overrides:
+        config = config.copy(copy_frozen=False).update_from_dict(overrides)
+    algo = algo_cls(config=config)
+    try:
+        check_class(manifest, algo, path)
+        checked_restore(algo, state, Where.checkpoint(path))
+    except BaseException:
+        algo.stop()  # its envs and actors; the caller gets no half-restored algorithm
+        raise
+    return algo

@@ -1,0 +1,33 @@
+"""Checkpoints written by relayrl at b9b18e1 (tests/data/checkpoints_b9b18e1, made by its made_with.py) still load
+and resume bit-identically: one more train() gives the weights that run gave right after saving."""
+import hashlib
+import json
+import pathlib
+
+import pytest
+
+from relayrl import Algorithm
+
+DATA = pathlib.Path(__file__).parent.parent / "data" / "checkpoints_b9b18e1"
+EXPECTED = json.loads((DATA / "expected.json").read_text())
+
+
+def _weights_digest(algo) -> str:
+    digest = hashlib.sha256()
+    for name, value in sorted(algo.learner_group.get_module("default_policy").state_dict().items()):
+        digest.update(name.encode())
+        digest.update(value.detach().numpy().tobytes())
+    return digest.hexdigest()
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_checkpoint_from_b9b18e1_loads_and_resumes_bit_identically(name):
+    algo = Algorithm.from_checkpoint(DATA / name)
+    try:
+        result = algo.train()
+        expected = EXPECTED[name]
+        assert result["training_iteration"] == expected["training_iteration"]
+        assert result["num_env_steps_sampled_lifetime"] == expected["num_env_steps_sampled_lifetime"]
+        assert _weights_digest(algo) == expected["weights_sha256_after_one_more_train"]
+    finally:
+        algo.stop()
