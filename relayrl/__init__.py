@@ -5,24 +5,15 @@ tensorboard until a name that needs them is used.
 """
 import importlib
 
+from relayrl.algorithms.registry import public_names as _algorithm_names
+
 __version__ = "0.1.0"
 
 _PUBLIC = {
+    **_algorithm_names(),  # PPO, PPOConfig, PPOLearner, DefaultPPOTorchRLModule, DQN..., from the one table
     "Algorithm": "relayrl.algorithms.algorithm",
     "AlgorithmConfig": "relayrl.algorithms.algorithm_config",
     "NotProvided": "relayrl.algorithms.algorithm_config",
-    "PPO": "relayrl.algorithms.ppo.ppo",
-    "PPOConfig": "relayrl.algorithms.ppo.ppo_config",
-    "PPOLearner": "relayrl.algorithms.ppo.ppo_learner",
-    "DefaultPPOTorchRLModule": "relayrl.algorithms.ppo.default_ppo_rl_module",
-    "DQN": "relayrl.algorithms.dqn.dqn",
-    "DQNConfig": "relayrl.algorithms.dqn.dqn_config",
-    "DQNLearner": "relayrl.algorithms.dqn.dqn_learner",
-    "DefaultDQNTorchRLModule": "relayrl.algorithms.dqn.default_dqn_rl_module",
-    "SAC": "relayrl.algorithms.sac.sac",
-    "SACConfig": "relayrl.algorithms.sac.sac_config",
-    "SACLearner": "relayrl.algorithms.sac.sac_learner",
-    "DefaultSACTorchRLModule": "relayrl.algorithms.sac.default_sac_rl_module",
     "TargetNetworkAPI": "relayrl.modules.target_network_api",
     "EpisodeReplayBuffer": "relayrl.replay",
     "PrioritizedEpisodeReplayBuffer": "relayrl.replay",

@@ -4,9 +4,7 @@ An algorithm is a config, a module, a loss (its Learner) and a `training_step`.
 """
 import datetime
 import logging
-import math
 import random
-import threading
 import time
 from typing import Any, Dict, Optional
 
@@ -14,6 +12,8 @@ import numpy as np
 import torch
 
 from relayrl.algorithms.algorithm_state import AlgorithmState
+from relayrl.algorithms.evaluation import EPISODE_KEYS, AlgorithmEvaluation
+from relayrl.algorithms.inference import AlgorithmInference
 from relayrl.algorithms.result_logger import ResultLogger
 from relayrl.callbacks import CallbackDispatch
 from relayrl.checkpoints.checkpointable import Checkpointable
@@ -25,8 +25,8 @@ from relayrl.metrics import (
     LEARNER_RESULTS,
     NUM_ENV_STEPS_SAMPLED_LIFETIME,
     NUM_ENV_STEPS_TRAINED_LIFETIME,
-    MetricsLogger,
 )
+from relayrl.metrics.thread_safe_metrics_logger import ThreadSafeMetricsLogger
 from relayrl.tune.trainable_base import TrainableBase, split_tune_entries
 from relayrl.tune.trainable_base import install as _install_tune_bridge
 
@@ -36,43 +36,7 @@ logger = logging.getLogger("relayrl")
 _install_tune_bridge()
 
 
-def _locked(name):
-    method = getattr(MetricsLogger, name)
-
-    def wrapper(self, *args, **kwargs):
-        with self._lock:
-            return method(self, *args, **kwargs)
-
-    wrapper.__name__ = name
-    wrapper.__doc__ = method.__doc__
-    return wrapper
-
-
-class _ThreadSafeMetricsLogger(MetricsLogger):
-    """The Algorithm's logger: a parallel evaluation thread and the training step may both log."""
-
-    def __init__(self):
-        super().__init__()
-        self._lock = threading.RLock()
-
-
-for _name in ("log_value", "log_dict", "set_value", "peek", "reduce", "reduce_for_merge",
-              "merge_and_log_n_dicts", "delete", "reset", "get_state", "set_state", "__contains__"):
-    setattr(_ThreadSafeMetricsLogger, _name, _locked(_name))
-del _name
-
-
-_EPISODE_KEYS = ("episode_return_mean", "episode_return_min", "episode_return_max", "episode_len_mean",
-                 "episode_len_min", "episode_len_max")
-
-
-def _sample_for_evaluation(env_runner, kwargs_by_index):
-    """Runs on an evaluation EnvRunner (maybe a Ray actor): its share of the evaluation, then its metrics."""
-    env_runner.sample(**kwargs_by_index[env_runner.worker_index])
-    return env_runner.get_metrics()
-
-
-class Algorithm(AlgorithmState, Checkpointable, TrainableBase):
+class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpointable, TrainableBase):
     """Base class of all algorithms (PPO, ...)."""
 
     _checkpoint_kind = "algorithm"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)
@@ -95,7 +59,7 @@ class Algorithm(AlgorithmState, Checkpointable, TrainableBase):
         self.config = config
         self.iteration = 0
         self._time_total_s = 0.0
-        self.metrics = _ThreadSafeMetricsLogger()
+        self.metrics = ThreadSafeMetricsLogger()
         self._counters: Dict[str, int] = {}
         self._seed_everything(config.seed)
         logging.getLogger("relayrl").setLevel("WARNING" if config.log_level == "WARN" else config.log_level)
@@ -147,37 +111,10 @@ class Algorithm(AlgorithmState, Checkpointable, TrainableBase):
         self.env_runner_group.sync_weights(from_worker_or_learner_group=self.learner_group)
         self.eval_env_runner_group = self._make_eval_env_runner_group(config)
 
-    def _make_eval_env_runner_group(self, config) -> Optional[EnvRunnerGroup]:
-        """Evaluation EnvRunners (never the training ones), only when evaluation_interval is set.
-
-        With evaluation_num_env_runners=0 one local runner evaluates; with n > 0 there are n
-        remote runners (Ray actors) with worker_index 1..n.
-        """
-        if not config.evaluation_interval:
-            return None
-        eval_config = config.get_evaluation_config_object()
-        eval_config.freeze()
-        n = config.evaluation_num_env_runners
-        group = EnvRunnerGroup(config=eval_config, local_env_runner=n == 0,
-                               on_env_runners_recreated=self._on_env_runners_recreated)
-        self._sync_eval_env_runners(group)
-        return group
-
     def _on_env_runners_recreated(self, *, env_runner_group, env_runner_indices) -> None:
         """Failed remote runners were replaced (weights and connector states already restored)."""
         self._callbacks("on_env_runners_recreated", algorithm=self, env_runner_group=env_runner_group,
                         env_runner_indices=env_runner_indices, is_evaluation=env_runner_group.config.in_evaluation)
-
-    @property
-    def evaluation_workers(self) -> Optional[EnvRunnerGroup]:
-        """RLlib's older name for `eval_env_runner_group`."""
-        return self.eval_env_runner_group
-
-    @property
-    def evaluation_config(self):
-        """The config the evaluation EnvRunners use (None without evaluation)."""
-        group = self.eval_env_runner_group
-        return group.config if group is not None else None
 
     # -- RLlib's accessors ---------------------------------------------------------------------
     @property
@@ -196,33 +133,6 @@ class Algorithm(AlgorithmState, Checkpointable, TrainableBase):
             return runner.module
         module = self.learner_group.get_module()
         return module.get(module_id)
-
-    # -- inference (RLlib's compute_single_action / compute_actions; see docs/exploration.md) -------
-    def compute_single_action(self, observation=None, state=None, *, prev_action=None, prev_reward=None, info=None,
-                              input_dict=None, policy_id=DEFAULT_MODULE_ID, full_fetch=False, explore=None,
-                              timestep=None, episode=None, unsquash_action=None, clip_action=None, module_id=None,
-                              **kwargs):
-        """The env action for one observation, computed by the local EnvRunner's pipelines and module.
-
-        explore=None uses config.explore. With `state` (recurrent modules) or full_fetch=True, returns
-        (action, state_out, extra_fetches). prev_action / prev_reward / episode are accepted and unused.
-        """
-        from relayrl.exploration.inference import compute_single_action
-
-        return compute_single_action(self, observation, state, info=info, input_dict=input_dict, policy_id=policy_id,
-                                     module_id=module_id, full_fetch=full_fetch, explore=explore, timestep=timestep,
-                                     unsquash_action=unsquash_action, clip_action=clip_action)
-
-    def compute_actions(self, observations, state=None, *, prev_action=None, prev_reward=None, info=None,
-                        policy_id=DEFAULT_MODULE_ID, full_fetch=False, explore=None, timestep=None, episodes=None,
-                        unsquash_actions=None, clip_actions=None, module_id=None, **kwargs):
-        """Actions for a dict {agent_id: obs} (a dict back) or a batch of observations (an array back),
-        in one forward pass; with `state` or full_fetch=True: (actions, state_outs, extra_fetches)."""
-        from relayrl.exploration.inference import compute_actions
-
-        return compute_actions(self, observations, state, info=info, policy_id=policy_id, module_id=module_id,
-                               full_fetch=full_fetch, explore=explore, timestep=timestep,
-                               unsquash_actions=unsquash_actions, clip_actions=clip_actions)
 
     # -- training -------------------------------------------------------------------------------
     def training_step(self) -> None:
@@ -265,108 +175,6 @@ class Algorithm(AlgorithmState, Checkpointable, TrainableBase):
             if self._iteration_done(start, sampled_before, trained_before):
                 return calls
 
-    def _train_with_parallel_evaluation(self, start, sampled_before, trained_before):
-        """Training steps in this thread, evaluation (pre-step weights) in another at the same time."""
-        self._sync_eval_env_runners(self.eval_env_runner_group)  # weights from before the step
-        train_done = threading.Event()
-        outcome: Dict[str, Any] = {}
-
-        def run_evaluation():
-            try:
-                outcome["result"] = self._evaluate(train_done=train_done, sync=False)
-            except BaseException as error:  # re-raised in the training thread
-                outcome["error"] = error
-
-        thread = threading.Thread(target=run_evaluation, name="relayrl-evaluation", daemon=True)
-        thread.start()
-        try:
-            calls = self._run_training_steps(start, sampled_before, trained_before)
-        finally:
-            train_done.set()
-            thread.join()
-        if "error" in outcome:
-            raise outcome["error"]
-        return calls, outcome["result"]
-
-    # -- evaluation -------------------------------------------------------------------------------
-    def evaluate(self, parallel_train_future=None) -> Dict[str, Any]:
-        """One evaluation run on the evaluation EnvRunners with the current weights.
-
-        Returns `{"evaluation": {"env_runners": {...episode metrics...}}}` (or, with a
-        custom_evaluation_function, `{"evaluation": <its metrics dict>}`).
-        """
-        return self._evaluate(train_done=None, sync=True)
-
-    def _sync_eval_env_runners(self, group: Optional[EnvRunnerGroup]) -> None:
-        if group is None:
-            return
-        group.sync_weights(from_worker_or_learner_group=self.learner_group,
-                           connector_states_from=self.env_runner)
-
-    def _evaluate(self, *, train_done: Optional[threading.Event], sync: bool) -> Dict[str, Any]:
-        group = self.eval_env_runner_group
-        if group is None:
-            raise ValueError("evaluate() needs evaluation EnvRunners: set config.evaluation("
-                             "evaluation_interval=N) (N > 0) before building the algorithm")
-        self._callbacks("on_evaluate_start", algorithm=self, metrics_logger=self.metrics)
-        if sync:
-            self._sync_eval_env_runners(group)
-        custom = self.config.custom_evaluation_function
-        with self.metrics.log_time((EVALUATION_RESULTS, "timers", "evaluation_iteration"), window=1):
-            if custom is not None:
-                eval_results = custom(self, group)
-                if isinstance(eval_results, tuple):  # RLlib's older (metrics, env_steps, agent_steps)
-                    eval_results = eval_results[0]
-                if eval_results is None:
-                    eval_results = {}
-            else:
-                eval_results = self._evaluate_built_in(train_done)
-        self._callbacks("on_evaluate_end", algorithm=self, metrics_logger=self.metrics,
-                        evaluation_metrics=eval_results)
-        return {EVALUATION_RESULTS: eval_results}
-
-    def _evaluate_built_in(self, train_done: Optional[threading.Event]) -> Dict[str, Any]:
-        cfg = self.config
-        group = self.eval_env_runner_group
-        group.probe_unhealthy_env_runners()  # replace eval runners that failed last time
-        on_local = group.num_remote_env_runners() == 0
-        indices = [0] if on_local else group.healthy_env_runner_ids()
-        timeout = cfg.evaluation_sample_timeout_s
-
-        def sample(kwargs_by_index):  # one call per runner (all remote runners at once): sample, then metrics
-            return group.foreach_env_runner(lambda runner: _sample_for_evaluation(runner, kwargs_by_index),
-                                            local_env_runner=on_local, timeout_seconds=timeout,
-                                            remote_worker_ids=[i for i in indices if i and i in kwargs_by_index])
-
-        metrics, begin = [], time.perf_counter()
-        if cfg.evaluation_duration == "auto":
-            # Sample one episode per runner per round until the parallel training step is done.
-            rounds = 0
-            while rounds == 0 or not (train_done is None or train_done.is_set()):
-                metrics += sample({i: {"num_episodes": 1} for i in indices})
-                rounds += 1
-                if time.perf_counter() - begin > timeout:
-                    logger.warning("evaluation stopped after evaluation_sample_timeout_s=%s s", timeout)
-                    break
-        elif indices:
-            n, duration = len(indices), cfg.evaluation_duration
-            if cfg.evaluation_duration_unit == "timesteps":
-                share = math.ceil(duration / n)  # RLlib rounds the total up to a multiple of n
-                kwargs = {i: {"num_timesteps": share, "force_reset": True} for i in indices}
-            else:
-                base, extra = divmod(duration, n)  # the first `extra` runners run one more episode
-                kwargs = {i: {"num_episodes": base + (1 if k < extra else 0)} for k, i in enumerate(indices)}
-            metrics += sample({i: kw for i, kw in kwargs.items() if next(iter(kw.values())) > 0})
-        if not indices:
-            logger.warning("evaluation found no healthy evaluation EnvRunner; it reports no episodes this time")
-        key = (EVALUATION_RESULTS, ENV_RUNNER_RESULTS)
-        self.metrics.merge_and_log_n_dicts(metrics, key=key)
-        env_results = self.metrics.reduce(key=key) if key in self.metrics else {}
-        for name in _EPISODE_KEYS:
-            env_results.setdefault(name, float("nan"))
-        env_results.setdefault("num_episodes", 0)
-        return {ENV_RUNNER_RESULTS: env_results}
-
     def _iteration_done(self, start, sampled_before, trained_before) -> bool:
         cfg = self.config
         if cfg.min_time_s_per_iteration and time.perf_counter() - start < cfg.min_time_s_per_iteration:
@@ -381,7 +189,7 @@ class Algorithm(AlgorithmState, Checkpointable, TrainableBase):
         result = self.metrics.reduce()
         result.pop(EVALUATION_RESULTS, None)  # attached by train() only in iterations that evaluate
         env_results = result.setdefault(ENV_RUNNER_RESULTS, {})
-        for key in _EPISODE_KEYS:
+        for key in EPISODE_KEYS:
             env_results.setdefault(key, float("nan"))
         env_results.setdefault("num_episodes", 0)
         result.setdefault(LEARNER_RESULTS, {})
@@ -435,56 +243,6 @@ class Algorithm(AlgorithmState, Checkpointable, TrainableBase):
     def sync_weights(self) -> None:
         with self.metrics.log_time(("timers", "synch_weights"), window=1):
             self.env_runner_group.sync_weights(from_worker_or_learner_group=self.learner_group)
-
-    # -- checkpoints (state: algorithm_state.py; format: relayrl/checkpoints/) ---------------------
-    def _checkpoint_extra_files(self) -> Dict[str, Any]:
-        if not self.config.get("export_native_model_files", False):
-            return {}
-        from relayrl.checkpoints.export import native_model_writers
-
-        return native_model_writers(self.learner_group.get_module())
-
-    def save(self, checkpoint_dir: Optional[str] = None, prev_state=None):
-        """Write a checkpoint (a fresh directory when None); returns an object with `.checkpoint.path`."""
-        if self._built_by_tune:  # Tune's protocol: ray.tune.Trainable.save -> save_checkpoint()
-            return self._tune_trainable_call("save", checkpoint_dir)
-        from relayrl.checkpoints.save_result import SaveResult
-
-        return SaveResult(self.save_to_path(checkpoint_dir), metrics={"training_iteration": self.iteration})
-
-    def restore(self, checkpoint_path) -> None:
-        """Load a checkpoint written by save() / save_to_path() into this algorithm."""
-        if self._built_by_tune:  # Tune's protocol: ray.tune.Trainable.restore -> load_checkpoint()
-            return self._tune_trainable_call("restore", checkpoint_path)
-        self.restore_from_path(checkpoint_path)
-
-    @classmethod
-    def from_checkpoint(cls, path, *, config=None, config_overrides: Optional[Dict[str, Any]] = None, env=None,
-                        trusted=None, **kwargs):
-        """Rebuild the algorithm from a checkpoint alone.
-
-        The stored config is data: names in it (env, callbacks, connector, module classes) resolve only to
-        relayrl's classes, env classes this process has imported, registered envs and what you pass in
-        `trusted` (objects, or module names); see docs/checkpoints.md. `config_overrides` supplies options
-        that could not be stored (lambdas, closures), `env` the env, `config` replaces the stored config.
-        """
-        from relayrl.algorithms.config_json import algorithm_from_checkpoint
-        from relayrl.checkpoints.save_result import as_path
-
-        return algorithm_from_checkpoint(cls, as_path(path), config=config, config_overrides=config_overrides,
-                                         env=env, trusted=trusted)
-
-    def export_policy_model(self, export_dir: str, policy_id: str = DEFAULT_MODULE_ID, onnx=None) -> str:
-        """Write the module's inference forward (obs -> action_dist_inputs) as TorchScript `<export_dir>/model.pt`."""
-        if onnx:
-            raise ValueError("ONNX export is not supported; export_policy_model writes TorchScript (onnx=None).")
-        import os
-
-        from relayrl.checkpoints.export import _module_or_raise, export_torchscript
-
-        module = _module_or_raise(self.learner_group.get_module(), policy_id)
-        os.makedirs(export_dir, exist_ok=True)
-        return export_torchscript(module, os.path.join(export_dir, "model.pt"))
 
     # -- reset_config (Ray Tune: reuse_actors, PBT) -------------------------------------------------
     def reset_config(self, new_config) -> bool:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import importlib
 import math
 from typing import Any, Mapping, Optional
 
@@ -67,7 +66,6 @@ class AlgorithmConfig(ConfigBuildersMixin):
     _OPTIONS = BASE_OPTIONS
     _DEFAULTS: dict = {}
     _GROUP_HELP = BASE_GROUP_HELP
-    _DEFAULT_ALGO_CLASS: Optional[str] = None  # "module:Name", imported on first use
     _option_table: OptionTable  # set by _install_options for each class
 
     def __init__(self, algo_class=None):
@@ -194,10 +192,11 @@ class AlgorithmConfig(ConfigBuildersMixin):
 
     @property
     def algo_class(self):
-        """The Algorithm class this config builds (a subclass's default is imported on first use)."""
-        if self._algo_class is None and self._DEFAULT_ALGO_CLASS:
-            module_name, _, class_name = self._DEFAULT_ALGO_CLASS.partition(":")
-            self._algo_class = getattr(importlib.import_module(module_name), class_name)
+        """The Algorithm class this config builds (the registered one for this config class, imported on first use)."""
+        if self._algo_class is None:
+            from relayrl.algorithms.registry import algorithm_class_for_config
+
+            self._algo_class = algorithm_class_for_config(type(self))
         return self._algo_class
 
     @algo_class.setter

@@ -11,13 +11,12 @@ get_state/set_state).
 (`check_state`), then set; a mismatch raises one CheckpointError and changes nothing.
 """
 import random
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 import torch
 
 from relayrl.checkpoints.checkpointable import selected
-from relayrl.checkpoints.errors import CheckpointError
 from relayrl.checkpoints.state_checks import (
     Where,
     check_int,
@@ -26,6 +25,7 @@ from relayrl.checkpoints.state_checks import (
     check_rng_state,
     require,
 )
+from relayrl.core.columns import DEFAULT_MODULE_ID
 
 EVAL_RUNNER_PARTS = ["env_to_module_connector", "module_to_env_connector"]
 OWN_STATE = ("iteration", "time_total_s", "counters", "metrics_logger", "rng", "config", "attributes")
@@ -171,6 +171,56 @@ class AlgorithmState:
         if "rng" in state:  # last: building and syncing above must not advance the restored generators
             set_rng_state(state["rng"])
 
+    # -- checkpoint files (format: relayrl/checkpoints/) -----------------------------------------
+    def _checkpoint_extra_files(self) -> Dict[str, Any]:
+        if not self.config.get("export_native_model_files", False):
+            return {}
+        from relayrl.checkpoints.export import native_model_writers
+
+        return native_model_writers(self.learner_group.get_module())
+
+    def save(self, checkpoint_dir: Optional[str] = None, prev_state=None):
+        """Write a checkpoint (a fresh directory when None); returns an object with `.checkpoint.path`."""
+        if self._built_by_tune:  # Tune's protocol: ray.tune.Trainable.save -> save_checkpoint()
+            return self._tune_trainable_call("save", checkpoint_dir)
+        from relayrl.checkpoints.save_result import SaveResult
+
+        return SaveResult(self.save_to_path(checkpoint_dir), metrics={"training_iteration": self.iteration})
+
+    def restore(self, checkpoint_path) -> None:
+        """Load a checkpoint written by save() / save_to_path() into this algorithm."""
+        if self._built_by_tune:  # Tune's protocol: ray.tune.Trainable.restore -> load_checkpoint()
+            return self._tune_trainable_call("restore", checkpoint_path)
+        self.restore_from_path(checkpoint_path)
+
+    @classmethod
+    def from_checkpoint(cls, path, *, config=None, config_overrides: Optional[Dict[str, Any]] = None, env=None,
+                        trusted=None, **kwargs):
+        """Rebuild the algorithm from a checkpoint alone.
+
+        The stored config is data: names in it (env, callbacks, connector, module classes) resolve only to
+        relayrl's classes, env classes this process has imported, registered envs and what you pass in
+        `trusted` (objects, or module names); see docs/checkpoints.md. `config_overrides` supplies options
+        that could not be stored (lambdas, closures), `env` the env, `config` replaces the stored config.
+        """
+        from relayrl.algorithms.config_json import algorithm_from_checkpoint
+        from relayrl.checkpoints.save_result import as_path
+
+        return algorithm_from_checkpoint(cls, as_path(path), config=config, config_overrides=config_overrides,
+                                         env=env, trusted=trusted)
+
+    def export_policy_model(self, export_dir: str, policy_id: str = DEFAULT_MODULE_ID, onnx=None) -> str:
+        """Write the module's inference forward (obs -> action_dist_inputs) as TorchScript `<export_dir>/model.pt`."""
+        if onnx:
+            raise ValueError("ONNX export is not supported; export_policy_model writes TorchScript (onnx=None).")
+        import os
+
+        from relayrl.checkpoints.export import _module_or_raise, export_torchscript
+
+        module = _module_or_raise(self.learner_group.get_module(), policy_id)
+        os.makedirs(export_dir, exist_ok=True)
+        return export_torchscript(module, os.path.join(export_dir, "model.pt"))
+
 
 def check_list(value: Any, where: Where) -> list:
     require(isinstance(value, list), where, f"expected a list, found {type(value).__name__}.")
@@ -214,4 +264,4 @@ def set_rng_state(state: Dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
 
 
-__all__ = ["AlgorithmState", "CheckpointError", "rng_state", "set_rng_state"]
+__all__ = ["AlgorithmState", "rng_state", "set_rng_state"]

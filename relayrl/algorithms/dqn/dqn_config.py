@@ -94,7 +94,6 @@ class DQNConfig(AlgorithmConfig):
     }
     # The encoder and head sizes of RLlib's tuned CartPole DQN (a one-layer encoder and 256-unit heads).
     _MODEL_CONFIG_DEFAULTS = {"fcnet_hiddens": [256], "head_fcnet_hiddens": [256]}
-    _DEFAULT_ALGO_CLASS = "relayrl.algorithms.dqn.dqn:DQN"  # imported lazily: it needs torch
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class)

@@ -76,7 +76,6 @@ class PPOConfig(AlgorithmConfig):
     }
     # Merged under the user's model_config dict (a DefaultModelConfig instance is taken as is).
     _MODEL_CONFIG_DEFAULTS = {"fcnet_hiddens": [64, 64], "vf_share_layers": False}
-    _DEFAULT_ALGO_CLASS = "relayrl.algorithms.ppo.ppo:PPO"  # imported lazily: it needs torch
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class)

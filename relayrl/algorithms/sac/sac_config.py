@@ -53,7 +53,6 @@ class SACConfig(DQNConfig):
     }
     # SAC's usual networks (RLlib's tuned examples): two 256-unit relu layers, linear heads.
     _MODEL_CONFIG_DEFAULTS = {"fcnet_hiddens": [256, 256], "fcnet_activation": "relu", "head_fcnet_hiddens": []}
-    _DEFAULT_ALGO_CLASS = "relayrl.algorithms.sac.sac:SAC"  # imported lazily: it needs torch
 
     @classmethod
     def _install_options(cls) -> None:

@@ -1,4 +1,5 @@
-"""Algorithm.compute_single_action / compute_actions: one forward pass on the local EnvRunner's pipelines.
+"""Algorithm.compute_single_action / compute_actions (the `AlgorithmInference` mixin): one forward pass on the
+local EnvRunner's pipelines.
 
 Observations go through the runner's env-to-module pipeline (filters, frame stacking, flattening)
 in throwaway one-step episodes, the module's forward_inference / forward_exploration, and the
@@ -177,3 +178,29 @@ def compute_actions(algorithm, observations, state=None, *, info=None, policy_id
 
 
 __all__ = ["compute_single_action", "compute_actions", "compute_actions_on_runner"]
+
+
+class AlgorithmInference:
+    """RLlib's compute_single_action / compute_actions on an Algorithm (see docs/exploration.md)."""
+
+    def compute_single_action(self, observation=None, state=None, *, prev_action=None, prev_reward=None, info=None,
+                              input_dict=None, policy_id=DEFAULT_MODULE_ID, full_fetch=False, explore=None,
+                              timestep=None, episode=None, unsquash_action=None, clip_action=None, module_id=None,
+                              **kwargs):
+        """The env action for one observation, computed by the local EnvRunner's pipelines and module.
+
+        explore=None uses config.explore. With `state` (recurrent modules) or full_fetch=True, returns
+        (action, state_out, extra_fetches). prev_action / prev_reward / episode are accepted and unused.
+        """
+        return compute_single_action(self, observation, state, info=info, input_dict=input_dict, policy_id=policy_id,
+                                     module_id=module_id, full_fetch=full_fetch, explore=explore, timestep=timestep,
+                                     unsquash_action=unsquash_action, clip_action=clip_action)
+
+    def compute_actions(self, observations, state=None, *, prev_action=None, prev_reward=None, info=None,
+                        policy_id=DEFAULT_MODULE_ID, full_fetch=False, explore=None, timestep=None, episodes=None,
+                        unsquash_actions=None, clip_actions=None, module_id=None, **kwargs):
+        """Actions for a dict {agent_id: obs} (a dict back) or a batch of observations (an array back),
+        in one forward pass; with `state` or full_fetch=True: (actions, state_outs, extra_fetches)."""
+        return compute_actions(self, observations, state, info=info, policy_id=policy_id, module_id=module_id,
+                               full_fetch=full_fetch, explore=explore, timestep=timestep,
+                               unsquash_actions=unsquash_actions, clip_actions=clip_actions)
