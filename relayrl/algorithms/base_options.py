@@ -67,6 +67,9 @@ BASE_OPTIONS = (
            "bounds.", "environment", BOOL),
     Option("clip_actions", False, "Clip actions to the env's Box bounds before stepping.",
            "environment", BOOL),
+    Option("disable_env_checking", False, "Skip the one-time checks of each sub-env's first reset() "
+           "and step() results (gymnasium API: shapes, 5-tuple step, (obs, info) reset, numeric "
+           "rewards).", "environment", BOOL),
     # env_runners()
     Option("num_env_runners", 0, "Remote EnvRunner actors (Ray); 0 samples in the driver process.",
            "env_runners", NON_NEGATIVE_INT, aliases=("num_rollout_workers", "num_workers")),

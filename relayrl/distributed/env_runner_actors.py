@@ -13,6 +13,9 @@ marked unhealthy and killed. Then, per the config's fault_tolerance settings:
   way) ends the run: `EnvRunnerFailedError` with its last error.
 * ignore_env_runner_failures: the runner stays out; the others go on.
 * neither: `EnvRunnerFailedError` naming the worker_index, with the remote traceback.
+
+An `EnvAPIError` (the env breaks gymnasium's API, env/env_checks.py) raises at once: a restarted
+runner would fail the same way.
 """
 import logging
 import sys
@@ -22,6 +25,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from relayrl.distributed.ray_setup import check_resources, ensure_ray_initialized
 from relayrl.distributed.remote_env_runner import remote_env_runner_class
+from relayrl.env.env_checks import EnvAPIError
 
 logger = logging.getLogger("relayrl")
 
@@ -202,6 +206,12 @@ class EnvRunnerActors:
             self._kill([self._actors[i]])
             self._in_flight = {ref: w for ref, w in self._in_flight.items() if w != i}
             message = f"remote {self._what[:-1]} worker_index={i} failed: {error}"
+            if isinstance(error, EnvAPIError):  # the env's code breaks gymnasium's API: a restart fails again
+                self._dropped.add(i)
+                fatal = fatal or EnvRunnerFailedError(f"{message}\nA restarted runner would fail the same "
+                                                      "way: fix the env as the error says.")
+                fatal.__cause__ = error
+                continue
             if cfg.restart_failed_env_runners:
                 in_a_row = self._failed_samples_in_a_row.get(i, 0)
                 if in_a_row > tolerance:

@@ -15,6 +15,7 @@ from relayrl.connectors.common.add_observations_from_episodes_to_batch import (
 )
 from relayrl.connectors.module_to_env.get_actions import EXPLORATION, TIMESTEP
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
+from relayrl.env.env_checks import EnvAPIError
 from relayrl.env.env_context import EnvContext
 from relayrl.env.episode_stats import EpisodeStats
 from relayrl.env.infinite_lookback_buffer import unbatch_items
@@ -66,7 +67,7 @@ class EnvRunner:
         self._cb_sample_end = handlers("on_sample_end")
         self._prev_chunks: Dict[str, list] = {}  # episode id -> chunks handed out (only with on_episode_end)
         self.num_env_steps_sampled_lifetime = 0  # the `timestep` Exploration objects see
-        self._consecutive_env_failures = 0  # sub-env failures since the last good step (restart_failed_sub_environments)
+        self._consecutive_env_failures = 0  # sub-env failures since the last good step (see _recover_from_env_failure)
         self._inference_rng = None  # numpy inference's sampling Generator (see env/numpy_inference.py)
         self.make_env()
         self.make_module()
@@ -83,6 +84,7 @@ class EnvRunner:
         self.env = make_vector_env(
             creator, self.config.env_config, num_envs=self.config.num_envs_per_env_runner,
             worker_index=self.worker_index, num_workers=self.num_workers, mode=self.config.gym_env_vectorize_mode,
+            check_env=not self.config.disable_env_checking,
         )
         self._callbacks("on_environment_created", env_runner=self, metrics_logger=self.metrics, env=self.env,
                         env_context=EnvContext(self.config.env_config, self.worker_index, 0, self.num_workers))
@@ -339,13 +341,16 @@ class EnvRunner:
     def _recover_from_env_failure(self, error: Exception, explore: bool) -> None:
         """Rebuild and reset the vector env after a sub-env raised, until a reset works.
 
-        Every failure (of step(), reset() or the rebuild) counts; a successful step() resets the count
+        An `EnvAPIError` (env/env_checks.py) is raised at once: a rebuilt env would break the API again.
+        Every other failure (of step(), reset() or the rebuild) counts; a successful step() resets the count
         (a successful reset alone does not). More than num_consecutive_env_runner_failures_tolerance
         failures in a row raise `SubEnvFailuresError` carrying the last error and its traceback; that
         fails this sample() and so the runner (a remote one is then restarted per fault_tolerance).
         """
         tolerance = self.config.num_consecutive_env_runner_failures_tolerance
         while True:
+            if isinstance(error, EnvAPIError):  # the env's code breaks the API: a rebuilt env would too
+                raise error
             self._consecutive_env_failures += 1
             if self._consecutive_env_failures > tolerance:
                 trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
