@@ -306,6 +306,7 @@ class AlgorithmConfig(ConfigBuildersMixin):
                              "action_space)")
         self._validate_batch_sizes()
         self._validate_evaluation()
+        self._validate_model_and_exploration()
         from relayrl.algorithms.result_logger import check_logger_config
 
         check_logger_config(self.logger_config)
@@ -319,6 +320,14 @@ class AlgorithmConfig(ConfigBuildersMixin):
         if self.evaluation_config:
             # Unknown keys and bad values raise here rather than when the algorithm is built.
             self.overrides(**dict(self.evaluation_config))
+
+    def _validate_model_and_exploration(self) -> None:
+        """Bad model_config / exploration_config values raise here, naming the key, not deep in torch later."""
+        from relayrl.exploration.make_exploration import check_exploration_config
+        from relayrl.modules.default_model_config import check_model_config_values
+
+        check_model_config_values(self.model_config)
+        check_exploration_config(self.exploration_config, default=self.get_default_exploration_config())
 
     def _validate_values(self) -> None:
         # Re-check everything: attributes may have been mutated in place since they were set.

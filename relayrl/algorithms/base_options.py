@@ -95,6 +95,9 @@ BASE_OPTIONS = (
            "bounds.", "environment", BOOL),
     Option("clip_actions", False, "Clip actions to the env's Box bounds before stepping.",
            "environment", BOOL),
+    Option("disable_env_checking", False, "Skip the one-time checks of each sub-env's first reset() "
+           "and step() results (gymnasium API: shapes, 5-tuple step, (obs, info) reset, numeric "
+           "rewards).", "environment", BOOL),
     # env_runners()
     Option("num_env_runners", 0, "Remote EnvRunner actors (Ray); 0 samples in the driver process.",
            "env_runners", NON_NEGATIVE_INT, aliases=("num_rollout_workers", "num_workers")),
@@ -156,12 +159,15 @@ BASE_OPTIONS = (
     Option("env_runner_restore_timeout_s", 1800.0, "Seconds a restarted EnvRunner actor may take to "
            "be scheduled and built.", "fault_tolerance", POSITIVE_FLOAT,
            aliases=("worker_restore_timeout_s",)),
-    Option("num_consecutive_env_runner_failures_tolerance", 100, "Failures in a row of one "
-           "EnvRunner (no successful call between) before training raises.", "fault_tolerance",
+    Option("num_consecutive_env_runner_failures_tolerance", 100, "Failed sample() calls in a row "
+           "of one remote EnvRunner (a successful sample() resets the count; weight syncs and other "
+           "calls count neither way) that restarts tolerate; one more raises with its error. With "
+           "restart_failed_sub_environments, also the sub-env failures one runner tolerates without a "
+           "successful step between.", "fault_tolerance",
            POSITIVE_INT, aliases=("num_consecutive_worker_failures_tolerance",)),
-    Option("restart_failed_sub_environments", False, "A sub-env whose step() raises is recreated "
-           "inside its EnvRunner (the runner's envs are rebuilt, ongoing episodes dropped) instead of "
-           "failing the runner.",
+    Option("restart_failed_sub_environments", False, "A sub-env whose step() or reset() raises is "
+           "recreated inside its EnvRunner (the runner's envs are rebuilt, ongoing episodes dropped) "
+           "instead of failing the runner.",
            "fault_tolerance", BOOL),
     # learners() (the two connector options are also accepted by training(), as in RLlib)
     Option("num_learners", 0, "Remote Learner actors (Ray, DDP); 0 trains in the driver process.",

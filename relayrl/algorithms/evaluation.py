@@ -121,7 +121,7 @@ class AlgorithmEvaluation:
 
         def sample(kwargs_by_index):  # one call per runner (all remote runners at once): sample, then metrics
             return group.foreach_env_runner(lambda runner: _sample_for_evaluation(runner, kwargs_by_index),
-                                            local_env_runner=on_local, timeout_seconds=timeout,
+                                            local_env_runner=on_local, timeout_seconds=timeout, sampling=True,
                                             remote_worker_ids=[i for i in indices if i and i in kwargs_by_index])
 
         metrics, begin = [], time.perf_counter()

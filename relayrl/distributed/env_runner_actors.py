@@ -7,9 +7,15 @@ marked unhealthy and killed. Then, per the config's fault_tolerance settings:
 * restart_failed_env_runners: after delay_between_env_runner_restarts_s a new actor with the same
   worker_index (recreated_worker=True) replaces it, gets the last broadcast state (weights and
   connector states) and the env_config of a healthy runner; the group reports the indices so the
-  algorithm can fire `on_env_runners_recreated`.
+  algorithm can fire `on_env_runners_recreated`. A runner whose sample() calls fail more than
+  num_consecutive_env_runner_failures_tolerance times in a row (a replacement that cannot be built
+  counts too; a successful sample() resets the count; other calls, e.g. weight syncs, count neither
+  way) ends the run: `EnvRunnerFailedError` with its last error.
 * ignore_env_runner_failures: the runner stays out; the others go on.
 * neither: `EnvRunnerFailedError` naming the worker_index, with the remote traceback.
+
+An `EnvAPIError` (the env breaks gymnasium's API, env/env_checks.py) raises at once: a restarted
+runner would fail the same way.
 """
 import logging
 import sys
@@ -19,6 +25,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from relayrl.distributed.ray_setup import check_resources, ensure_ray_initialized
 from relayrl.distributed.remote_env_runner import remote_env_runner_class
+from relayrl.env.env_checks import EnvAPIError
 
 logger = logging.getLogger("relayrl")
 
@@ -47,7 +54,7 @@ class EnvRunnerActors:
         self._healthy: Dict[int, bool] = {}
         self._dropped: set = set()  # failed for good (restarts off, or none left)
         self._failed_at: Dict[int, float] = {}
-        self._consecutive_failures: Dict[int, int] = {}
+        self._failed_samples_in_a_row: Dict[int, int] = {}  # see handle_failures
         self._in_flight: Dict[Any, int] = {}  # async request ref -> worker_index
         self.last_errors: Dict[int, BaseException] = {}
         self.num_restarts = 0
@@ -70,7 +77,7 @@ class EnvRunnerActors:
                 raise EnvRunnerFailedError(f"remote {self._what[:-1]} worker_index={i} could not be built: "
                                            f"{error}") from error
         for i in indices:
-            self._actors[i], self._healthy[i], self._consecutive_failures[i] = handles[i], True, 0
+            self._actors[i], self._healthy[i], self._failed_samples_in_a_row[i] = handles[i], True, 0
         return indices
 
     def _create(self, worker_index: int, *, config, recreated: bool):
@@ -113,10 +120,13 @@ class EnvRunnerActors:
     # -- calls ------------------------------------------------------------------------------------
     def call(self, ids: Iterable[int], *, method: Optional[str] = None, func: Optional[Callable] = None,
              timeout: Optional[float] = None, args: tuple = (), kwargs: Optional[dict] = None,
-             per_worker_kwargs: Optional[Dict[int, dict]] = None) -> List[CallResult]:
-        """Call `method` (or `apply(func)`) on the given runners at once; failures are handled, then returned."""
+             per_worker_kwargs: Optional[Dict[int, dict]] = None, sampling: bool = False) -> List[CallResult]:
+        """Call `method` (or `apply(func)`) on the given runners at once; failures are handled, then returned.
+
+        `sampling=True`: the call is a sample(); see handle_failures for what that changes.
+        """
         refs = self.submit(ids, method=method, func=func, args=args, kwargs=kwargs, per_worker_kwargs=per_worker_kwargs)
-        return self.collect(refs, timeout=timeout)
+        return self.collect(refs, timeout=timeout, sampling=sampling)
 
     def submit(self, ids: Iterable[int], *, method: Optional[str] = None, func: Optional[Callable] = None,
                args: tuple = (), kwargs: Optional[dict] = None,
@@ -131,7 +141,7 @@ class EnvRunnerActors:
                 refs[getattr(actor, method).remote(*args, **call_kwargs)] = i
         return refs
 
-    def collect(self, refs: Dict[Any, int], *, timeout: Optional[float]) -> List[CallResult]:
+    def collect(self, refs: Dict[Any, int], *, timeout: Optional[float], sampling: bool = False) -> List[CallResult]:
         """Wait up to `timeout` s for all `refs`; a call not answered by then counts as its runner's failure."""
         if not refs:
             return []
@@ -141,13 +151,14 @@ class EnvRunnerActors:
             i = refs[ref]
             try:
                 results.append(CallResult(i, True, self.ray.get(ref)))
-                self._consecutive_failures[i] = 0
+                if sampling:
+                    self._failed_samples_in_a_row[i] = 0
             except Exception as error:
                 failures.append(CallResult(i, False, error=error))
         for ref in not_ready:
             failures.append(CallResult(refs[ref], False, error=TimeoutError(
                 f"no answer within {timeout} s (raise sample_timeout_s if the env is just slow)")))
-        self.handle_failures(failures)
+        self.handle_failures(failures, sampling=sampling)
         return sorted(results + failures, key=lambda r: r.worker_index)
 
     # -- async calls ------------------------------------------------------------------------------
@@ -171,28 +182,45 @@ class EnvRunnerActors:
         return len(self._in_flight)
 
     # -- failures and restarts --------------------------------------------------------------------
-    def handle_failures(self, failures: List[CallResult]) -> None:
-        """Mark failed runners unhealthy and kill them; raise if the fault_tolerance settings say so."""
+    def handle_failures(self, failures: List[CallResult], *, sampling: bool = False) -> None:
+        """Mark failed runners unhealthy and kill them; raise if the fault_tolerance settings say so.
+
+        With restarts on, a runner whose sample() calls (`sampling=True`; a replacement that could not
+        be built counts as well) failed more than num_consecutive_env_runner_failures_tolerance times
+        in a row is given up and the error raised. Failures of other calls (weight syncs, foreach
+        functions, pings) restart the runner but leave its count as it is.
+        """
         if not failures:
             return
         cfg, fatal = self.config, None
+        tolerance = cfg.num_consecutive_env_runner_failures_tolerance
         for failure in failures:
             i, error = failure.worker_index, failure.error
             if not self._healthy.get(i, False):
                 continue
             self._healthy[i] = False
             self._failed_at[i] = time.monotonic()
-            self._consecutive_failures[i] = self._consecutive_failures.get(i, 0) + 1
+            if sampling:
+                self._failed_samples_in_a_row[i] = self._failed_samples_in_a_row.get(i, 0) + 1
             self.last_errors[i] = error
             self._kill([self._actors[i]])
             self._in_flight = {ref: w for ref, w in self._in_flight.items() if w != i}
             message = f"remote {self._what[:-1]} worker_index={i} failed: {error}"
+            if isinstance(error, EnvAPIError):  # the env's code breaks gymnasium's API: a restart fails again
+                self._dropped.add(i)
+                fatal = fatal or EnvRunnerFailedError(f"{message}\nA restarted runner would fail the same "
+                                                      "way: fix the env as the error says.")
+                fatal.__cause__ = error
+                continue
             if cfg.restart_failed_env_runners:
-                if self._consecutive_failures[i] > cfg.num_consecutive_env_runner_failures_tolerance:
+                in_a_row = self._failed_samples_in_a_row.get(i, 0)
+                if in_a_row > tolerance:
+                    self._dropped.add(i)
                     fatal = fatal or EnvRunnerFailedError(
-                        f"{message}\nIt failed {self._consecutive_failures[i]} times in a row (more than "
-                        f"num_consecutive_env_runner_failures_tolerance="
-                        f"{cfg.num_consecutive_env_runner_failures_tolerance}); giving up.")
+                        f"{message}\nIts sample() failed {in_a_row} times in a row (more than "
+                        f"num_consecutive_env_runner_failures_tolerance={tolerance}); giving up. Fix the error "
+                        "above, or raise config.fault_tolerance(num_consecutive_env_runner_failures_"
+                        "tolerance=...) if the failures are transient.")
                     fatal.__cause__ = error
                     continue
                 logger.warning("%s\nRestarting it in %s s.", message, cfg.delay_between_env_runner_restarts_s)
@@ -245,9 +273,9 @@ class EnvRunnerActors:
             if i in ok:
                 self._healthy[i] = True
                 logger.warning("remote %s worker_index=%d restarted.", self._what[:-1], i)
-            else:  # the replacement failed too: count it and try again after the delay
+            else:  # the replacement failed too: count it (as a failed sample) and try again after the delay
                 self._healthy[i] = True
-                self.handle_failures([CallResult(i, False, error=self.last_errors.get(i))])
+                self.handle_failures([CallResult(i, False, error=self.last_errors.get(i))], sampling=True)
         return ok
 
     def _give_up(self, worker_index: int, reason: str) -> None:

@@ -3,6 +3,7 @@
 The same class runs in the driver (the embedded default) and inside Ray actors.
 """
 import logging
+import traceback
 from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
@@ -14,6 +15,7 @@ from relayrl.connectors.common.add_observations_from_episodes_to_batch import (
 )
 from relayrl.connectors.module_to_env.get_actions import EXPLORATION, TIMESTEP
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
+from relayrl.env.env_checks import EnvAPIError
 from relayrl.env.env_context import EnvContext
 from relayrl.env.env_runner_state import EnvRunnerState
 from relayrl.env.episode_stats import EpisodeStats
@@ -35,6 +37,11 @@ from relayrl.exploration.env_runner_exploration import build_env_runner_explorat
 from relayrl.metrics.metrics_logger import MetricsLogger
 
 logger = logging.getLogger("relayrl")
+
+
+class SubEnvFailuresError(RuntimeError):
+    """Sub-environments failed more than num_consecutive_env_runner_failures_tolerance times in a row
+    (with restart_failed_sub_environments=True)."""
 
 
 class EnvRunner(EnvRunnerState):
@@ -61,7 +68,7 @@ class EnvRunner(EnvRunnerState):
         self._cb_sample_end = handlers("on_sample_end")
         self._prev_chunks: Dict[str, list] = {}  # episode id -> chunks handed out (only with on_episode_end)
         self.num_env_steps_sampled_lifetime = 0  # the `timestep` Exploration objects see
-        self._consecutive_env_failures = 0  # sub-env failures in a row (restart_failed_sub_environments)
+        self._consecutive_env_failures = 0  # sub-env failures since the last good step (see _recover_from_env_failure)
         self._inference_rng = None  # numpy inference's sampling Generator (see env/numpy_inference.py)
         self.make_env()
         self.make_module()
@@ -78,6 +85,7 @@ class EnvRunner(EnvRunnerState):
         self.env = make_vector_env(
             creator, self.config.env_config, num_envs=self.config.num_envs_per_env_runner,
             worker_index=self.worker_index, num_workers=self.num_workers, mode=self.config.gym_env_vectorize_mode,
+            check_env=not self.config.disable_env_checking,
         )
         self._callbacks("on_environment_created", env_runner=self, metrics_logger=self.metrics, env=self.env,
                         env_context=EnvContext(self.config.env_config, self.worker_index, 0, self.num_workers))
@@ -130,7 +138,7 @@ class EnvRunner(EnvRunnerState):
         if num_timesteps is None and num_episodes is None:
             num_timesteps = self.config.get_rollout_fragment_length(self.worker_index) * self.num_envs
         if self._needs_reset or force_reset or num_episodes is not None:
-            self._reset_envs(explore)
+            self._reset_envs_or_recover(explore)
         policy = plan_numpy_policy(self, random_actions)
         done_episodes = self._run(num_timesteps, num_episodes, explore, random_actions, complete, policy)
         if complete:
@@ -311,25 +319,57 @@ class EnvRunner(EnvRunnerState):
     def _step_envs(self, actions, explore: bool):
         """`env.step(actions)`; with restart_failed_sub_environments a raising env is rebuilt instead of
         failing the runner: the vector env is recreated, its ongoing episodes are dropped (their steps
-        are not returned) and sampling goes on, up to num_consecutive_env_runner_failures_tolerance
-        failures in a row."""
+        are not returned) and sampling goes on (see _recover_from_env_failure)."""
         if not self.config.restart_failed_sub_environments:
             return self.env.step(actions)
         try:
             stepped = self.env.step(actions)
         except Exception as error:
-            self._consecutive_env_failures += 1
-            if self._consecutive_env_failures > self.config.num_consecutive_env_runner_failures_tolerance:
-                raise
-            logger.warning("EnvRunner %d: a sub-environment raised %r; recreating the envs "
-                           "(restart_failed_sub_environments=True)", self.worker_index, error)
-            self.metrics.log_value("num_env_restarts", 1, reduce="sum")
-            self._close_env_quietly()
-            self.make_env()
-            self._reset_envs(explore)
+            self._recover_from_env_failure(error, explore)
             return None
         self._consecutive_env_failures = 0
         return stepped
+
+    def _reset_envs_or_recover(self, explore: bool) -> None:
+        """`_reset_envs`; with restart_failed_sub_environments a raising reset() is handled like a raising step()."""
+        if not self.config.restart_failed_sub_environments:
+            return self._reset_envs(explore)
+        try:
+            self._reset_envs(explore)
+        except Exception as error:
+            self._recover_from_env_failure(error, explore)
+
+    def _recover_from_env_failure(self, error: Exception, explore: bool) -> None:
+        """Rebuild and reset the vector env after a sub-env raised, until a reset works.
+
+        An `EnvAPIError` (env/env_checks.py) is raised at once: a rebuilt env would break the API again.
+        Every other failure (of step(), reset() or the rebuild) counts; a successful step() resets the count
+        (a successful reset alone does not). More than num_consecutive_env_runner_failures_tolerance
+        failures in a row raise `SubEnvFailuresError` carrying the last error and its traceback; that
+        fails this sample() and so the runner (a remote one is then restarted per fault_tolerance).
+        """
+        tolerance = self.config.num_consecutive_env_runner_failures_tolerance
+        while True:
+            if isinstance(error, EnvAPIError):  # the env's code breaks the API: a rebuilt env would too
+                raise error
+            self._consecutive_env_failures += 1
+            if self._consecutive_env_failures > tolerance:
+                trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+                raise SubEnvFailuresError(
+                    f"EnvRunner worker_index={self.worker_index}: its sub-environments failed "
+                    f"{self._consecutive_env_failures} times in a row without a successful step (more than "
+                    f"num_consecutive_env_runner_failures_tolerance={tolerance}, "
+                    f"restart_failed_sub_environments=True). The last failure:\n{trace}") from error
+            logger.warning("EnvRunner %d: a sub-environment raised %r; recreating the envs "
+                           "(restart_failed_sub_environments=True)", self.worker_index, error)
+            self.metrics.log_value("num_env_restarts", 1, reduce="sum")
+            try:
+                self._close_env_quietly()
+                self.make_env()
+                self._reset_envs(explore)
+                return
+            except Exception as next_error:  # the new env failed to build or reset: that counts too
+                error = next_error
 
     def _close_env_quietly(self) -> None:
         """Close a broken env without letting its close() raise; make_env() then builds a new one."""

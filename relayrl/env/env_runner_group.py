@@ -113,12 +113,14 @@ class EnvRunnerGroup:
     # -- running functions on runners ----------------------------------------------------------
     def foreach_env_runner(self, func: Callable, *, local_env_runner: bool = True, healthy_only: bool = True,
                            remote_worker_ids: Optional[List[int]] = None, timeout_seconds: Optional[float] = None,
-                           return_obj_refs: bool = False, **kwargs) -> List[Any]:
+                           return_obj_refs: bool = False, sampling: bool = False, **kwargs) -> List[Any]:
         """`func(env_runner)` on the local runner (if asked) and the remote ones; returns the results.
 
         Remote calls run at once on all runners and wait at most `timeout_seconds` (default
         sample_timeout_s). A runner that fails or does not answer is left out of the results and
         handled per the fault_tolerance settings (restarted later, dropped, or the error raised).
+        `sampling=True` says `func` samples: its failures count toward
+        num_consecutive_env_runner_failures_tolerance and its successes reset that count.
         """
         results = []
         if local_env_runner and self._local_env_runner is not None:
@@ -133,7 +135,8 @@ class EnvRunnerGroup:
         if return_obj_refs:
             return results + list(self._actors.submit(ids, func=func))
         timeout = self.config.sample_timeout_s if timeout_seconds is None else timeout_seconds
-        return results + [r.value for r in self._actors.call(ids, func=func, timeout=timeout) if r.ok]
+        return results + [r.value for r in self._actors.call(ids, func=func, timeout=timeout, sampling=sampling)
+                          if r.ok]
 
     foreach_worker = foreach_env_runner
 
@@ -188,7 +191,8 @@ class EnvRunnerGroup:
             ids = actors.healthy_indices()
             if not ids:
                 ids = self._wait_for_restarts(steps, max_env_steps)
-            results = actors.call(ids, method="sample_and_get_metrics", timeout=self.config.sample_timeout_s)
+            results = actors.call(ids, method="sample_and_get_metrics", timeout=self.config.sample_timeout_s,
+                                  sampling=True)
             round_steps = 0
             for result in results:
                 if result.ok:

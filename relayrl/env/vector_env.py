@@ -6,6 +6,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
+from relayrl.env.env_checks import install_first_call_checks
 from relayrl.env.env_context import EnvContext
 
 
@@ -17,11 +18,12 @@ class ApplyFuncWrapper(gym.Wrapper):
 
 
 def make_vector_env(creator: Callable, env_config: dict, *, num_envs: int, worker_index: int, num_workers: int,
-                    mode: str) -> gym.vector.VectorEnv:
+                    mode: str, check_env: bool = True) -> gym.vector.VectorEnv:
     """A Sync/Async vector env whose sub-envs each get their own EnvContext (vector_index=i).
 
     SAME_STEP autoreset: a finished sub-env is reset inside the same step() and its final
     observation comes back in infos["final_obs"], so no step is wasted on resets.
+    `check_env`: each sub-env's first reset() and step() results are checked (env/env_checks.py).
     """
     is_async = str(getattr(mode, "value", mode)).lower() == "async"
 
@@ -30,6 +32,8 @@ def make_vector_env(creator: Callable, env_config: dict, *, num_envs: int, worke
             env = creator(EnvContext(env_config, worker_index, i, num_workers))
             if not isinstance(env, gym.Env):
                 raise TypeError(f"The env creator returned {type(env).__name__}, not a gymnasium.Env.")
+            if check_env:
+                install_first_call_checks(env, where=f"sub-env {i} of EnvRunner worker_index={worker_index}")
             return ApplyFuncWrapper(env) if is_async else env
         return make
 

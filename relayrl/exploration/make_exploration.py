@@ -1,6 +1,7 @@
 """`make_exploration`: build the Exploration object an `exploration_config` dict describes."""
 import inspect
-from typing import Any, Dict, Mapping, Optional
+import numbers
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from relayrl.core.imports import ImportObject, import_object
 from relayrl.core.suggest import did_you_mean
@@ -51,36 +52,73 @@ def make_exploration(exploration_config: Optional[Mapping], action_space, *,
     An empty (or None) config means `default` ({"type": "StochasticSampling"} unless given). `context`
     holds framework, policy_config, model, num_workers and worker_index.
     """
+    unknown_context = set(context) - set(_CONTEXT_KEYS)
+    if unknown_context:
+        raise TypeError(f"make_exploration got unexpected context {sorted(unknown_context)}; allowed: {_CONTEXT_KEYS}")
+    cls, kwargs = check_exploration_config(exploration_config, default=default)
+    try:
+        return cls(action_space, **context, **kwargs)
+    except (TypeError, ValueError) as error:  # name the option: the class's own message may not
+        error_type = TypeError if isinstance(error, TypeError) else ValueError
+        raise error_type(f"exploration_config {_short(exploration_config)} (type {cls.__name__}): {error}") from error
+
+
+def check_exploration_config(exploration_config: Optional[Mapping], *,
+                             default: Optional[Mapping] = None) -> Tuple[type, Dict[str, Any]]:
+    """(Exploration class, its kwargs) for an exploration_config; raise naming the bad key or value.
+
+    Checked without building anything (no action space needed), so config.validate() runs it: the type
+    must resolve, every key must be an argument of the class, and a key whose default is a number
+    must get a number.
+    """
     config: Dict[str, Any] = dict(exploration_config or default or DEFAULT_EXPLORATION_CONFIG)
     if "type" not in config:
         # Only kwargs: they configure the default type (RLlib merges exploration_config over its default).
         config = {**dict(default or DEFAULT_EXPLORATION_CONFIG), **config}
     cls = resolve_exploration_class(config.pop("type"))
-    unknown_context = set(context) - set(_CONTEXT_KEYS)
-    if unknown_context:
-        raise TypeError(f"make_exploration got unexpected context {sorted(unknown_context)}; allowed: {_CONTEXT_KEYS}")
     _check_kwargs(cls, config)
-    return cls(action_space, **context, **config)
+    return cls, config
 
 
-def _check_kwargs(cls: type, kwargs: Mapping) -> None:
-    """Bad keys raise naming the class and the key (with a did-you-mean), before the constructor runs."""
-    accepted, takes_any = set(), False
+def _short(value: Any, limit: int = 120) -> str:
+    text = repr(dict(value)) if isinstance(value, Mapping) else repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _constructor_params(cls: type) -> Tuple[Dict[str, inspect.Parameter], bool]:
+    """The keyword parameters of cls's __init__ chain, and whether it takes any keyword (**kwargs to the end)."""
+    params: Dict[str, inspect.Parameter] = {}
     for klass in cls.__mro__:
         if klass is object or "__init__" not in vars(klass):
             continue
-        params = inspect.signature(klass.__init__).parameters
-        accepted |= {n for n, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
-        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-            takes_any = False
-            break
-        takes_any = True
-    if takes_any:
-        return
-    accepted -= {"self", "action_space", *_CONTEXT_KEYS}
-    for key in kwargs:
+        signature = inspect.signature(klass.__init__).parameters
+        for name, param in signature.items():
+            if param.kind in (param.KEYWORD_ONLY, param.POSITIONAL_OR_KEYWORD):
+                params.setdefault(name, param)
+        if not any(p.kind is p.VAR_KEYWORD for p in signature.values()):
+            return params, False
+    return params, True
+
+
+def _check_kwargs(cls: type, kwargs: Mapping) -> None:
+    """Bad keys and values raise naming the class and the key (with a did-you-mean), before the constructor runs."""
+    params, takes_any = _constructor_params(cls)
+    accepted = set(params) - {"self", "action_space", *_CONTEXT_KEYS}
+    for key, value in kwargs.items():
         if key in _CONTEXT_KEYS or key == "action_space":
             raise ValueError(f"exploration_config must not set {key!r}: the EnvRunner passes it to {cls.__name__}.")
         if key not in accepted:
+            if takes_any:
+                continue
             raise ValueError(f"{cls.__name__} has no argument {key!r} (from exploration_config)."
                              f"{did_you_mean(key, accepted)} Its arguments: {sorted(accepted)}.")
+        default = params[key].default
+        if _is_number(default) and not _is_number(value):
+            raise ValueError(
+                f"exploration_config[{key!r}] must be a number, got {_short(value, 60)} ({type(value).__name__}). "
+                f"Fix: e.g. exploration_config={{'type': '{cls.__name__}', '{key}': {default!r}}} "
+                f"({default!r} is {cls.__name__}'s default).")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)

@@ -1,7 +1,8 @@
 """`DefaultModelConfig`: the knobs of relayrl's default RLModules (RLlib's field names and defaults)."""
 import dataclasses
+import numbers
 from dataclasses import dataclass, field
-from typing import Any, Callable, List, Optional, Union
+from typing import Any, Callable, List, Mapping, Optional, Union
 
 from relayrl.core.suggest import did_you_mean
 
@@ -35,6 +36,9 @@ class DefaultModelConfig:
     lstm_use_prev_action: bool = False
     lstm_use_prev_reward: bool = False
 
+    def __post_init__(self) -> None:
+        check_model_config_values({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
+
     @classmethod
     def from_dict(cls, model_config: Optional[dict]) -> "DefaultModelConfig":
         """Build from a user dict; unknown keys raise with a did-you-mean hint."""
@@ -51,3 +55,97 @@ class DefaultModelConfig:
                     f"Valid keys are the fields of DefaultModelConfig: {', '.join(names)}."
                 )
         return cls(**model_config)
+
+
+# -- value checks ------------------------------------------------------------------------------------
+# Each field's rule: (test, what the value must be, an example of a good value). Checked when a
+# DefaultModelConfig is made and by AlgorithmConfig.validate() for model_config dicts, so a bad value
+# is named here instead of failing deep inside torch when the module is built.
+ACTIVATION_NAMES = ("tanh", "relu", "swish", "silu", "elu", "linear")  # relayrl/modules/mlp.py maps them to torch
+
+
+def _is_positive_int(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value > 0
+
+
+def _layer_sizes(value) -> bool:
+    return isinstance(value, (list, tuple)) and all(_is_positive_int(size) for size in value)
+
+
+def _activation(value) -> bool:
+    return value is None or (isinstance(value, str) and value.lower() in ACTIVATION_NAMES)
+
+
+def _initializer(value) -> bool:
+    if value is None or callable(value):
+        return True
+    if not isinstance(value, str):
+        return False
+    from torch import nn  # only for a name given as a string
+
+    return callable(getattr(nn.init, value if value.endswith("_") else value + "_", None))
+
+
+def _conv_filters(value) -> bool:
+    return value is None or (isinstance(value, (list, tuple)) and all(
+        isinstance(layer, (list, tuple)) and len(layer) in (3, 4) for layer in value))
+
+
+def _bool(value) -> bool:
+    return isinstance(value, bool)
+
+
+_LAYERS = (_layer_sizes, "a list of positive ints (one size per hidden layer)", "[64, 64]")
+_ACTIVATION = (_activation, f"one of {', '.join(ACTIVATION_NAMES)} or None", "'relu'")
+_INIT = (_initializer, "None, a callable, or the name of a torch.nn.init function", "'orthogonal_'")
+_KWARGS = (lambda v: v is None or isinstance(v, Mapping), "None or a dict of keyword arguments", "{'gain': 1.0}")
+_BOOL = (_bool, "True or False", "True")
+_RULES = {
+    "fcnet_hiddens": _LAYERS,
+    "fcnet_activation": _ACTIVATION,
+    "fcnet_kernel_initializer": _INIT,
+    "fcnet_kernel_initializer_kwargs": _KWARGS,
+    "fcnet_bias_initializer": _INIT,
+    "fcnet_bias_initializer_kwargs": _KWARGS,
+    "conv_filters": (_conv_filters, "None or a list of [out_channels, kernel, stride(, padding)] lists",
+                     "[[16, 4, 2]]"),
+    "conv_activation": _ACTIVATION,
+    "head_fcnet_hiddens": (_layer_sizes, "a list of positive ints (may be empty)", "[]"),
+    "head_fcnet_activation": _ACTIVATION,
+    "head_fcnet_kernel_initializer": _INIT,
+    "head_fcnet_kernel_initializer_kwargs": _KWARGS,
+    "head_fcnet_bias_initializer": _INIT,
+    "head_fcnet_bias_initializer_kwargs": _KWARGS,
+    "free_log_std": _BOOL,
+    "log_std_clip_param": (lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool) and v > 0,
+                           "a positive number", "20.0"),
+    "vf_share_layers": _BOOL,
+    "use_lstm": _BOOL,
+    "max_seq_len": (_is_positive_int, "a positive int", "20"),
+    "lstm_cell_size": (_is_positive_int, "a positive int", "256"),
+    "lstm_use_prev_action": _BOOL,
+    "lstm_use_prev_reward": _BOOL,
+}
+
+
+def check_model_config_values(model_config: Mapping) -> None:
+    """Raise ValueError naming the first DefaultModelConfig field whose value the default modules cannot use.
+
+    Keys that are not DefaultModelConfig fields are left alone (a custom RLModule may read its own).
+    """
+    for key, (test, allowed, example) in _RULES.items():
+        if key not in model_config:
+            continue
+        value = model_config[key]
+        try:
+            ok = test(value)
+        except Exception:  # a test tripping over an odd type means "not allowed"
+            ok = False
+        if not ok:
+            text = repr(value)
+            text = text if len(text) <= 80 else text[:77] + "..."
+            hint = " (a string, not a list: write [64] for one layer of 64)" if key.endswith("hiddens") and \
+                isinstance(value, str) else ""
+            raise ValueError(f"model_config['{key}'] must be {allowed}, got {text}{hint}. Fix: e.g. "
+                             f"config.rl_module(model_config={{'{key}': {example}, ...}}) or "
+                             f"DefaultModelConfig({key}={example}).")

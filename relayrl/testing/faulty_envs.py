@@ -1,6 +1,7 @@
 """Envs that fail on purpose, to test fault tolerance (crashes, dying processes, hangs).
 
-`FaultyEnv` is a `CountingEnv` that, on one chosen remote EnvRunner, fails once at a chosen step:
+`FaultyEnv` is a `CountingEnv` that, on one chosen remote EnvRunner, fails once at a chosen step
+(or, with `fail_always`, every time one of its envs reaches that step):
 
 env_config keys (plus CountingEnv's):
   failure ("raise"): "raise" raises `FaultyEnvError` (the actor survives, its call fails), "exit"
@@ -9,7 +10,12 @@ env_config keys (plus CountingEnv's):
   fail_at_step (5): the env step (counted over the env's lifetime) at which it fails; a pair
     [low, high] draws the step at random from `seed` (default 0).
   marker: a file path. The first env to fail creates it (atomically); while it exists no env fails
-    again, so a restarted runner samples normally. Required: every failure is then exactly once.
+    again, so a restarted runner samples normally. Required (unless fail_always): every failure is
+    then exactly once.
+  fail_always (False): no marker; every env of fail_on_worker fails when its own step count
+    (over its lifetime, so a rebuilt env counts from 0 again) reaches fail_at_step. With
+    fail_at_step <= the steps of one sample(), each sample() fails; with fail_at_step between one
+    and two samples' steps, a restarted runner's first sample() succeeds and its second fails.
   step_sleep_s (0.0): sleep per step, to make a sample() long enough to be interrupted.
 """
 import os
@@ -28,9 +34,11 @@ class FaultyEnv(CountingEnv):
     def __init__(self, config=None):
         config = config if config is not None else {}
         super().__init__(config)
-        if "marker" not in config:
-            raise ValueError("FaultyEnv needs env_config['marker']: a file path that makes it fail only once")
-        self.marker = str(config["marker"])
+        self.fail_always = bool(config.get("fail_always", False))
+        if "marker" not in config and not self.fail_always:
+            raise ValueError("FaultyEnv needs env_config['marker']: a file path that makes it fail only once "
+                             "(or fail_always=True)")
+        self.marker = None if self.fail_always else str(config["marker"])
         self.failure = config.get("failure", "raise")
         if self.failure not in ("raise", "exit", "hang"):
             raise ValueError(f"FaultyEnv failure must be 'raise', 'exit' or 'hang', got {self.failure!r}")
@@ -47,6 +55,8 @@ class FaultyEnv(CountingEnv):
             return False
         if self.fail_on_worker is not None and self.worker_index != self.fail_on_worker:
             return False
+        if self.fail_always:
+            return True
         try:  # O_EXCL: exactly one env (over all processes) wins the right to fail
             os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
         except FileExistsError:
