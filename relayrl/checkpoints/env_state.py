@@ -62,6 +62,8 @@ def _check_plain_attributes(obj, state: Any, where: Where) -> None:
     check_mapping(state, where, owner=f"a {type(obj).__name__}")
     for name, value in state.items():
         current = _current_plain_value(obj, name)
+        if value is None and current is _NOT_PLAIN:  # was empty when saved, holds an object now: left as it is
+            continue
         require(current is not _NOT_PLAIN and name.isidentifier() and not name.startswith("__"), where / name,
                 f"{type(obj).__name__} has no plain-data attribute {name!r}; the checkpoint was written for "
                 "another env, or was changed.")
@@ -82,6 +84,8 @@ def _check_plain_attributes(obj, state: Any, where: Where) -> None:
 
 def _set_plain_attributes(obj, state: Dict[str, Any]) -> None:
     for name, value in state.items():
+        if value is None and _current_plain_value(obj, name) is _NOT_PLAIN:
+            continue  # e.g. gymnasium's `_cached_spec`: None when saved, the EnvSpec now
         if isinstance(value, dict) and GENERATOR_KEY in value:
             current = getattr(obj, name, None)
             if isinstance(current, np.random.Generator) and \
