@@ -186,6 +186,12 @@ def schedule_or(check: Check, value_check: Check) -> Check:
     )
 
 
+def only_default(default: Any, why: str) -> Check:
+    """An option RLlib accepts that relayrl does not implement: only its default passes, and the error
+    says why (`why` completes "... must be <default> (<why>)")."""
+    return Check(f"{default!r} ({why})", lambda v: v == default and type(v) is type(default), type(default))
+
+
 def is_search_space(value: Any) -> bool:
     """A Ray Tune search-space marker (resolved per trial by Tune, so not checked here)."""
     if isinstance(value, Mapping) and len(value) == 1 and "grid_search" in value:

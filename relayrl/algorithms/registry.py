@@ -50,6 +50,11 @@ ALGORITHMS: Dict[str, AlgorithmEntry] = {entry.name: entry for entry in (
     AlgorithmEntry("SAC", "relayrl.algorithms.sac", {
         "SAC": "sac", "SACConfig": "sac_config", "SACLearner": "sac_learner",
         "DefaultSACTorchRLModule": "default_sac_rl_module"}),
+    AlgorithmEntry("IMPALA", "relayrl.algorithms.impala", {
+        "IMPALA": "impala", "IMPALAConfig": "impala_config", "IMPALALearner": "impala_learner"}),
+    AlgorithmEntry("APPO", "relayrl.algorithms.appo", {
+        "APPO": "appo", "APPOConfig": "appo_config", "APPOLearner": "appo_learner",
+        "DefaultAPPOTorchRLModule": "default_appo_rl_module"}),
 )}
 
 _on_register: List[Callable[[AlgorithmEntry], None]] = []  # e.g. the Tune bridge registering trainables

@@ -56,6 +56,8 @@ class EnvRunnerActors:
         self._failed_at: Dict[int, float] = {}
         self._failed_samples_in_a_row: Dict[int, int] = {}  # see handle_failures
         self._in_flight: Dict[Any, int] = {}  # async request ref -> worker_index
+        self._submitted_at: Dict[Any, float] = {}  # async request ref -> time.monotonic() when sent
+        self.num_async_calls_dropped = 0  # unanswered async calls of runners that failed (lifetime)
         self.last_errors: Dict[int, BaseException] = {}
         self.num_restarts = 0
         self.last_state_ref = None  # what a restarted runner is given (set by the group's sync_weights)
@@ -167,16 +169,47 @@ class EnvRunnerActors:
         busy: Dict[int, int] = {}
         for i in self._in_flight.values():
             busy[i] = busy.get(i, 0) + 1
-        free = [i for i in ids if self._healthy.get(i) and busy.get(i, 0) < max_in_flight]
-        self._in_flight.update(self.submit(free, func=func))
-        return len(free)
+        calls = [i for i in ids if self._healthy.get(i) for _ in range(max_in_flight - busy.get(i, 0))]
+        now = time.monotonic()
+        for i in calls:
+            ref = next(iter(self.submit([i], func=func)))
+            self._in_flight[ref] = i
+            self._submitted_at[ref] = now
+        return len(calls)
 
-    def fetch_ready_async(self, *, timeout: float) -> List[CallResult]:
+    def fetch_ready_async(self, *, timeout: float, wait_for_one: bool = False,
+                          sampling: bool = False) -> List[CallResult]:
+        """The async calls answered within `timeout` s (with `wait_for_one`, up to sample_timeout_s until at
+        least one is). A call unanswered for sample_timeout_s since it was sent counts as its runner's failure
+        (the runner hangs): it is killed and restarted like any failed runner."""
         if not self._in_flight:
             return []
-        ready, _ = self.ray.wait(list(self._in_flight), num_returns=len(self._in_flight), timeout=timeout)
+        refs = list(self._in_flight)
+        if wait_for_one:
+            self.ray.wait(refs, num_returns=1, timeout=max(timeout, self.config.sample_timeout_s))
+        ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=timeout if not wait_for_one else 0)
         done = {ref: self._in_flight.pop(ref) for ref in ready}
-        return self.collect(done, timeout=0)
+        for ref in ready:
+            self._submitted_at.pop(ref, None)
+        results = self.collect(done, timeout=0, sampling=sampling)
+        limit = time.monotonic() - self.config.sample_timeout_s
+        hung = {ref: i for ref, i in self._in_flight.items() if self._submitted_at.get(ref, limit) < limit}
+        failures = []
+        for ref, i in hung.items():
+            self._in_flight.pop(ref)
+            self._submitted_at.pop(ref, None)
+            failures.append(CallResult(i, False, error=TimeoutError(
+                f"no answer within sample_timeout_s={self.config.sample_timeout_s} s (raise it if the env is slow)")))
+        self.handle_failures(failures, sampling=sampling)
+        return results + failures
+
+    def drop_in_flight(self, worker_index: int) -> int:
+        """Forget a runner's unanswered async calls (it was killed); returns how many there were."""
+        refs = [ref for ref, i in self._in_flight.items() if i == worker_index]
+        for ref in refs:
+            self._in_flight.pop(ref)
+            self._submitted_at.pop(ref, None)
+        return len(refs)
 
     def num_in_flight(self) -> int:
         return len(self._in_flight)
@@ -204,7 +237,7 @@ class EnvRunnerActors:
                 self._failed_samples_in_a_row[i] = self._failed_samples_in_a_row.get(i, 0) + 1
             self.last_errors[i] = error
             self._kill([self._actors[i]])
-            self._in_flight = {ref: w for ref, w in self._in_flight.items() if w != i}
+            self.num_async_calls_dropped += self.drop_in_flight(i)  # its other unanswered calls are lost too
             message = f"remote {self._what[:-1]} worker_index={i} failed: {error}"
             if isinstance(error, EnvAPIError):  # the env's code breaks gymnasium's API: a restart fails again
                 self._dropped.add(i)

@@ -161,12 +161,27 @@ class EnvRunnerGroup:
 
     foreach_worker_async = foreach_env_runner_async
 
-    def fetch_ready_async_reqs(self, *, timeout_seconds: Optional[float] = 0.0, **kwargs) -> List[Tuple[int, Any]]:
-        """(worker_index, result) of the async calls finished within `timeout_seconds`; failures are handled."""
+    def fetch_ready_async_reqs(self, *, timeout_seconds: Optional[float] = 0.0, wait_for_one: bool = False,
+                               sampling: bool = False, **kwargs) -> List[Tuple[int, Any]]:
+        """(worker_index, result) of the async calls finished within `timeout_seconds`; failures are handled.
+
+        `wait_for_one`: wait (up to sample_timeout_s) until at least one call is answered. A call unanswered
+        for sample_timeout_s fails its runner (restarted per the fault_tolerance settings). `sampling`: the
+        calls sample; a failed one, and the failed runner's other unanswered calls, count as lost env steps.
+        """
         if self._actors is None:
             return []
-        return [(r.worker_index, r.value) for r in self._actors.fetch_ready_async(timeout=timeout_seconds or 0.0)
-                if r.ok]
+        actors = self._actors
+        dropped_before = actors.num_async_calls_dropped
+        results = actors.fetch_ready_async(timeout=timeout_seconds or 0.0, wait_for_one=wait_for_one,
+                                           sampling=sampling)
+        if sampling:
+            failed = [r.worker_index for r in results if not r.ok]
+            lost = sum(self._expected_steps_per_sample(i) for i in failed)
+            lost += (actors.num_async_calls_dropped - dropped_before) * self._expected_steps_per_sample(1)
+            self.num_env_steps_lost_lifetime += lost
+            self._env_steps_lost_unreported += lost
+        return [(r.worker_index, r.value) for r in results if r.ok]
 
     def foreach_env(self, func: Callable) -> List[List[Any]]:
         """`func(sub_env)` on every sub-env of every runner: one list of results per runner.

@@ -5,6 +5,7 @@ epochs, gradient clipping, lr schedules, metrics) lives here once.
 """
 import copy
 import os
+import warnings
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -122,8 +123,8 @@ class Learner(Checkpointable):
         minibatch_size = minibatch_size or self.config.minibatch_size
         shuffle = self.config.shuffle_batch_per_epoch if shuffle_batch_per_epoch is None else shuffle_batch_per_epoch
         self.before_gradient_based_update(timesteps=timesteps)
-        for minibatch in iterate_minibatches(batch, num_epochs=num_epochs, minibatch_size=minibatch_size,
-                                             shuffle=shuffle):
+        for minibatch in self.iterate_minibatches(batch, num_epochs=num_epochs, minibatch_size=minibatch_size,
+                                                  shuffle=shuffle):
             self._update(minibatch)
         self.after_gradient_based_update(timesteps=timesteps)
         self._flush_stats()
@@ -140,14 +141,25 @@ class Learner(Checkpointable):
     def update_from_episodes(self, episodes, **kwargs) -> Dict[str, Any]:
         return self.update(episodes=episodes, **kwargs)
 
+    def iterate_minibatches(self, batch: Dict[str, Dict[str, Any]], *, num_epochs: int,
+                            minibatch_size: Optional[int], shuffle: bool):
+        """The minibatches of one update (`num_epochs` passes); Learners whose loss needs whole sequences of
+        rows (IMPALA's V-trace) cut them otherwise."""
+        return iterate_minibatches(batch, num_epochs=num_epochs, minibatch_size=minibatch_size, shuffle=shuffle)
+
+    # Whether the loss reads rows outside it (`loss_mask` False), e.g. IMPALA's bootstrap values; else they go.
+    KEEPS_ROWS_OUTSIDE_LOSS = False
+
     def _as_module_batch(self, batch: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
         """Key the batch by module ID (a flat batch belongs to `default_policy`); numpy arrays become tensors
         (otherwise minibatching would not slice them); rows outside the loss (`loss_mask` False) leave
-        non-recurrent batches, so minibatches hold only rows that train."""
+        non-recurrent batches, so minibatches hold only rows that train (unless KEEPS_ROWS_OUTSIDE_LOSS)."""
         if not (batch and all(k in self.module for k in batch)):
             batch = {DEFAULT_MODULE_ID: batch}
-        return {mid: drop_rows_outside_loss(_to_tensors(module_batch, self._device))
-                for mid, module_batch in batch.items()}
+        batch = {mid: _to_tensors(module_batch, self._device) for mid, module_batch in batch.items()}
+        if self.KEEPS_ROWS_OUTSIDE_LOSS:
+            return batch
+        return {mid: drop_rows_outside_loss(module_batch) for mid, module_batch in batch.items()}
 
     def _update(self, batch: Dict[str, Dict[str, Any]]):
         if self._ddp_module is not None:  # DDP runs forward + losses, so backward all-reduces the gradients
@@ -385,6 +397,10 @@ def _to_tensors(value, device):
     if isinstance(value, dict):
         return {k: (v if k == Columns.INFOS else _to_tensors(v, device)) for k, v in value.items()}
     if isinstance(value, np.ndarray) and value.dtype != object:
+        if not value.flags.writeable:  # e.g. from Ray's object store: torch warns; nothing writes into batches
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+                return torch.from_numpy(value).to(device)
         return torch.from_numpy(value).to(device)
     return value
 

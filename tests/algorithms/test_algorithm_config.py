@@ -546,7 +546,9 @@ def test_algo_class_and_multi_agent():
     assert AlgorithmConfig().algo_class is None
     sentinel = type("MyAlgo", (), {})
     assert PPOConfig(algo_class=sentinel).algo_class is sentinel
-    assert PPOConfig._DEFAULT_ALGO_CLASS == "relayrl.algorithms.ppo.ppo:PPO"
+    from relayrl.algorithms.ppo.ppo import PPO
+
+    assert PPOConfig().algo_class is PPO  # from the registry's table
     assert PPOConfig().is_multi_agent is False
 
 

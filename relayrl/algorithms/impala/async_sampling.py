@@ -1,0 +1,241 @@
+"""IMPALA's asynchronous data flow with remote EnvRunners: requests in flight, compact batches, a learner thread.
+
+    EnvRunner actors --(sample -> train-batch columns, metrics, connector states)--> AsyncSampler
+      (up to max_requests_in_flight_per_env_runner each; the driver takes what is ready)
+    AsyncSampler --(batches of >= train_batch_size_per_learner env steps)--> LearnerThread queue
+      (learner_queue_size; a full queue makes the driver wait)
+    LearnerThread --(every broadcast_interval updates: weights, ray.put once)--> every EnvRunner
+"""
+import queue
+import threading
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from relayrl.algorithms.impala.impala_learner import WEIGHTS_SEQ_NO, build_impala_learner_pipeline
+from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
+
+_TRAIN_BATCH_PIPELINES: Dict[int, Any] = {}  # id(EnvRunner) -> its Learner pipeline (inside the actor)
+
+
+def sample_train_batch(runner) -> Tuple[Dict[str, Dict[str, np.ndarray]], int, Dict[str, Any], Optional[dict]]:
+    """Runs inside an EnvRunner actor: one sample() turned into train-batch columns right there, so only
+    compact arrays cross the object store. Returns (batch, env steps, metrics, connector states or None)."""
+    episodes = runner.sample()
+    steps = sum(len(e) for e in episodes)
+    pipeline = _TRAIN_BATCH_PIPELINES.get(id(runner))
+    if pipeline is None:
+        obs_space, act_space = runner.get_spaces()["__env_single__"]
+        pipeline = build_impala_learner_pipeline(runner.config, obs_space, act_space)
+        if "NumpyToTensor" in [piece.name for piece in pipeline.connectors]:
+            pipeline.remove("NumpyToTensor")  # numpy crosses the object store without a copy
+        _TRAIN_BATCH_PIPELINES[id(runner)] = pipeline
+    batch = pipeline(rl_module=runner.module, batch={}, episodes=episodes, explore=False, shared_data={})
+    if Columns.LOSS_MASK in batch:  # one module's columns: key them by module id, as multi-module batches are
+        batch = {DEFAULT_MODULE_ID: batch}
+    seq_no = getattr(runner, "weights_seq_no", 0)
+    for module_batch in batch.values():
+        rows = len(module_batch[Columns.LOSS_MASK])
+        module_batch[WEIGHTS_SEQ_NO] = np.full(rows, seq_no, np.int64)
+    states = runner.get_connector_states() if _has_connector_state(runner) else None
+    return batch, steps, runner.get_metrics(), states
+
+
+def _has_connector_state(runner) -> bool:
+    """A remote runner whose pipelines keep state (e.g. MeanStdFilter): the driver merges and broadcasts it."""
+    from relayrl.env.env_runner_group import _has_state
+
+    return hasattr(runner, "get_connector_states") and (_has_state(runner._env_to_module)
+                                                        or _has_state(runner._module_to_env))
+
+
+def set_weights(runner, state: Dict[str, Any], seq_no: int) -> None:
+    """Runs inside an EnvRunner actor: take the broadcast weights (and merged connector states)."""
+    runner.set_state(state)
+    runner.weights_seq_no = seq_no
+
+
+class AsyncSampler:
+    """The driver side of asynchronous sampling: keeps requests in flight, packs batches, broadcasts weights."""
+
+    def __init__(self, algo):
+        self.algo = algo
+        self.group = algo.env_runner_group
+        self.config = algo.config
+        self._packer = TrainBatchPacker(algo.config.train_batch_size_per_learner)
+        self._connector_states: Dict[int, dict] = {}  # worker_index -> its latest connector states
+        self._connector_base: Dict[str, Any] = {}  # the merged states last broadcast
+
+    def collect(self) -> Tuple[List[Tuple[dict, int]], List[dict]]:
+        """Train batches of >= train_batch_size_per_learner env steps ready now, and the runners' metrics."""
+        self.group.probe_unhealthy_env_runners()
+        self._require_runners()
+        self.group.foreach_env_runner_async(sample_train_batch)
+        idle = not self._packer.pending and not self.algo._learner_thread.busy()
+        results = self.group.fetch_ready_async_reqs(timeout_seconds=self.config.timeout_s_sampler_manager,
+                                                    wait_for_one=idle, sampling=True)
+        metrics = []
+        for worker_index, (batch, steps, runner_metrics, states) in results:
+            self._packer.add(batch, steps)
+            metrics.append(runner_metrics)
+            if states is not None:
+                self._connector_states[worker_index] = states
+        self.algo.metrics.log_value((ENV_RUNNERS, "mean_num_episode_lists_received"), len(results))
+        return self._packer.take(), metrics
+
+    def _require_runners(self) -> None:
+        """No healthy runner and none to restart: the iteration cannot sample (never "train on nothing")."""
+        if self.group.num_healthy_remote_workers() == 0:
+            self.group._wait_for_restarts(0, self.config.train_batch_size_per_learner)
+
+    def broadcast_weights(self, weights_and_seq_no: Tuple[Dict[str, Any], int]) -> None:
+        """Weights (and merged connector states) `ray.put` once; every healthy runner gets the same reference.
+        The calls are not waited for: a runner takes them after the sample it is running."""
+        weights, seq_no = weights_and_seq_no
+        state = {"rl_module": weights, **self._merged_connector_states()}
+        actors = self.group._actors
+        ref = actors.ray.put(state)
+        actors.last_state_ref = ref  # what a restarted runner gets
+        for i in actors.healthy_indices():
+            actors.actor(i).apply.remote(set_weights, ref, seq_no)
+
+    def _merged_connector_states(self) -> Dict[str, Any]:
+        local = self.group.local_env_runner
+        if not self._connector_states or local is None:
+            return {}
+        from relayrl.distributed.connector_states import merge_connector_states
+
+        merged = {}
+        for key, pipeline in (("env_to_module_connector", local._env_to_module),
+                              ("module_to_env_connector", local._module_to_env)):
+            states = [s.get(key, {}) for s in self._connector_states.values()]
+            merged[key] = merge_connector_states(pipeline, self._connector_base.get(key, {}), states)
+        self._connector_base, self._connector_states = merged, {}
+        return merged
+
+
+ENV_RUNNERS = "env_runners"
+
+
+class TrainBatchPacker:
+    """Sampled batches in, train batches of at least `size` env steps out (RLlib's "packages")."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._pending: List[Tuple[dict, int]] = []
+
+    @property
+    def pending(self) -> int:
+        return sum(steps for _, steps in self._pending)
+
+    def add(self, batch: dict, steps: int) -> None:
+        self._pending.append((batch, steps))
+
+    def take(self) -> List[Tuple[dict, int]]:
+        packed = []
+        while self.pending >= self.size:
+            taken, total = [], 0
+            while total < self.size:
+                batch, steps = self._pending.pop(0)
+                taken.append(batch)
+                total += steps
+            packed.append((_concatenate(taken), total))
+        return packed
+
+
+def _concatenate(batches: List[dict]) -> dict:
+    if len(batches) == 1:
+        return batches[0]
+    return {mid: {col: np.concatenate([b[mid][col] for b in batches]) for col in batches[0][mid]}
+            for mid in batches[0]}
+
+
+class LearnerThread:
+    """Trains on batches from a bounded queue in a thread of its own (torch releases the GIL in its kernels).
+
+    `put` blocks while the queue is full (back-pressure: the runners' next requests wait in Ray).
+    Errors in the thread are raised in the driver at the next call.
+    """
+
+    def __init__(self, learner_group, learner_queue):
+        self.learner_group = learner_group
+        self._queue = learner_queue  # a bounded queue.Queue, or APPO's CircularBuffer
+        self._results: List[Tuple[dict, int]] = []
+        self._lock = threading.Lock()  # held during an update: weights are read between updates
+        self._error: Optional[BaseException] = None
+        self._updating = False
+        self._stopping = False
+        self.num_updates = 0
+        self.num_batches_waited = 0  # puts that found the queue full and waited (lifetime)
+        self._thread = threading.Thread(target=self._run, name="relayrl-learner-thread", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            try:
+                if item is None or self._stopping:
+                    return
+                batch, steps, timesteps = item
+                with self._lock:
+                    self._updating = True
+                    result = self.learner_group.update(batch=batch, timesteps=timesteps)
+                    self.num_updates += 1
+                    self._updating = False
+                with self._lock:
+                    self._results.append((result, steps))
+            except BaseException as error:  # raised in the driver by _raise_error
+                self._error = error
+                self._updating = False
+                return
+            finally:
+                self._queue.task_done()
+
+    def _raise_error(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise RuntimeError(f"IMPALA's learner thread failed: {type(error).__name__}: {error}") from error
+
+    def put(self, batch: dict, steps: int, timesteps: Dict[str, int]) -> None:
+        self._raise_error()
+        if self._queue.full():
+            self.num_batches_waited += 1
+        while True:
+            try:
+                self._queue.put((batch, steps, timesteps), timeout=1.0)
+                break
+            except queue.Full:
+                self._raise_error()
+                if not self._thread.is_alive():
+                    raise RuntimeError("IMPALA's learner thread is not running.") from None
+
+    def take_results(self) -> List[Tuple[dict, int]]:
+        self._raise_error()
+        with self._lock:
+            results, self._results = self._results, []
+        return results
+
+    def busy(self) -> bool:
+        return self._updating or not self._queue.empty()
+
+    def weights(self) -> Tuple[Dict[str, Any], int]:
+        """The module weights between two updates, and how many updates made them."""
+        with self._lock:
+            return self.learner_group.get_weights(inference_only=True), self.num_updates
+
+    def stats(self) -> Dict[str, float]:
+        return {"learner_queue_size": self._queue.qsize(), "num_batches_waited_lifetime": self.num_batches_waited,
+                "num_learner_thread_updates_lifetime": self.num_updates}
+
+    def pause(self):
+        """A context in which no update runs (e.g. while the Learner's state is read for a checkpoint)."""
+        return self._lock
+
+    def stop(self) -> None:
+        """Finish the update in progress and end the thread (batches still queued are not trained on)."""
+        self._stopping = True
+        try:
+            self._queue.put_nowait(None)  # wakes a thread waiting for a batch
+        except queue.Full:
+            pass
+        self._thread.join(timeout=60)

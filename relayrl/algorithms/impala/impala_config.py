@@ -1,0 +1,96 @@
+"""IMPALAConfig: V-trace, the learner queue, weight broadcasts and asynchronous sampling options."""
+from __future__ import annotations
+
+from relayrl.algorithms.algorithm_config import AlgorithmConfig
+from relayrl.algorithms.options import (
+    BOOL,
+    NON_NEGATIVE_FLOAT,
+    POSITIVE_FLOAT,
+    POSITIVE_INT,
+    Option,
+    only_default,
+    optional,
+    schedule_or,
+)
+
+__all__ = ["IMPALAConfig", "RLLIB_IMPALA_DEFAULTS"]
+
+# RLlib's IMPALA defaults where relayrl's differ: `IMPALAConfig().update_from_dict(RLLIB_IMPALA_DEFAULTS)`.
+RLLIB_IMPALA_DEFAULTS = {
+    "num_env_runners": 2,
+    "num_envs_per_env_runner": 1,
+    "num_learners": 1,
+    "vf_loss_coeff": 0.5,
+    "entropy_coeff": 0.01,
+    "min_time_s_per_iteration": 10,
+    "min_sample_timesteps_per_iteration": 0,
+    "model_config": {"vf_share_layers": True},
+}
+
+
+class IMPALAConfig(AlgorithmConfig):
+    """Config for IMPALA: `IMPALAConfig().environment("CartPole-v1").env_runners(num_env_runners=2)`."""
+
+    _OPTIONS = (
+        Option("vtrace", True, "Use V-trace off-policy corrections (IMPALA needs them: must stay True).",
+               "training", BOOL),
+        Option("vtrace_clip_rho_threshold", 1.0, "V-trace's rho-bar: importance weights in the value targets are "
+               "clipped at this (None: no clipping).", "training", optional(POSITIVE_FLOAT)),
+        Option("vtrace_clip_pg_rho_threshold", 1.0, "Clip of the importance weights in the policy-gradient "
+               "advantages (None: no clipping).", "training", optional(POSITIVE_FLOAT)),
+        Option("learner_queue_size", 3, "Train batches waiting for the learner thread; a full queue makes the "
+               "driver wait (back-pressure) instead of piling batches up.", "training", POSITIVE_INT),
+        Option("broadcast_interval", 1, "Send new weights to the EnvRunners after this many learner updates.",
+               "training", POSITIVE_INT),
+        Option("timeout_s_sampler_manager", 0.0, "Seconds each training_step waits for remote sample results "
+               "(0: take those already done; it waits for one when nothing else is to do).", "training",
+               NON_NEGATIVE_FLOAT),
+        Option("timeout_s_aggregator_manager", 0.0, "RLlib stores this and never reads it; relayrl has no "
+               "aggregator actors.", "training", only_default(0.0, "relayrl has no aggregator actors")),
+        Option("vf_loss_coeff", 0.5, "Weight of the value loss.", "training", NON_NEGATIVE_FLOAT),
+        Option("entropy_coeff", 0.01, "Weight of the entropy bonus, or a schedule [[timestep, value], ...].",
+               "training", schedule_or(NON_NEGATIVE_FLOAT, NON_NEGATIVE_FLOAT)),
+        Option("num_aggregator_actors_per_learner", 0, "RLlib's aggregator actors run the Learner connector; "
+               "relayrl's EnvRunners build the train-batch columns themselves.", "learners",
+               only_default(0, "relayrl's EnvRunners build the train batch; no aggregator actors")),
+        Option("num_gpu_loader_threads", 8, "Threads that copy batches to the GPU in RLlib; relayrl's learner "
+               "thread moves each batch itself.", "learners",
+               only_default(8, "relayrl's learner thread moves batches to the GPU itself")),
+    )
+    _DEFAULTS = {
+        "lr": 5e-4,
+        "grad_clip": 40.0,
+        "grad_clip_by": "global_norm",
+        "rollout_fragment_length": 50,
+        "train_batch_size": 500,
+        "num_envs_per_env_runner": 10,
+        "min_sample_timesteps_per_iteration": 10_000,
+        "vf_loss_coeff": 0.05,
+        "entropy_coeff": 0.0,
+    }
+    _MODEL_CONFIG_DEFAULTS = {"fcnet_hiddens": [64, 64], "vf_share_layers": True}
+
+    def get_default_rl_module_spec(self):
+        from relayrl.algorithms.ppo.default_ppo_rl_module import DefaultPPOTorchRLModule
+        from relayrl.modules.rl_module_spec import RLModuleSpec
+
+        return RLModuleSpec(module_class=DefaultPPOTorchRLModule)
+
+    def get_default_learner_class(self):
+        from relayrl.algorithms.impala.impala_learner import IMPALALearner
+
+        return IMPALALearner
+
+    def validate(self) -> None:
+        super().validate()
+        if not self.vtrace:
+            raise ValueError("IMPALA needs vtrace=True: without V-trace its asynchronous samples are not corrected "
+                             "for the policy lag. Fix: leave vtrace=True (or use PPO for on-policy training).")
+        if self.rollout_fragment_length == "auto":
+            raise ValueError("IMPALA needs an int rollout_fragment_length (steps per env per sample, e.g. 50).")
+        if self.minibatch_size is not None and self.minibatch_size % self.rollout_fragment_length:
+            raise ValueError(f"minibatch_size ({self.minibatch_size}) must be a multiple of rollout_fragment_length "
+                             f"({self.rollout_fragment_length}) (or None: train on each whole batch), so that "
+                             "minibatches hold whole fragments for V-trace.")
+        if self.batch_mode != "truncate_episodes":
+            raise ValueError("IMPALA samples fixed-length fragments: batch_mode must be 'truncate_episodes'.")
