@@ -31,8 +31,8 @@ from relayrl.tune.trainable_base import TrainableBase, split_tune_entries
 from relayrl.tune.trainable_base import install as _install_tune_bridge
 
 logger = logging.getLogger("relayrl")
-# Algorithm becomes a ray.tune.Trainable once ray.tune is imported (never imports ray itself
-# unless ray is already loaded); see relayrl/tune/trainable_base.py.
+# Algorithm becomes a ray.tune.Trainable once ray.tune is imported (never imports ray or ray.tune
+# itself): relayrl's one import-time side effect; see relayrl/tune/trainable_base.py.
 _install_tune_bridge()
 
 

@@ -10,9 +10,13 @@ But importing ray.tune costs about a second, which the embedded path must not pa
 - When ray.tune is imported -- before or after relayrl, in the driver or in a Ray worker --
   `become_tune_trainable()` sets `TrainableBase.__bases__ = (ray.tune.Trainable,)`. CPython then
   recomputes the MRO of every Algorithm subclass: `issubclass(PPO, Trainable)` holds.
-  Import order is handled by `install()`: ray.tune already loaded -> re-base now; ray loaded
-  (a Ray worker process, which Tune's trial actors are) -> import ray.tune and re-base; neither
-  -> a meta-path hook re-bases right after a later `import ray.tune` finishes.
+  Import order is handled by `install()`: ray.tune already loaded -> re-base now; otherwise
+  (ray loaded or not) -> a one-shot meta-path hook re-bases right after a later `import ray.tune`
+  finishes. relayrl never imports ray.tune itself: it costs seconds and needs pydantic, and a
+  program that imported ray for other reasons may never use Tune. A Tune trial actor is covered
+  too: Tune built it, so `_init_tune_trainable` imports ray.tune (firing the hook) before it
+  checks the re-basing.
+- This is relayrl's one import-time side effect (docs/architecture.md says why).
 - The Trainable protocol maps onto the Algorithm: `train()` is Trainable's (it calls `step()`,
   the Algorithm's iteration) when Tune built the algorithm; `save_checkpoint` / `load_checkpoint`
   use the algorithm's checkpoints; `reset(new_config)` keeps `algo.config` an AlgorithmConfig and
@@ -261,11 +265,12 @@ _hook: Optional[_TuneImportHook] = None
 
 
 def install() -> None:
-    """Called when relayrl's algorithm module loads; see the module docstring for the three cases."""
+    """Called when relayrl's algorithm module loads: re-base now if ray.tune is loaded, else wait for it
+    (never import it: `import ray` alone does not mean Tune will be used)."""
     global _hook
     if is_tune_trainable():
         return
-    if "ray.tune" in sys.modules or "ray" in sys.modules:
+    if "ray.tune" in sys.modules:
         become_tune_trainable()
     elif _hook is None or _hook not in sys.meta_path:
         _hook = _TuneImportHook()

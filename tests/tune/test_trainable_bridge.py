@@ -52,17 +52,44 @@ def test_relayrl_first_then_ray_tune(tmp_path):
     assert out.strip() == "ok"
 
 
+def test_ray_without_tune_never_imports_ray_tune():
+    """A program that imports ray (ray.init, ray.data, ...) but not Tune pays neither for importing ray.tune
+    (seconds) nor needs its dependencies: relayrl waits for ray.tune instead of importing it."""
+    out = _run("""
+        import sys
+        sys.modules["pydantic"] = None  # a machine with Ray but no pydantic: importing ray.tune fails there
+        import ray
+        import relayrl
+        from relayrl import PPO, PPOConfig
+        from relayrl.testing.envs import CountingEnv
+        algo = PPOConfig().environment(CountingEnv).training(train_batch_size=16, minibatch_size=8).build_algo()
+        assert algo.train()["training_iteration"] == 1
+        algo.stop()
+        print(sorted(m for m in sys.modules if m == "ray.tune" or m.startswith("ray.tune.")))
+        print(PPO.__mro__[-2].__name__)
+    """)
+    assert out.split("\n")[:2] == ["[]", "_Rebasable"]
+
+
 @pytest.mark.parametrize("first", ["import ray", pytest.param("import ray.tune", marks=pytest.mark.slow),
                                    pytest.param("from ray.tune import Tuner", marks=pytest.mark.slow)])
 def test_ray_first_then_relayrl(first):
     out = _run(f"""
+        import sys
         {first}
-        from relayrl import PPO
+        tune_loaded_before = "ray.tune" in sys.modules
+        from relayrl import PPO, PPOConfig
+        from relayrl.testing.envs import CountingEnv
+        assert ("ray.tune" in sys.modules) == tune_loaded_before  # relayrl never imports it
+        algo = PPOConfig().environment(CountingEnv).training(train_batch_size=16, minibatch_size=8).build_algo()
         from ray.tune import Trainable
+        from ray.tune.registry import register_trainable
         from ray.tune.tune import _Config
-        from relayrl import PPOConfig
-        assert issubclass(PPO, Trainable)
+        assert issubclass(PPO, Trainable) and isinstance(algo, Trainable)
+        register_trainable("PPO", PPO)  # what Tuner(PPO) does: a TypeError before the re-basing
         assert isinstance(PPOConfig(), _Config)  # Tuner(param_space=config) converts with to_dict()
+        assert algo.train()["training_iteration"] == 1
+        algo.stop()
         print("ok")
     """)
     assert out.strip() == "ok"

@@ -82,68 +82,64 @@ class SACLearner(DQNLearner):
 
     # -- the loss -----------------------------------------------------------------------------------
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
+        """Critics (twin Q), actor and temperature, summed: each term reaches only its optimiser's parameters.
+
+        Box actions: expectations over pi are the module's one reparameterised sample per row. Discrete
+        actions (Christodoulou 2019): the module gives every action's values, and expectations are exact
+        sums over pi's probabilities.
+        """
         module = self.module[module_id]
         log_alpha = self.curr_log_alpha[module_id]
         alpha = log_alpha.detach().exp()
         target_entropy = self.target_entropy[module_id]
-        if isinstance(module.action_space, gym.spaces.Discrete):
-            losses, stats, abs_td = self._discrete_losses(batch, fwd_out, config, alpha, log_alpha, target_entropy)
-        else:
-            losses, stats, abs_td = self._box_losses(batch, fwd_out, config, alpha, log_alpha, target_entropy)
-        self.keep_td_errors(module_id, batch, abs_td)
-        total_loss = sum(losses.values())
-        self.log_stats(module_id, {**stats, "alpha_value": alpha, "log_alpha": log_alpha.detach(),
-                                   "target_entropy": target_entropy, "total_loss": total_loss})
-        return total_loss
+        discrete = isinstance(module.action_space, gym.spaces.Discrete)
 
-    def _critic_losses(self, batch, fwd_out, config, next_values, losses, stats):
-        """Critic(s) against y = r + gamma**n (1 - terminated) V(s'), importance-weighted; keeps per-row TD errors."""
+        def expectation_over_pi(values, probs_key):
+            return (fwd_out[probs_key] * values).sum(-1) if discrete else values
+
+        # Critics: y = r + gamma**n (1 - terminated) V(s'), V(s') = E_a'~pi(s')[min_i Q_target_i(s', a')
+        # - alpha log pi(a'|s')] (no gradient); Huber or MSE of each critic's TD error, importance-weighted.
         n_step = batch.get("n_step", config.n_step)
         if isinstance(n_step, tuple):
             raise KeyError("n_step=(low, high) needs the batch's per-row `n_step` column (the replay buffer's "
                            "sample() writes it).")
+        next_values = expectation_over_pi(fwd_out[Q_TARGET_NEXT] - alpha * fwd_out[LOGP_NEXT_RESAMPLED],
+                                          ACTION_PROBS_NEXT)
         targets = bootstrap_targets(batch[Columns.REWARDS], batch[Columns.TERMINATEDS], next_values,
-                                         gamma=config.gamma, n_step=n_step)
+                                    gamma=config.gamma, n_step=n_step)
         weights = batch.get("weights")
-        abs_td = None
+        critic_losses, abs_td = {}, None
         for name, key in (("qf", QF_PREDS), ("qf_twin", QF_TWIN_PREDS)):
-            if key not in fwd_out:
+            if key not in fwd_out:  # one Q network (twin_q=False)
                 continue
             td = fwd_out[key] - targets
             per_row = td_error_loss(td, config.td_error_loss_fn)
             if weights is not None:  # prioritized replay's importance-sampling correction
                 per_row = per_row * weights.to(per_row.dtype)
-            losses[name] = per_row.mean()
-            stats[f"{name}_loss"] = losses[name]
+            critic_losses[name] = per_row.mean()
+            # Each row's new priority: the mean of the critics' |TD|.
             abs_td = td.detach().abs() if abs_td is None else 0.5 * (abs_td + td.detach().abs())
-        q = fwd_out[QF_PREDS].detach()
-        stats.update(qf_mean=q.mean(), qf_max=q.max(), qf_min=q.min(), qf_target_mean=targets.mean(),
-                     td_error_mean=abs_td.mean())
-        return abs_td
 
-    def _box_losses(self, batch, fwd_out, config, alpha, log_alpha, target_entropy):
-        losses, stats = {}, {}
-        # V(s') = min_i Q_target_i(s', a') - alpha log pi(a'|s'),  a' ~ pi(s')
-        next_values = fwd_out[Q_TARGET_NEXT] - alpha * fwd_out[LOGP_NEXT_RESAMPLED]
-        abs_td = self._critic_losses(batch, fwd_out, config, next_values, losses, stats)
+        # Actor: E_a~pi(s)[alpha log pi(a|s) - min_i Q_i(s, a)]; Q_CURR's gradient reaches the policy only.
         logp = fwd_out[LOGP_RESAMPLED]
-        losses["policy"] = (alpha * logp - fwd_out[Q_CURR]).mean()
-        losses["alpha"] = -(log_alpha * (logp.detach() + target_entropy)).mean()
-        stats.update(actor_loss=losses["policy"], alpha_loss=losses["alpha"], entropy=-logp.detach().mean())
-        return losses, stats, abs_td
+        actor_loss = expectation_over_pi(alpha * logp - fwd_out[Q_CURR], ACTION_PROBS).mean()
 
-    def _discrete_losses(self, batch, fwd_out, config, alpha, log_alpha, target_entropy):
-        """Discrete SAC (Christodoulou 2019): exact expectations over pi's probabilities instead of samples."""
-        losses, stats = {}, {}
-        probs_next, logp_next = fwd_out[ACTION_PROBS_NEXT], fwd_out[LOGP_NEXT_RESAMPLED]
-        next_values = (probs_next * (fwd_out[Q_TARGET_NEXT] - alpha * logp_next)).sum(-1)
-        abs_td = self._critic_losses(batch, fwd_out, config, next_values, losses, stats)
-        probs, logp = fwd_out[ACTION_PROBS], fwd_out[LOGP_RESAMPLED]
-        losses["policy"] = (probs * (alpha * logp - fwd_out[Q_CURR])).sum(-1).mean()
-        expected_logp = (probs * logp).sum(-1).detach()
-        losses["alpha"] = -(log_alpha * (expected_logp + target_entropy)).mean()
-        stats.update(actor_loss=losses["policy"], alpha_loss=losses["alpha"], entropy=-expected_logp.mean())
-        return losses, stats, abs_td
+        # Temperature: -log_alpha (E[log pi(a|s)] + target_entropy), the log-probs detached.
+        expected_logp = expectation_over_pi(logp, ACTION_PROBS).detach()
+        alpha_loss = -(log_alpha * (expected_logp + target_entropy)).mean()
+
+        total_loss = sum(critic_losses.values()) + actor_loss + alpha_loss
+        self.keep_td_errors(module_id, batch, abs_td)
+        q = fwd_out[QF_PREDS].detach()
+        self.log_stats(module_id, {
+            **{f"{name}_loss": loss for name, loss in critic_losses.items()},
+            "qf_mean": q.mean(), "qf_max": q.max(), "qf_min": q.min(), "qf_target_mean": targets.mean(),
+            "td_error_mean": abs_td.mean(),
+            "actor_loss": actor_loss, "alpha_loss": alpha_loss, "entropy": -expected_logp.mean(),
+            "alpha_value": alpha, "log_alpha": log_alpha.detach(), "target_entropy": target_entropy,
+            "total_loss": total_loss,
+        })
+        return total_loss
 
     # -- gradients -----------------------------------------------------------------------------------
     def postprocess_gradients(self, gradients_dict: Dict[str, Any]) -> Dict[str, Any]:
