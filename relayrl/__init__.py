@@ -66,3 +66,11 @@ def __getattr__(name):
 
 def __dir__():
     return __all__
+
+
+# relayrl's one import-time side effect: once ray.tune is imported (now or later; relayrl never imports
+# it), Algorithm becomes a ray.tune.Trainable and Tune knows the algorithms by name (tune.Tuner("PPO")).
+# Installing the hook imports nothing; see docs/architecture.md.
+from relayrl.tune.trainable_base import install as _install_tune_bridge  # noqa: E402
+
+_install_tune_bridge()

@@ -28,12 +28,10 @@ from relayrl.metrics import (
 )
 from relayrl.metrics.thread_safe_metrics_logger import ThreadSafeMetricsLogger
 from relayrl.tune.trainable_base import TrainableBase, split_tune_entries
-from relayrl.tune.trainable_base import install as _install_tune_bridge
 
 logger = logging.getLogger("relayrl")
-# Algorithm becomes a ray.tune.Trainable once ray.tune is imported (never imports ray or ray.tune
-# itself): relayrl's one import-time side effect; see relayrl/tune/trainable_base.py.
-_install_tune_bridge()
+# Algorithm becomes a ray.tune.Trainable once ray.tune is imported: the hook is installed by
+# `import relayrl` (relayrl/__init__.py, relayrl/tune/trainable_base.py).
 
 
 class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpointable, TrainableBase):
@@ -266,7 +264,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
     def _apply_hyperparameters(self, config, *, changed=None, previous=None) -> None:
         """Make `config` the algorithm's config; push it into the Learners and the changed options
         (`changed`, or all that differ from `previous`) into the EnvRunners' configs."""
-        from relayrl.tune.reset_config import ENV_OPTIONS, same_value
+        from relayrl.tune.reset_config import same_value
 
         previous = self.config if previous is None else previous
         if changed is None:
@@ -278,11 +276,11 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         self.learner_group.foreach_learner(lambda learner: learner.apply_hyperparameters(config, timestep=timestep))
         logging.getLogger("relayrl").setLevel("WARNING" if config.log_level == "WARN" else config.log_level)
         self.env_runner_group.config = config
-        _push_options_to_runners(self.env_runner_group, config, changed, ENV_OPTIONS)
+        _push_options_to_runners(self.env_runner_group, config, changed)
         if self.eval_env_runner_group is not None:
             eval_config = config.get_evaluation_config_object()
             self.eval_env_runner_group.config = eval_config
-            _push_options_to_runners(self.eval_env_runner_group, eval_config, changed, ENV_OPTIONS)
+            _push_options_to_runners(self.eval_env_runner_group, eval_config, changed)
 
     # -- lifetime ---------------------------------------------------------------------------------
     # stop() (TrainableBase) runs cleanup(): directly, or through ray.tune.Trainable.stop under Tune.
@@ -303,13 +301,14 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         self.stop()
 
 
-def _push_options_to_runners(group, config, changed, env_options) -> None:
-    """Set the changed options on every EnvRunner's own config copy; recreate the envs if the env
-    settings changed (the runners keep their modules and connector states)."""
+def _push_options_to_runners(group, config, changed) -> None:
+    """Set the changed options on every EnvRunner's own config copy; recreate the envs if an option declared
+    `remakes_env` changed (the runners keep their modules and connector states)."""
     updates = {name: config._values[name] for name in changed}
     if not updates:
         return
-    remake_env = any(name in env_options for name in updates)
+    table = type(config)._option_table
+    remake_env = any(table[name].remakes_env for name in updates)
 
     def update(env_runner):
         env_runner.config._set_options(updates)

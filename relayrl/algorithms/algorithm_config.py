@@ -65,6 +65,7 @@ class AlgorithmConfig(ConfigBuildersMixin):
 
     _OPTIONS = BASE_OPTIONS
     _DEFAULTS: dict = {}
+    _OPTION_CHANGES: dict = {}  # {inherited option: {field: value}}, e.g. {"tau": {"mutable": True}}
     _GROUP_HELP = BASE_GROUP_HELP
     _option_table: OptionTable  # set by _install_options for each class
 
@@ -86,9 +87,9 @@ class AlgorithmConfig(ConfigBuildersMixin):
         table = OptionTable()
         for klass in reversed(cls.__mro__):
             own = klass.__dict__
-            if "_OPTIONS" in own or "_DEFAULTS" in own or "_GROUP_HELP" in own:
-                table = table.extend(own.get("_OPTIONS", ()), own.get("_DEFAULTS"),
-                                     own.get("_GROUP_HELP"))
+            if any(k in own for k in ("_OPTIONS", "_DEFAULTS", "_GROUP_HELP", "_OPTION_CHANGES")):
+                table = table.extend(own.get("_OPTIONS", ()), own.get("_DEFAULTS"), own.get("_GROUP_HELP"),
+                                     own.get("_OPTION_CHANGES"))
         cls._option_table = table
         own = cls.__dict__
         for option in table:
@@ -98,7 +99,7 @@ class AlgorithmConfig(ConfigBuildersMixin):
         # Rebuild only builders whose options or defaults this class changed, so that a
         # hand-written builder in a parent class is not shadowed.
         changed = {g for o in own.get("_OPTIONS", ()) for g in o.groups}
-        changed |= {g for name in own.get("_DEFAULTS", {}) for g in table[name].groups}
+        changed |= {g for name in [*own.get("_DEFAULTS", {}), *own.get("_OPTION_CHANGES", {})] for g in table[name].groups}
         if cls is AlgorithmConfig:
             changed = set(table.groups())
         for group in table.groups():

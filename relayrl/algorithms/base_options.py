@@ -84,13 +84,13 @@ BASE_OPTIONS = (
     # environment()
     Option("env", None, "The env: a registered gymnasium id, a gymnasium.Env subclass, or a "
            "callable env_config -> env.", "environment", _ENV, positional=True, resolve_names=_env_names),
-    Option("env_config", {}, "Arguments for the env's constructor or creator.", "environment", DICT),
+    Option("env_config", {}, "Arguments for the env's constructor or creator.", "environment", DICT, mutable=True, remakes_env=True),
     Option("observation_space", None, "Observation space to use instead of the env's.",
            "environment", _SPACE, cli=False),
     Option("action_space", None, "Action space to use instead of the env's.", "environment",
            _SPACE, cli=False),
     Option("clip_rewards", None, "None: no clipping; True: clip to the reward's sign; c: clip to "
-           "[-c, c].", "environment", _CLIP_REWARDS),
+           "[-c, c].", "environment", _CLIP_REWARDS, mutable=True),
     Option("normalize_actions", True, "Map the module's actions from [-1, 1] to the env's Box "
            "bounds.", "environment", BOOL),
     Option("clip_actions", False, "Clip actions to the env's Box bounds before stepping.",
@@ -104,7 +104,7 @@ BASE_OPTIONS = (
     Option("num_envs_per_env_runner", 1, "Vectorised envs each EnvRunner steps at once.",
            "env_runners", POSITIVE_INT, aliases=("num_envs_per_worker",)),
     Option("rollout_fragment_length", "auto", "Steps per env in each sample() call; 'auto' derives "
-           "it from the train batch size.", "env_runners", _INT_OR_AUTO),
+           "it from the train batch size.", "env_runners", _INT_OR_AUTO, mutable=True),
     Option("batch_mode", "truncate_episodes", "'truncate_episodes' cuts episodes at the fragment "
            "length; 'complete_episodes' finishes them.", "env_runners",
            one_of("truncate_episodes", "complete_episodes")),
@@ -120,7 +120,7 @@ BASE_OPTIONS = (
     Option("episode_lookback_horizon", 1, "Past steps a cut episode keeps for connectors that look "
            "back.", "env_runners", NON_NEGATIVE_INT),
     Option("explore", True, "Sample actions stochastically (forward_exploration) instead of "
-           "greedily.", "env_runners", BOOL),
+           "greedily.", "env_runners", BOOL, mutable=True),
     Option("exploration_config", {}, "{'type': name | Exploration subclass | 'pkg.mod:Class', **its "
            "kwargs}; {}: the algorithm's default (see get_default_exploration_config()).",
            "env_runners", DICT, cli=False, resolve_names=_exploration_names),
@@ -186,24 +186,24 @@ BASE_OPTIONS = (
     Option("add_default_connectors_to_learner_pipeline", True, "Add relayrl's default learner "
            "pieces.", "learners", BOOL, also_in=("training",)),
     # training()
-    Option("gamma", 0.99, "Discount factor.", "training", FRACTION),
+    Option("gamma", 0.99, "Discount factor.", "training", FRACTION, mutable=True),
     Option("lr", 0.001, "Learning rate, or a schedule [[timestep, value], ...] interpolated "
-           "linearly.", "training", schedule_or(POSITIVE_FLOAT, NON_NEGATIVE_FLOAT)),
+           "linearly.", "training", schedule_or(POSITIVE_FLOAT, NON_NEGATIVE_FLOAT), mutable=True),
     Option("train_batch_size_per_learner", None, "Timesteps per update per Learner; None: "
-           "train_batch_size // max(num_learners, 1).", "training", optional(POSITIVE_INT)),
+           "train_batch_size // max(num_learners, 1).", "training", optional(POSITIVE_INT), mutable=True),
     Option("train_batch_size", 32, "Timesteps per update over all Learners (used when "
-           "train_batch_size_per_learner is None).", "training", POSITIVE_INT),
+           "train_batch_size_per_learner is None).", "training", POSITIVE_INT, mutable=True),
     Option("minibatch_size", None, "Timesteps per SGD minibatch; None: the whole batch.",
-           "training", optional(POSITIVE_INT), aliases=("sgd_minibatch_size",)),
+           "training", optional(POSITIVE_INT), aliases=("sgd_minibatch_size",), mutable=True),
     Option("num_epochs", 1, "Passes over each train batch.", "training", POSITIVE_INT,
-           aliases=("num_sgd_iter",)),
+           aliases=("num_sgd_iter",), mutable=True),
     Option("shuffle_batch_per_epoch", False, "Shuffle the train batch before each epoch.",
-           "training", BOOL, aliases=("shuffle_sequences",)),
+           "training", BOOL, aliases=("shuffle_sequences",), mutable=True),
     Option("grad_clip", None, "Clip gradients at this value (see grad_clip_by); None: no "
-           "clipping.", "training", optional(POSITIVE_FLOAT)),
+           "clipping.", "training", optional(POSITIVE_FLOAT), mutable=True),
     Option("grad_clip_by", "global_norm", "'value': each element; 'norm': each tensor's norm; "
            "'global_norm': the norm over all tensors.", "training",
-           one_of("value", "norm", "global_norm")),
+           one_of("value", "norm", "global_norm"), mutable=True),
     # rl_module()
     Option("model_config", {}, "Model settings: a dict or a DefaultModelConfig.", "rl_module",
            _MODEL_CONFIG, aliases=("model_config_dict",)),
@@ -213,11 +213,11 @@ BASE_OPTIONS = (
     Option("metrics_num_episodes_for_smoothing", 100, "Recent episodes that episode metrics "
            "average over.", "reporting", POSITIVE_INT),
     Option("min_time_s_per_iteration", None, "train() repeats training_step() for at least this "
-           "many seconds.", "reporting", optional(NON_NEGATIVE_FLOAT)),
+           "many seconds.", "reporting", optional(NON_NEGATIVE_FLOAT), mutable=True),
     Option("min_sample_timesteps_per_iteration", 0, "train() repeats training_step() until this "
-           "many env steps were sampled.", "reporting", NON_NEGATIVE_INT),
+           "many env steps were sampled.", "reporting", NON_NEGATIVE_INT, mutable=True),
     Option("min_train_timesteps_per_iteration", 0, "train() repeats training_step() until this "
-           "many env steps were trained on.", "reporting", NON_NEGATIVE_INT),
+           "many env steps were trained on.", "reporting", NON_NEGATIVE_INT, mutable=True),
     # evaluation()
     Option("evaluation_interval", None, "Evaluate every this many train() calls; None or 0: no "
            "evaluation.", "evaluation", optional(NON_NEGATIVE_INT)),
@@ -245,7 +245,7 @@ BASE_OPTIONS = (
     Option("seed", None, "Seed for envs, modules and sampling (runners derive their own); None: "
            "random.", "debugging", _SEED),
     Option("log_level", "WARN", "Level of relayrl's loggers.", "debugging",
-           one_of("DEBUG", "INFO", "WARN", "WARNING", "ERROR", ignore_case=True)),
+           one_of("DEBUG", "INFO", "WARN", "WARNING", "ERROR", ignore_case=True), mutable=True),
     Option("logger_config", None, "Where train() results go: None or a dict with 'logdir' (default "
            "$RELAYRL_RESULTS_DIR or ~/relayrl_results, then <Algo>_<env>_<time>) and 'type' "
            "('json+tensorboard' (default), 'json', 'none').", "debugging", optional(DICT)),

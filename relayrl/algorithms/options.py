@@ -218,6 +218,10 @@ class Option:
     # How a value may name code by a string path, e.g. env="pkg.module:MyEnv": (value, import_name) -> the
     # value with such paths resolved through `import_name` (a checkpoint's Trust when loading one).
     resolve_names: Optional[Callable[[Any, Callable], Any]] = None
+    # reset_config (Tune's PBT) may change it in place: the code reads it afresh at each use, or a Learner /
+    # EnvRunner hook (Learner.when_config_changes) applies it. Other options need a rebuild.
+    mutable: bool = False
+    remakes_env: bool = False  # a change recreates the EnvRunners' envs (keeping modules and connector states)
 
     @property
     def dict_key(self) -> str:
@@ -302,19 +306,29 @@ class OptionTable:
         self._reindex()
 
     def extend(self, options: Iterable[Option] = (), defaults: Optional[Mapping] = None,
-               group_help: Optional[Mapping] = None) -> "OptionTable":
-        """A new table with more options and/or other defaults (how a subclass derives its own)."""
+               group_help: Optional[Mapping] = None, changes: Optional[Mapping[str, Mapping]] = None) -> "OptionTable":
+        """A new table with more options, other defaults and/or other fields of inherited options (how a
+        subclass derives its own). `changes`: {option name: {field: value}}, e.g. SAC's
+        {"lr": {"default": None, "check": optional(...)}} or {"tau": {"mutable": True}}."""
         table = OptionTable(self._options.values(), {**self.group_help, **(group_help or {})})
         for option in options:
             table._add(option)
+        for name, fields in (changes or {}).items():
+            table._options[name] = dataclasses.replace(table._known(name, "change"), **fields)
         for name, default in (defaults or {}).items():
-            if name not in table._options:
-                raise ValueError(f"cannot override the default of unknown option `{name}`."
-                                 f"{did_you_mean(name, table._options)}")
-            option = table._options[name]
+            option = table._known(name, "override the default of")
             table._options[name] = dataclasses.replace(option, default=option.check_value(default))
         table._reindex()
         return table
+
+    def _known(self, name: str, what: str) -> Option:
+        if name not in self._options:
+            raise ValueError(f"cannot {what} unknown option `{name}`.{did_you_mean(name, self._options)}")
+        return self._options[name]
+
+    def mutable_names(self) -> frozenset:
+        """Options reset_config may change in place."""
+        return frozenset(o.name for o in self._options.values() if o.mutable)
 
     def _add(self, option: Option) -> None:
         existing = self._options.get(option.name)

@@ -236,6 +236,10 @@ class ConnectorV2(abc.ABC):
                 _assign(lists, columns, i, func(items, eps_id, agent_id, module_id))
 
     # -- state -------------------------------------------------------------------------------
+    # Config options this piece holds as attributes of the same name; Learner.apply_hyperparameters (reset_config)
+    # sets their new values (e.g. GeneralAdvantageEstimation: gamma, lambda_).
+    CONFIG_OPTIONS: tuple = ()
+
     def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
         return {}
 

@@ -6,7 +6,7 @@ epochs, gradient clipping, lr schedules, metrics) lives here once.
 import copy
 import os
 import warnings
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 import torch
@@ -42,6 +42,8 @@ class Learner(Checkpointable):
         self._device = torch.device("cpu")
         self._optimizers: Dict[str, Dict[str, torch.optim.Optimizer]] = {}
         self._lr_schedulers: Dict[tuple, Scheduler] = {}
+        self._lr_options: Dict[tuple, str] = {}  # (module_id, optimizer name) -> the option its lr follows
+        self._config_hooks: Dict[str, List[Callable[[Any, int], None]]] = {}  # see when_config_changes
         self._pending_stats: Dict[tuple, List[torch.Tensor]] = {}
         self._learner_connector = None
         self._params_cache: Dict[str, List[torch.nn.Parameter]] = {}
@@ -86,11 +88,15 @@ class Learner(Checkpointable):
         params = self.get_parameters(self.module[module_id])
         optimizer = make_adam(params)
         self.register_optimizer(module_id=module_id, optimizer=optimizer, params=params,
-                                lr_or_lr_schedule=(config or self.config).lr)
+                                lr_or_lr_schedule=(config or self.config).lr, lr_option="lr")
 
     def register_optimizer(self, *, module_id: str = ALL_MODULES, optimizer_name: str = DEFAULT_OPTIMIZER,
-                           optimizer: torch.optim.Optimizer, params=None, lr_or_lr_schedule=None) -> None:
+                           optimizer: torch.optim.Optimizer, params=None, lr_or_lr_schedule=None,
+                           lr_option: Optional[str] = None) -> None:
+        """`lr_option`: the config option whose value the lr follows when reset_config changes it (e.g. "lr")."""
         self._optimizers.setdefault(module_id, {})[optimizer_name] = optimizer
+        if lr_option is not None:
+            self._lr_options[(module_id, optimizer_name)] = lr_option
         if lr_or_lr_schedule is not None:
             scheduler = Scheduler(lr_or_lr_schedule)
             self._lr_schedulers[(module_id, optimizer_name)] = scheduler
@@ -268,25 +274,27 @@ class Learner(Checkpointable):
         self._pending_stats = {}
 
     # -- hyper-parameter changes in place (Algorithm.reset_config, Tune's PBT) -------------------
+    def when_config_changes(self, option: str, hook: Callable[[Any, int], None]) -> None:
+        """Call `hook(new_value, timestep)` when reset_config changes `option`: for state derived from the config
+        (e.g. PPO's entropy schedule and adaptive KL coefficients). Register hooks in build()."""
+        self._config_hooks.setdefault(option, []).append(hook)
+
     def apply_hyperparameters(self, config, *, timestep: int = 0) -> None:
         """Put `config`'s hyper-parameters in force without a rebuild (weights, optimiser moments and
-        the connector pipeline stay). The loss reads `self.config`; besides that:
+        the connector pipeline stay). The loss reads `self.config`; besides that, for each changed option:
 
-        - optimisers that follow `config.lr` (the default ones) get the new lr / schedule, and their
-          param groups the value at `timestep` (lifetime env steps) right away;
-        - by convention, for each changed option `x`: an attribute `x_scheduler` (a Scheduler, e.g.
-          PPO's entropy_coeff_scheduler) is rebuilt, a per-module dict `curr_xs` (e.g. PPO's adaptive
-          curr_kl_coeffs) restarts from the new value, and Learner connector pieces with an attribute
-          `x` (e.g. GAE's gamma and lambda_) take the new value.
-        Subclasses with other derived state override this and call super().
+        - optimisers registered to follow an option (`register_optimizer(lr_option=...)`; the default ones
+          follow `lr`) get its lr or schedule, their param groups its value at `timestep` (always, changed or
+          not: a restored optimizer state brings back the lr it was saved with);
+        - the hooks registered with `when_config_changes(option, hook)` run;
+        - Learner connector pieces that list the option in their CONFIG_OPTIONS (e.g. GAE's gamma and
+          lambda_) take the new value.
         """
         old, self.config = self.config, config
-        for key, scheduler in list(self._lr_schedulers.items()):
-            if vars(scheduler) != vars(Scheduler(old.lr)):
-                continue  # registered with its own lr, not config.lr
-            new = self._lr_schedulers[key] = Scheduler(config.lr)
+        for key, lr_option in self._lr_options.items():  # always: a restored optimizer state brings its old lr
+            scheduler = self._lr_schedulers[key] = Scheduler(getattr(config, lr_option))
             for group in self._optimizers[key[0]][key[1]].param_groups:
-                group["lr"] = new.get(timestep)
+                group["lr"] = scheduler.get(timestep)
         pieces = list(getattr(self._learner_connector, "connectors", []))
         for option in type(config).options():
             name, value = option.name, getattr(config, option.name)
@@ -296,16 +304,10 @@ class Learner(Checkpointable):
                 unchanged = False
             if unchanged:
                 continue
-            if isinstance(getattr(self, f"{name}_scheduler", None), Scheduler):
-                scheduler = Scheduler(value)
-                setattr(self, f"{name}_scheduler", scheduler)
-                if hasattr(self, f"_{name}"):
-                    setattr(self, f"_{name}", scheduler.get(timestep))
-            per_module = getattr(self, f"curr_{name}s", None)
-            if isinstance(per_module, dict):
-                per_module.update({module_id: value for module_id in per_module})
+            for hook in self._config_hooks.get(name, ()):
+                hook(value, timestep)
             for piece in pieces:
-                if name in vars(piece):
+                if name in getattr(piece, "CONFIG_OPTIONS", ()):
                     setattr(piece, name, value)
 
     # -- weights and state ---------------------------------------------------------------------

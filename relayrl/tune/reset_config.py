@@ -1,9 +1,9 @@
 """What `Algorithm.reset_config(new_config)` may change in place, and the new config it yields.
 
 Tune's PBT (and `reuse_actors=True`) hands a running algorithm a new config; rebuilding the
-algorithm for every perturbation wastes the trial's setup time. Options in `MUTABLE_OPTIONS`
-are applied in place; a change to any other option (model, env, number of runners, ...)
-needs a rebuild, so reset_config refuses it and changes nothing.
+algorithm for every perturbation wastes the trial's setup time. Options declared `mutable=True`
+(their `Option` record, relayrl/algorithms/) are applied in place; a change to any other option
+(model, env, number of runners, ...) needs a rebuild, so reset_config refuses it and changes nothing.
 """
 import logging
 from dataclasses import dataclass
@@ -12,26 +12,6 @@ from typing import Any, Mapping, Optional, Tuple
 from relayrl.tune.trainable_base import split_tune_entries
 
 logger = logging.getLogger("relayrl")
-
-# Options read afresh at each use (loss, minibatching, sampling, iteration bookkeeping) or pushed
-# into the Learner / EnvRunners by reset_config. Algorithms add theirs with a class attribute
-# `_RESET_CONFIG_MUTABLE_OPTIONS` (option names).
-MUTABLE_OPTIONS = frozenset({
-    # optimiser and loss
-    "lr", "grad_clip", "grad_clip_by", "gamma", "lambda_", "entropy_coeff", "clip_param",
-    "vf_clip_param", "vf_loss_coeff", "kl_coeff", "kl_target",
-    # batch sizes and SGD passes
-    "train_batch_size", "train_batch_size_per_learner", "minibatch_size", "num_epochs",
-    "shuffle_batch_per_epoch", "rollout_fragment_length",
-    # sampling and exploration
-    "explore", "env_config", "clip_rewards",
-    # what one train() call covers
-    "min_time_s_per_iteration", "min_sample_timesteps_per_iteration", "min_train_timesteps_per_iteration",
-    "log_level",
-})
-
-# Changing these requires recreating the EnvRunners' envs.
-ENV_OPTIONS = frozenset({"env_config"})
 
 
 @dataclass
@@ -90,7 +70,7 @@ def plan_config_reset(algorithm, current, new_config) -> Optional[ConfigReset]:
         raise TypeError(f"reset_config() takes an AlgorithmConfig or a dict, got {type(new_config).__name__}")
     changed = tuple(o.name for o in type(config).options()
                     if not same_value(current._values[o.name], config._values[o.name]))
-    mutable = MUTABLE_OPTIONS | frozenset(getattr(algorithm, "_RESET_CONFIG_MUTABLE_OPTIONS", ()))
+    mutable = type(config)._option_table.mutable_names()
     needs_rebuild = [name for name in changed if name not in mutable]
     if needs_rebuild:
         logger.info("reset_config: %s changed, which needs a rebuild; nothing was changed",

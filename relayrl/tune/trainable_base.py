@@ -224,6 +224,21 @@ def become_tune_trainable() -> None:
     from relayrl.algorithms.algorithm_config import AlgorithmConfig
 
     _Config.register(AlgorithmConfig)
+    _register_algorithm_names()
+
+
+def _register_algorithm_names() -> None:
+    """`tune.Tuner("PPO")`: every algorithm of relayrl's registry (and those registered later) by name."""
+    from ray.tune.registry import register_trainable
+
+    from relayrl.algorithms import registry
+
+    def register(entry) -> None:
+        register_trainable(entry.name, registry.get_algorithm_class(entry.name))
+
+    for name in registry.algorithm_names():
+        register(registry.ALGORITHMS[name])
+    registry.on_register(register)
 
 
 class _TuneImportHook(importlib.abc.MetaPathFinder):

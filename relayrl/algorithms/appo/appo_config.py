@@ -23,18 +23,18 @@ class APPOConfig(IMPALAConfig):
 
     _OPTIONS = (
         Option("clip_param", 0.4, "Surrogate clip: the ratio to the target policy is clipped to "
-               "[1 - clip_param, 1 + clip_param].", "training", POSITIVE_FLOAT),
+               "[1 - clip_param, 1 + clip_param].", "training", POSITIVE_FLOAT, mutable=True),
         Option("use_kl_loss", False, "Add KL(target policy || current policy) with an adaptive coefficient.",
                "training", BOOL),
         Option("kl_coeff", 1.0, "Initial weight of the KL term (adapted towards kl_target).", "training",
-               NON_NEGATIVE_FLOAT),
-        Option("kl_target", 0.01, "KL per update that kl_coeff is adapted towards.", "training", POSITIVE_FLOAT),
+               NON_NEGATIVE_FLOAT, mutable=True),
+        Option("kl_target", 0.01, "KL per update that kl_coeff is adapted towards.", "training", POSITIVE_FLOAT, mutable=True),
         Option("target_network_update_freq", 2, "Move the target policy every this many x circular_buffer_"
                "num_batches x circular_buffer_iterations_per_batch x train_batch_size_per_learner trained env "
                "steps (RLlib's unit).", "training", POSITIVE_INT),
-        Option("tau", 1.0, "Polyak factor of target updates (1.0: copy).", "training", float_between(0.0, 1.0)),
+        Option("tau", 1.0, "Polyak factor of target updates (1.0: copy).", "training", float_between(0.0, 1.0), mutable=True),
         Option("target_worker_clipping", 2.0, "Clip of the importance ratio behaviour / target policy in the "
-               "surrogate.", "training", POSITIVE_FLOAT),
+               "surrogate.", "training", POSITIVE_FLOAT, mutable=True),
         Option("use_circular_buffer", True, "Learner input is a circular buffer that serves each batch up to "
                "circular_buffer_iterations_per_batch times (else a FIFO queue of learner_queue_size).",
                "training", BOOL),

@@ -26,6 +26,8 @@ class APPOLearner(IMPALALearner):
             if isinstance(module, TargetNetworkAPI):
                 module.make_target_networks()
         self.curr_kl_coeffs = {mid: self.config.kl_coeff for mid in self.module.keys()}
+        self.when_config_changes("kl_coeff", lambda kl_coeff, timestep: self.curr_kl_coeffs.update(
+            dict.fromkeys(self.curr_kl_coeffs, kl_coeff)))
         self.last_target_update_ts = {mid: 0 for mid in self.module.keys()}
         self.num_target_updates = {mid: 0 for mid in self.module.keys()}
 

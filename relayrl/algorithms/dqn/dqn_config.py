@@ -68,7 +68,7 @@ class DQNConfig(AlgorithmConfig):
         Option("target_network_update_freq", 500, "Sampled env steps between target-network updates "
                "(0: after every update).", "training", NON_NEGATIVE_INT),
         Option("tau", 1.0, "Target update weight: target = tau * main + (1 - tau) * target (1.0: "
-               "hard copy).", "training", _TAU),
+               "hard copy).", "training", _TAU, mutable=True),
         Option("num_steps_sampled_before_learning_starts", 1000, "Env steps sampled into the buffer "
                "before the first update.", "training", NON_NEGATIVE_INT),
         Option("training_intensity", None, "Trained / sampled env steps ratio (replay ratio); None: one "

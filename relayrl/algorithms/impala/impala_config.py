@@ -35,21 +35,21 @@ class IMPALAConfig(AlgorithmConfig):
         Option("vtrace", True, "Use V-trace off-policy corrections (IMPALA needs them: must stay True).",
                "training", BOOL),
         Option("vtrace_clip_rho_threshold", 1.0, "V-trace's rho-bar: importance weights in the value targets are "
-               "clipped at this (None: no clipping).", "training", optional(POSITIVE_FLOAT)),
+               "clipped at this (None: no clipping).", "training", optional(POSITIVE_FLOAT), mutable=True),
         Option("vtrace_clip_pg_rho_threshold", 1.0, "Clip of the importance weights in the policy-gradient "
-               "advantages (None: no clipping).", "training", optional(POSITIVE_FLOAT)),
+               "advantages (None: no clipping).", "training", optional(POSITIVE_FLOAT), mutable=True),
         Option("learner_queue_size", 3, "Train batches waiting for the learner thread; a full queue makes the "
                "driver wait (back-pressure) instead of piling batches up.", "training", POSITIVE_INT),
         Option("broadcast_interval", 1, "Send new weights to the EnvRunners after this many learner updates.",
-               "training", POSITIVE_INT),
+               "training", POSITIVE_INT, mutable=True),
         Option("timeout_s_sampler_manager", 0.0, "Seconds each training_step waits for remote sample results "
                "(0: take those already done; it waits for one when nothing else is to do).", "training",
                NON_NEGATIVE_FLOAT),
         Option("timeout_s_aggregator_manager", 0.0, "RLlib stores this and never reads it; relayrl has no "
                "aggregator actors.", "training", only_default(0.0, "relayrl has no aggregator actors")),
-        Option("vf_loss_coeff", 0.5, "Weight of the value loss.", "training", NON_NEGATIVE_FLOAT),
+        Option("vf_loss_coeff", 0.5, "Weight of the value loss.", "training", NON_NEGATIVE_FLOAT, mutable=True),
         Option("entropy_coeff", 0.01, "Weight of the entropy bonus, or a schedule [[timestep, value], ...].",
-               "training", schedule_or(NON_NEGATIVE_FLOAT, NON_NEGATIVE_FLOAT)),
+               "training", schedule_or(NON_NEGATIVE_FLOAT, NON_NEGATIVE_FLOAT), mutable=True),
         Option("num_aggregator_actors_per_learner", 0, "RLlib's aggregator actors run the Learner connector; "
                "relayrl's EnvRunners build the train-batch columns themselves.", "learners",
                only_default(0, "relayrl's EnvRunners build the train batch; no aggregator actors")),

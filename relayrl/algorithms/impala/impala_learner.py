@@ -34,9 +34,13 @@ class IMPALALearner(Learner):
         super().build()
         if self.config.add_default_connectors_to_learner_pipeline:  # as build_impala_learner_pipeline
             self._learner_connector.prepend(AddOneTsToEpisodesAndTruncate())
-        self.entropy_coeff_scheduler = Scheduler(self.config.entropy_coeff)
-        self._entropy_coeff = self.entropy_coeff_scheduler.initial()
+        self._set_entropy_coeff(self.config.entropy_coeff, 0)
+        self.when_config_changes("entropy_coeff", self._set_entropy_coeff)
         self.weights_seq_no = 0  # updates so far: the version of the weights the EnvRunners get
+
+    def _set_entropy_coeff(self, entropy_coeff, timestep: int) -> None:
+        self.entropy_coeff_scheduler = Scheduler(entropy_coeff)
+        self._entropy_coeff = self.entropy_coeff_scheduler.get(timestep)
 
     def before_gradient_based_update(self, *, timesteps: Dict[str, Any]) -> None:
         super().before_gradient_based_update(timesteps=timesteps)

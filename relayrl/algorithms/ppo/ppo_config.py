@@ -37,21 +37,21 @@ class PPOConfig(AlgorithmConfig):
 
     _OPTIONS = (
         Option("lambda_", 1.0, "GAE lambda: 1.0 gives Monte-Carlo advantages, lower values trade "
-               "variance for bias.", "training", FRACTION, key="lambda"),
+               "variance for bias.", "training", FRACTION, key="lambda", mutable=True),
         Option("clip_param", 0.3, "Surrogate clip: the probability ratio is clipped to "
-               "[1 - clip_param, 1 + clip_param].", "training", POSITIVE_FLOAT),
+               "[1 - clip_param, 1 + clip_param].", "training", POSITIVE_FLOAT, mutable=True),
         Option("vf_clip_param", 10.0, "Clip for the squared value error (inf: no clipping).",
-               "training", float_at_least(0, strict=True, allow_inf=True)),
+               "training", float_at_least(0, strict=True, allow_inf=True), mutable=True),
         Option("vf_loss_coeff", 1.0, "Weight of the value loss in the total loss.", "training",
-               NON_NEGATIVE_FLOAT),
+               NON_NEGATIVE_FLOAT, mutable=True),
         Option("entropy_coeff", 0.0, "Weight of the entropy bonus, or a schedule [[timestep, "
-               "value], ...].", "training", schedule_or(NON_NEGATIVE_FLOAT, NON_NEGATIVE_FLOAT)),
+               "value], ...].", "training", schedule_or(NON_NEGATIVE_FLOAT, NON_NEGATIVE_FLOAT), mutable=True),
         Option("use_kl_loss", True, "Add an adaptive KL penalty between the old and new policy.",
                "training", BOOL),
         Option("kl_coeff", 0.2, "Initial weight of the KL penalty (adapted towards kl_target).",
-               "training", NON_NEGATIVE_FLOAT),
+               "training", NON_NEGATIVE_FLOAT, mutable=True),
         Option("kl_target", 0.01, "KL divergence per update that kl_coeff is adapted towards.",
-               "training", POSITIVE_FLOAT),
+               "training", POSITIVE_FLOAT, mutable=True),
         Option("use_critic", True, "Learn a value function (GAE and cut episodes need it).",
                "training", BOOL),
         Option("use_gae", True, "Use generalized advantage estimation (needs use_critic).",

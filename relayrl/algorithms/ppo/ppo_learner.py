@@ -25,8 +25,16 @@ class PPOLearner(Learner):
                                                                       lambda_=self.config.lambda_))
         self.curr_kl_coeffs = {mid: self.config.kl_coeff for mid in self.module.keys()}
         self._value_fits = {}  # module_id -> [(value targets, predictions, loss mask)] of this update
-        self.entropy_coeff_scheduler = Scheduler(self.config.entropy_coeff)
-        self._entropy_coeff = self.entropy_coeff_scheduler.initial()
+        self._set_entropy_coeff(self.config.entropy_coeff, 0)
+        self.when_config_changes("entropy_coeff", self._set_entropy_coeff)
+        self.when_config_changes("kl_coeff", self._restart_kl_coeffs)
+
+    def _set_entropy_coeff(self, entropy_coeff, timestep: int) -> None:
+        self.entropy_coeff_scheduler = Scheduler(entropy_coeff)
+        self._entropy_coeff = self.entropy_coeff_scheduler.get(timestep)
+
+    def _restart_kl_coeffs(self, kl_coeff: float, timestep: int) -> None:
+        self.curr_kl_coeffs = dict.fromkeys(self.curr_kl_coeffs, kl_coeff)
 
     def before_gradient_based_update(self, *, timesteps: Dict[str, Any]) -> None:
         super().before_gradient_based_update(timesteps=timesteps)

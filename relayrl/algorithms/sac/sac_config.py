@@ -1,8 +1,6 @@
 """SACConfig: SAC's options (added to training()) with RLlib's names and defaults; a DQNConfig subclass."""
 from __future__ import annotations
 
-import dataclasses
-
 from relayrl.algorithms.algorithm_config import AlgorithmConfig
 from relayrl.algorithms.dqn.dqn_config import DQNConfig
 from relayrl.algorithms.options import (
@@ -33,11 +31,11 @@ class SACConfig(DQNConfig):
         Option("initial_alpha", 1.0, "Initial entropy temperature alpha (then learned).", "training",
                POSITIVE_FLOAT),
         Option("target_entropy", "auto", "Entropy alpha is tuned towards; 'auto': -dim(A) for Box "
-               "actions, 0.98 * log(|A|) for Discrete.", "training", _TARGET_ENTROPY),
+               "actions, 0.98 * log(|A|) for Discrete.", "training", _TARGET_ENTROPY, mutable=True),
         Option("actor_lr", 3e-5, "Policy learning rate (or a schedule [[timestep, value], ...]).",
-               "training", _LR),
-        Option("critic_lr", 3e-4, "Q-network learning rate (or a schedule).", "training", _LR),
-        Option("alpha_lr", 3e-4, "Learning rate of log(alpha) (or a schedule).", "training", _LR),
+               "training", _LR, mutable=True),
+        Option("critic_lr", 3e-4, "Q-network learning rate (or a schedule).", "training", _LR, mutable=True),
+        Option("alpha_lr", 3e-4, "Learning rate of log(alpha) (or a schedule).", "training", _LR, mutable=True),
     )
     # RLlib's SAC defaults.
     _DEFAULTS = {
@@ -51,18 +49,10 @@ class SACConfig(DQNConfig):
         "num_steps_sampled_before_learning_starts": 1500,
         "min_sample_timesteps_per_iteration": 100,
     }
+    # As in RLlib, SAC's `lr` is None: actor_lr, critic_lr and alpha_lr set the three optimisers.
+    _OPTION_CHANGES = {"lr": {"default": None, "check": optional(_LR)}}
     # SAC's usual networks (RLlib's tuned examples): two 256-unit relu layers, linear heads.
     _MODEL_CONFIG_DEFAULTS = {"fcnet_hiddens": [256, 256], "fcnet_activation": "relu", "head_fcnet_hiddens": []}
-
-    @classmethod
-    def _install_options(cls) -> None:
-        super()._install_options()
-        # As in RLlib, SAC's `lr` is None: actor_lr, critic_lr and alpha_lr set the three optimisers.
-        # The base option refuses None, so SAC's table gets an optional copy of it.
-        table = cls._option_table
-        lr = table["lr"]
-        table._options["lr"] = dataclasses.replace(lr, default=None, check=optional(lr.check))
-        table._reindex()
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class)

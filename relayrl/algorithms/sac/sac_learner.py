@@ -29,7 +29,6 @@ from relayrl.algorithms.sac.default_sac_rl_module import (
     QF_TWIN_PREDS,
 )
 from relayrl.core.columns import Columns
-from relayrl.core.schedules import Scheduler
 from relayrl.learner.optimizers import make_adam
 from relayrl.ops.q_learning import bootstrap_targets, td_error_loss
 
@@ -56,6 +55,12 @@ class SACLearner(DQNLearner):
         self.target_entropy: Dict[str, float] = {}
         self._optimizer_params: Dict[tuple, list] = {}
         super().build()
+        self.when_config_changes("target_entropy", self._resolve_target_entropy)
+
+    def _resolve_target_entropy(self, target_entropy, timestep: int) -> None:
+        for module_id in self.target_entropy:
+            self.target_entropy[module_id] = resolve_target_entropy(self.module[module_id].action_space,
+                                                                    target_entropy)
 
     # -- optimisers ------------------------------------------------------------------------------
     def configure_optimizers_for_module(self, module_id: str, config=None) -> None:
@@ -78,7 +83,7 @@ class SACLearner(DQNLearner):
     def _add_optimizer(self, module_id, name, params, lr) -> None:
         self._optimizer_params[(module_id, name)] = params
         self.register_optimizer(module_id=module_id, optimizer_name=name, optimizer=make_adam(params),
-                                params=params, lr_or_lr_schedule=lr)
+                                params=params, lr_or_lr_schedule=lr, lr_option=_LR_OPTION[name])
 
     # -- the loss -----------------------------------------------------------------------------------
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
@@ -151,23 +156,6 @@ class SACLearner(DQNLearner):
                 self.postprocess_gradients_for_module(module_id=module_id, config=self.config,
                                                       module_gradients_dict=params)
         return gradients_dict
-
-    # -- hyper-parameter changes in place (Algorithm.reset_config, Tune's PBT) ---------------------------
-    def apply_hyperparameters(self, config, *, timestep: int = 0) -> None:
-        """As the base Learner's, but SAC's optimisers follow actor_lr / critic_lr / alpha_lr (`lr` is None),
-        and target_entropy is re-resolved."""
-        schedulers, self._lr_schedulers = self._lr_schedulers, {}  # the base would read config.lr for them
-        try:
-            super().apply_hyperparameters(config, timestep=timestep)
-        finally:
-            self._lr_schedulers = schedulers
-        for module_id, name in list(schedulers):
-            scheduler = self._lr_schedulers[(module_id, name)] = Scheduler(getattr(config, _LR_OPTION[name]))
-            for group in self._optimizers[module_id][name].param_groups:
-                group["lr"] = scheduler.get(timestep)
-        for module_id in self.target_entropy:
-            self.target_entropy[module_id] = resolve_target_entropy(self.module[module_id].action_space,
-                                                                    config.target_entropy)
 
     # -- state ---------------------------------------------------------------------------------------
     def get_state(self, components=None, *, not_components=None, **kwargs):

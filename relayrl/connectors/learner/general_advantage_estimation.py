@@ -14,6 +14,8 @@ class GeneralAdvantageEstimation(ConnectorV2):
     BATCHED_SAFE = True
     WRITES_EPISODES = False
 
+    CONFIG_OPTIONS = ("gamma", "lambda_")  # reset_config pushes new values of these options into the piece
+
     def __init__(self, input_observation_space=None, input_action_space=None, *, gamma: float, lambda_: float,
                  **kwargs):
         super().__init__(input_observation_space, input_action_space, **kwargs)
