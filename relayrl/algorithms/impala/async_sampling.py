@@ -65,6 +65,7 @@ class AsyncSampler:
         self._packer = TrainBatchPacker(algo.config.train_batch_size_per_learner)
         self._connector_states: Dict[int, dict] = {}  # worker_index -> its latest connector states
         self._connector_base: Dict[str, Any] = {}  # the merged states last broadcast
+        self.env_steps_by_runner: Dict[int, int] = {}  # worker_index -> env steps it delivered (lifetime)
 
     def collect(self) -> Tuple[List[Tuple[dict, int]], List[dict]]:
         """Train batches of >= train_batch_size_per_learner env steps ready now, and the runners' metrics."""
@@ -77,6 +78,7 @@ class AsyncSampler:
         metrics = []
         for worker_index, (batch, steps, runner_metrics, states) in results:
             self._packer.add(batch, steps)
+            self.env_steps_by_runner[worker_index] = self.env_steps_by_runner.get(worker_index, 0) + steps
             metrics.append(runner_metrics)
             if states is not None:
                 self._connector_states[worker_index] = states
