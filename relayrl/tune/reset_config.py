@@ -27,7 +27,7 @@ MUTABLE_OPTIONS = frozenset({
     "explore", "env_config", "clip_rewards",
     # what one train() call covers
     "min_time_s_per_iteration", "min_sample_timesteps_per_iteration", "min_train_timesteps_per_iteration",
-    "log_level",
+    "log_level", "on_nonfinite_gradient",
 })
 
 # Changing these requires recreating the EnvRunners' envs.
