@@ -4,6 +4,7 @@ Algorithms subclass it and implement `compute_loss_for_module`; everything else 
 epochs, gradient clipping, lr schedules, metrics) lives here once.
 """
 import copy
+import logging
 import os
 from typing import Any, Dict, List, Optional
 
@@ -18,6 +19,7 @@ from relayrl.learner.minibatches import (
     drop_rows_outside_loss,
     iterate_minibatches,
 )
+from relayrl.learner.nonfinite_gradients import FiniteGradientCheck, NonFiniteGradientError
 from relayrl.learner.optimizers import make_adam
 from relayrl.metrics.metrics_logger import MetricsLogger
 from relayrl.modules.multi_rl_module import MultiRLModule
@@ -26,6 +28,9 @@ from relayrl.modules.rl_module_spec import MultiRLModuleSpec, RLModuleSpec
 
 DEFAULT_OPTIMIZER = "default_optimizer"
 NUM_ENV_STEPS_SAMPLED_LIFETIME = "num_env_steps_sampled_lifetime"
+NUM_NONFINITE_GRADIENT_SKIPS_LIFETIME = "num_nonfinite_gradient_skips_lifetime"
+
+logger = logging.getLogger("relayrl")
 
 
 class Learner(Checkpointable):
@@ -43,6 +48,8 @@ class Learner(Checkpointable):
         self._pending_stats: Dict[tuple, List[torch.Tensor]] = {}
         self._learner_connector = None
         self._params_cache: Dict[str, List[torch.nn.Parameter]] = {}
+        self._gradient_check = FiniteGradientCheck()
+        self._warned_nonfinite = set()  # module ids whose first skipped minibatch was logged as a warning
         self._ddp_module = None  # set by relayrl/distributed/learner_ddp.py in remote Learners (num_learners > 1)
         self.module: Optional[MultiRLModule] = None
 
@@ -89,6 +96,7 @@ class Learner(Checkpointable):
     def register_optimizer(self, *, module_id: str = ALL_MODULES, optimizer_name: str = DEFAULT_OPTIMIZER,
                            optimizer: torch.optim.Optimizer, params=None, lr_or_lr_schedule=None) -> None:
         self._optimizers.setdefault(module_id, {})[optimizer_name] = optimizer
+        self._gradient_check.forget_parameters()
         if lr_or_lr_schedule is not None:
             scheduler = Scheduler(lr_or_lr_schedule)
             self._lr_schedulers[(module_id, optimizer_name)] = scheduler
@@ -131,6 +139,9 @@ class Learner(Checkpointable):
             self.metrics.log_value((module_id, "num_module_steps_trained"), n, reduce="sum", clear_on_reduce=True)
         self.metrics.log_value((ALL_MODULES, "num_env_steps_trained"), max(steps.values(), default=0),
                                reduce="sum", clear_on_reduce=True)
+        if self.config.get("on_nonfinite_gradient", "raise") == "skip":  # lifetime sums: present, 0 until a skip
+            for module_id in steps:
+                self.metrics.log_value((module_id, NUM_NONFINITE_GRADIENT_SKIPS_LIFETIME), 0, reduce="sum")
         return self.metrics.reduce()
 
     def update_from_batch(self, batch, **kwargs) -> Dict[str, Any]:
@@ -155,9 +166,34 @@ class Learner(Checkpointable):
             fwd_out = self.module.forward_train(batch)
             loss_per_module = self.compute_losses(fwd_out=fwd_out, batch=batch)
         gradients = self.compute_gradients(loss_per_module)
+        if not self._gradient_check.all_finite(self._optimizers, gradients):  # one fused check, one sync
+            gradients = self._drop_nonfinite_gradients(gradients)
         gradients = self.postprocess_gradients(gradients)
         self.apply_gradients(gradients)
         return fwd_out, loss_per_module
+
+    def _drop_nonfinite_gradients(self, gradients: Dict[str, Any]) -> Dict[str, Any]:
+        """The failure path of the gradient check, before any optimizer stepped: raise (weights and
+        optimizer state untouched), or with on_nonfinite_gradient="skip" drop the modules whose gradients
+        are not finite from this minibatch's step (their gradients zeroed), count them, and go on."""
+        culprits = self._gradient_check.first_nonfinite(self._optimizers, gradients, self._parameter_names)
+        if self.config.get("on_nonfinite_gradient", "raise") != "skip":
+            raise NonFiniteGradientError.for_culprits(culprits)
+        for module_id, culprit in culprits.items():
+            for optimizer in self._optimizers.get(module_id, {}).values():
+                optimizer.zero_grad(set_to_none=True)
+            self.metrics.log_value((module_id, NUM_NONFINITE_GRADIENT_SKIPS_LIFETIME), 1, reduce="sum")
+            log = logger.debug if module_id in self._warned_nonfinite else logger.warning
+            self._warned_nonfinite.add(module_id)
+            log("Skipped a minibatch's update of module `%s`: parameter `%s` (optimizer `%s`) has a %s gradient "
+                "(on_nonfinite_gradient='skip'; later skips of this module are logged at DEBUG level).",
+                module_id, culprit.parameter, culprit.optimizer, culprit.kind)
+        return {module_id: params for module_id, params in gradients.items() if module_id not in culprits}
+
+    def _parameter_names(self, module_id: str) -> Dict[int, str]:
+        """id(parameter) -> name for error messages: the module's named_parameters(). Subclasses whose
+        optimizers train parameters outside the module add theirs (SAC's log-alpha)."""
+        return {id(param): name for name, param in self.module[module_id].named_parameters()}
 
     def compute_losses(self, *, fwd_out, batch) -> Dict[str, torch.Tensor]:
         losses = {}

@@ -154,6 +154,13 @@ class SACLearner(DQNLearner):
                                                       module_gradients_dict=params)
         return gradients_dict
 
+    def _parameter_names(self, module_id: str) -> Dict[int, str]:
+        """The module's parameter names plus log-alpha's, which lives in the Learner (for error messages)."""
+        names = super()._parameter_names(module_id)
+        if module_id in self.curr_log_alpha:
+            names[id(self.curr_log_alpha[module_id])] = "curr_log_alpha"
+        return names
+
     # -- hyper-parameter changes in place (Algorithm.reset_config, Tune's PBT) ---------------------------
     def apply_hyperparameters(self, config, *, timestep: int = 0) -> None:
         """As the base Learner's, but SAC's optimisers follow actor_lr / critic_lr / alpha_lr (`lr` is None),
