@@ -73,13 +73,16 @@ class FiniteGradientCheck:
         grads = [p.grad for p in self._parameters_of(optimizers, module_ids) if p.grad is not None]
         if not grads:
             return True
-        found, scale = self._flags_on(grads[0].device)
-        found.zero_()
+        found, scale = self._flags_on(grads[0].device)  # `found` stays 0 between calls while all is finite
         try:
             torch._amp_foreach_non_finite_check_and_unscale_(grads, found, scale)
         except (RuntimeError, TypeError, NotImplementedError):  # e.g. gradients on several devices, sparse
+            found.zero_()
             return all(_finite(g) for g in grads)
-        return not found.item()
+        if not found.item():
+            return True
+        found.zero_()
+        return False
 
     def first_nonfinite(self, optimizers, module_ids,
                         parameter_names: Callable[[str], Dict[int, str]]) -> Dict[str, NonFiniteGradient]:
