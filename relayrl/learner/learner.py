@@ -186,7 +186,7 @@ class Learner(Checkpointable):
             self.metrics.log_value((module_id, NUM_NONFINITE_GRADIENT_SKIPS_LIFETIME), 1, reduce="sum")
             log = logger.debug if module_id in self._warned_nonfinite else logger.warning
             self._warned_nonfinite.add(module_id)
-            log("Skipped a minibatch's update of module `%s`: parameter `%s` (optimizer `%s`) has a %s gradient "
+            log("Skipped a minibatch's update of module `%s`: parameter `%s` (optimizer `%s`) has %s in its gradient "
                 "(on_nonfinite_gradient='skip'; later skips of this module are logged at DEBUG level).",
                 module_id, culprit.parameter, culprit.optimizer, culprit.kind)
         return {module_id: params for module_id, params in gradients.items() if module_id not in culprits}

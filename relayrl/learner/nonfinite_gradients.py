@@ -47,7 +47,7 @@ class NonFiniteGradientError(FloatingPointError):
     @classmethod
     def for_culprits(cls, culprits: Dict[str, NonFiniteGradient]) -> "NonFiniteGradientError":
         where = "; ".join(f"module `{c.module_id}`: parameter `{c.parameter}` (optimizer `{c.optimizer}`) "
-                          f"has a {c.kind} gradient" for c in culprits.values())
+                          f"has {c.kind} in its gradient" for c in culprits.values())
         return cls(
             f"Non-finite gradient although the loss is finite -- {where}. The update stopped before the "
             "optimizer step: weights and optimizer state are as they were before this minibatch. Look for "

@@ -14,8 +14,8 @@ from relayrl.algorithms.ppo.ppo_learner import PPOLearner
 from relayrl.algorithms.sac.sac_learner import SACLearner
 from relayrl.core.columns import DEFAULT_MODULE_ID
 from relayrl.learner.learner import NUM_NONFINITE_GRADIENT_SKIPS_LIFETIME
-from relayrl.learner.optimizers import make_adam
 from relayrl.learner.nonfinite_gradients import FiniteGradientCheck, NonFiniteGradientError
+from relayrl.learner.optimizers import make_adam
 from relayrl.testing import CorridorEnv
 
 SKIPS = NUM_NONFINITE_GRADIENT_SKIPS_LIFETIME
