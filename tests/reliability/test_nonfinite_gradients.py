@@ -4,18 +4,21 @@ config.debugging(on_nonfinite_gradient="skip"), skip the step, count it and trai
 import copy
 import pickle
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from torch import nn
 
-from relayrl import DQNConfig, PPOConfig, SACConfig
+from relayrl import AlgorithmConfig, DQNConfig, Learner, PPOConfig, RLModule, SACConfig
 from relayrl.algorithms.dqn.dqn_learner import DQNLearner
 from relayrl.algorithms.ppo.ppo_learner import PPOLearner
 from relayrl.algorithms.sac.sac_learner import SACLearner
-from relayrl.core.columns import DEFAULT_MODULE_ID
+from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 from relayrl.learner.learner import NUM_NONFINITE_GRADIENT_SKIPS_LIFETIME
 from relayrl.learner.nonfinite_gradients import FiniteGradientCheck, NonFiniteGradientError
 from relayrl.learner.optimizers import make_adam
+from relayrl.modules.rl_module_spec import MultiRLModuleSpec, RLModuleSpec
 from relayrl.testing import CorridorEnv
 
 SKIPS = NUM_NONFINITE_GRADIENT_SKIPS_LIFETIME
@@ -190,6 +193,49 @@ def test_skip_mode_counts_skips_and_trains_on(name):
         assert all(p.grad is None or torch.isfinite(p.grad).all() for p in learner.module.parameters())
     finally:
         algo.stop()
+
+
+class Linear(RLModule):
+    def setup(self):
+        self.net = nn.Linear(3, 1)
+
+    def _forward(self, batch, **kwargs):
+        return {"pred": self.net(batch[Columns.OBS]).squeeze(-1)}
+
+
+class TwoModuleRegression(Learner):
+    """Squared error per module; module "b"'s loss also carries a zero term with an infinite gradient."""
+
+    def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
+        loss = torch.mean((fwd_out["pred"] - batch["target"]) ** 2)
+        if module_id == "b":
+            loss = loss + nan_gradient_term(self.module[module_id].net.bias)
+        return loss
+
+
+@pytest.mark.parametrize("mode", ["raise", "skip"])
+def test_only_the_module_with_a_bad_gradient_is_skipped(mode):
+    space = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
+    spec = MultiRLModuleSpec(rl_module_specs={mid: RLModuleSpec(module_class=Linear, observation_space=space,
+                                                                action_space=space) for mid in ("a", "b")})
+    config = AlgorithmConfig().training(lr=0.1, minibatch_size=8).debugging(on_nonfinite_gradient=mode)
+    learner = TwoModuleRegression(config=config, module_spec=spec)
+    learner.build()
+    x = torch.randn(32, 3, generator=torch.Generator().manual_seed(0))
+    batch = {mid: {Columns.OBS: x, "target": x.sum(-1)} for mid in ("a", "b")}
+    before = snapshot(learner)
+    if mode == "raise":
+        with pytest.raises(NonFiniteGradientError, match="module `b`: parameter `net.bias`"):
+            learner.update(batch=batch)
+        assert_bit_identical(snapshot(learner), before)  # the first minibatch raised: "a" did not step either
+        return
+    results = learner.update(batch=batch)
+    after = snapshot(learner)
+    assert (results["a"][SKIPS], results["b"][SKIPS]) == (0, 4)  # 32 rows, minibatches of 8
+    assert not torch.equal(after["weights"]["a"]["net.weight"], before["weights"]["a"]["net.weight"])
+    assert_bit_identical(after["weights"]["b"], before["weights"]["b"])
+    assert_bit_identical(after["optimizers"][("b", "default_optimizer")],
+                         before["optimizers"][("b", "default_optimizer")])
 
 
 # -- normal runs ------------------------------------------------------------------------------------------------
