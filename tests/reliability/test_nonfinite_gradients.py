@@ -304,3 +304,53 @@ def test_option_is_validated():
         PPOConfig().debugging(on_nonfinite_gradient="ignore")
     assert PPOConfig().on_nonfinite_gradient == "raise"
     assert np.all(PPOConfig.from_dict({"on_nonfinite_gradient": "skip"}).on_nonfinite_gradient == "skip")
+
+
+# -- DDP (slow: starts Ray and two Learner actors) --------------------------------------------------------------
+@pytest.fixture
+def local_ray(request):
+    ray = pytest.importorskip("ray")
+    import sys
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[request.module.__name__])  # ship the poisoned Learner
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.mark.slow  # ~15 s on 2 busy cores
+def test_two_ddp_learners_raise_then_skip_in_step(local_ray):
+    """Gradients are all-reduced before the check, so every Learner sees the same NaN and decides the same."""
+    from relayrl.learner.learner_group import LearnerGroup
+
+    obs, act = gym.spaces.Box(-1.0, 1.0, (4,), np.float32), gym.spaces.Discrete(2)
+    spaces = {"__env_single__": (obs, act)}
+    config = (PPOConfig().environment(observation_space=obs, action_space=act).debugging(seed=0)
+              .training(minibatch_size=16, num_epochs=1, shuffle_batch_per_epoch=False)
+              .rl_module(model_config={"fcnet_hiddens": [8]})
+              .learners(num_learners=2, learner_class=PoisonedPPOLearner))
+    group = LearnerGroup(config=config, module_spec=config.get_rl_module_spec(spaces=spaces), spaces=spaces)
+    try:
+        rng = np.random.default_rng(0)
+        batch = {Columns.OBS: rng.normal(size=(64, 4)).astype(np.float32), Columns.ACTIONS: rng.integers(0, 2, 64),
+                 Columns.ACTION_LOGP: np.full(64, -0.7, np.float32),
+                 Columns.ADVANTAGES: rng.normal(size=64).astype(np.float32),
+                 Columns.VALUE_TARGETS: rng.normal(size=64).astype(np.float32)}
+        group.update(batch=batch)  # a normal step first: optimizer state to protect
+        group.foreach_learner(lambda learner: setattr(learner, "poison", "always"))
+        before = group.foreach_learner(snapshot)
+        with pytest.raises(FloatingPointError, match=f"module `{DEFAULT_MODULE_ID}`: parameter `"):
+            group.update(batch=batch)
+        for old, new in zip(before, group.foreach_learner(snapshot)):
+            assert_bit_identical(new, old)
+        # reset_config's path for a mutable option: every Learner gets the new config
+        group.foreach_learner(lambda learner: learner.apply_hyperparameters(
+            learner.config.copy(copy_frozen=False).debugging(on_nonfinite_gradient="skip")))
+        group.foreach_learner(lambda learner: setattr(learner, "poison", "every_other"))
+        results = group.update(batch=batch)
+        assert results[DEFAULT_MODULE_ID][SKIPS] == 2 * 2  # 4 minibatches per Learner, 2 skipped, summed over 2
+        first, second = group.foreach_learner(lambda learner: snapshot(learner)["weights"])
+        assert_bit_identical(first, second)  # the Learners stayed in step
+        assert all_finite(first[DEFAULT_MODULE_ID])
+    finally:
+        group.shutdown()
