@@ -130,9 +130,13 @@ class Learner(Checkpointable):
         minibatch_size = minibatch_size or self.config.minibatch_size
         shuffle = self.config.shuffle_batch_per_epoch if shuffle_batch_per_epoch is None else shuffle_batch_per_epoch
         self.before_gradient_based_update(timesteps=timesteps)
-        for minibatch in iterate_minibatches(batch, num_epochs=num_epochs, minibatch_size=minibatch_size,
-                                             shuffle=shuffle):
-            self._update(minibatch)
+        try:
+            for minibatch in iterate_minibatches(batch, num_epochs=num_epochs, minibatch_size=minibatch_size,
+                                                 shuffle=shuffle):
+                self._update(minibatch)
+        except FloatingPointError:  # a NaN/inf loss or gradient: the stats of the failed update go with it
+            self._pending_stats = {}
+            raise
         self.after_gradient_based_update(timesteps=timesteps)
         self._flush_stats()
         steps = {module_id: _num_real_steps(module_batch) for module_id, module_batch in batch.items()}

@@ -155,6 +155,7 @@ def test_nonfinite_gradient_raises_and_changes_nothing(name):
         assert "on_nonfinite_gradient='skip'" in message
         assert_bit_identical(snapshot(learner), before)
         assert all_finite(algo.env_runner.module.state_dict())
+        assert learner._pending_stats == {}  # the failed update's stats do not leak into the next result
     finally:
         algo.stop()
 
