@@ -11,8 +11,10 @@ Checking before clipping, not after: clipping by global norm turns one inf eleme
 clipping by value would hide an inf.
 
 Parameters after the step are not checked: with finite gradients, a finite learning rate and Adam's
-bounded step (|step| <= lr * (1 - beta1) / sqrt(1 - beta2) per element), finite weights stay finite,
-and undoing a step that had already happened would need a copy of every weight and moment per step.
+bounded step (per element at most max(1, (1 - beta1) / sqrt(1 - beta2)) * lr, about 3.2 * lr with the
+default betas; Kingma & Ba, section 2.1), finite weights stay finite, and undoing a step that had already
+happened would need a copy of every weight and moment per step. A custom optimizer that can turn finite
+weights and gradients into inf is not covered.
 """
 from typing import Callable, Dict, Iterator, List, NamedTuple, Tuple
 
