@@ -20,7 +20,7 @@ from relayrl.learner.minibatches import (
     drop_rows_outside_loss,
     iterate_minibatches,
 )
-from relayrl.learner.nonfinite_gradients import FiniteGradientCheck, NonFiniteGradientError
+from relayrl.learner.nonfinite_gradients import FiniteGradientCheck, NonFiniteGradientError, global_grad_norm
 from relayrl.learner.optimizers import make_adam
 from relayrl.metrics.metrics_logger import MetricsLogger
 from relayrl.modules.multi_rl_module import MultiRLModule
@@ -50,6 +50,10 @@ class Learner(Checkpointable):
         self._learner_connector = None
         self._params_cache: Dict[str, List[torch.nn.Parameter]] = {}
         self._gradient_check = FiniteGradientCheck()
+        self._pre_clip_norms: Dict[str, torch.Tensor] = {}  # this minibatch's global norms, for the clipping
+        cls = type(self)  # clipping by the base methods can reuse the check's norms (subclasses may clip otherwise)
+        self._base_clipping = (cls.postprocess_gradients is Learner.postprocess_gradients
+                               and cls.postprocess_gradients_for_module is Learner.postprocess_gradients_for_module)
         self._warned_nonfinite = set()  # module ids whose first skipped minibatch was logged as a warning
         self._ddp_module = None  # set by relayrl/distributed/learner_ddp.py in remote Learners (num_learners > 1)
         self.module: Optional[MultiRLModule] = None
@@ -171,11 +175,25 @@ class Learner(Checkpointable):
             fwd_out = self.module.forward_train(batch)
             loss_per_module = self.compute_losses(fwd_out=fwd_out, batch=batch)
         gradients = self.compute_gradients(loss_per_module)
-        if not self._gradient_check.all_finite(self._optimizers, gradients):  # one fused check, one sync
+        if not self._gradients_finite(gradients):
             gradients = self._drop_nonfinite_gradients(gradients)
         gradients = self.postprocess_gradients(gradients)
         self.apply_gradients(gradients)
         return fwd_out, loss_per_module
+
+    def _gradients_finite(self, gradients: Dict[str, Any]) -> bool:
+        """One fused check, one sync (relayrl/learner/nonfinite_gradients.py). When the base clipping by global
+        norm follows, the check computes the norms it needs and the clipping reuses them."""
+        self._pre_clip_norms = {}
+        config = self.config
+        if config.grad_clip is not None and config.grad_clip_by == "global_norm" and self._base_clipping:
+            norms = self._gradient_check.global_norms(self._optimizers, gradients)
+            if norms:
+                total = next(iter(norms.values())) if len(norms) == 1 else torch.stack(list(norms.values())).sum()
+                if math.isfinite(total.item()):
+                    self._pre_clip_norms = norms
+                    return True
+        return self._gradient_check.all_finite(self._optimizers, gradients)
 
     def _drop_nonfinite_gradients(self, gradients: Dict[str, Any]) -> Dict[str, Any]:
         """The failure path of the gradient check, before any optimizer stepped: raise (weights and
@@ -253,7 +271,8 @@ class Learner(Checkpointable):
             for p in params:
                 torch.nn.utils.clip_grad_norm_([p], config.grad_clip)
         else:
-            norm = clip_grad_global_norm_(params, config.grad_clip)
+            norm = clip_grad_global_norm_(params, config.grad_clip,
+                                          total_norm=self._pre_clip_norms.pop(module_id, None))
             self.log_stats(module_id, {"gradients_default_optimizer_global_norm": norm})
         return module_gradients_dict
 
@@ -383,15 +402,18 @@ class Learner(Checkpointable):
         pass
 
 
-def clip_grad_global_norm_(params: List[torch.nn.Parameter], max_norm: float) -> torch.Tensor:
+def clip_grad_global_norm_(params: List[torch.nn.Parameter], max_norm: float,
+                           total_norm: Optional[torch.Tensor] = None) -> torch.Tensor:
     """torch.nn.utils.clip_grad_norm_ (L2, same kernels and numbers) for gradients on one device and dtype,
     without its grouping and wrapper layers, which cost more than the clipping for a small net.
+    `total_norm`: the gradients' global norm if already computed (the non-finite gradient check's).
     Returns the global norm before clipping."""
     grads = [p.grad for p in params]
-    if len({(g.device, g.dtype) for g in grads}) != 1:
-        return torch.nn.utils.clip_grad_norm_(params, max_norm)
+    if total_norm is None:
+        total_norm = global_grad_norm(grads)
+        if total_norm is None:  # several devices or dtypes
+            return torch.nn.utils.clip_grad_norm_(params, max_norm)
     with torch.no_grad():
-        total_norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
         torch._foreach_mul_(grads, torch.clamp(max_norm / (total_norm + 1e-6), max=1.0))
     return total_norm
 

@@ -6,6 +6,11 @@ with a scale of exactly 1: it reads the gradients and leaves them bit for bit as
 `.item()` reads the result: a single device sync. Only when it finds something does the slow path walk
 the parameters one by one to name the first bad one.
 
+When the Learner will clip by global norm over exactly the parameters its optimizers step (PPO's and
+DQN's defaults), the check computes that norm instead (NaN or inf in any element makes it NaN or inf)
+and the clipping reuses it: the check then costs one `.item()` and no kernel of its own. A norm that
+overflowed although every element is finite is not a non-finite gradient: the element check decides.
+
 Checking before clipping, not after: clipping by global norm turns one inf element into NaN everywhere
 (the scale max_norm / inf is 0, and inf * 0 is NaN), so after it every parameter would look guilty, and
 clipping by value would hide an inf.
@@ -16,7 +21,7 @@ default betas; Kingma & Ba, section 2.1), finite weights stay finite, and undoin
 happened would need a copy of every weight and moment per step. A custom optimizer that can turn finite
 weights and gradients into inf is not covered.
 """
-from typing import Callable, Dict, Iterator, List, NamedTuple, Tuple
+from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 import torch
 
@@ -64,11 +69,32 @@ class FiniteGradientCheck:
 
     def __init__(self):
         self._parameters: Dict[tuple, List[torch.nn.Parameter]] = {}  # module ids -> their optimizers' params
+        self._steps_exactly: Dict[str, tuple] = {}  # module id -> (params list, do its optimizers step exactly it)
         self._flags: Dict[torch.device, Tuple[torch.Tensor, torch.Tensor]] = {}  # device -> (found, scale 1)
 
     def forget_parameters(self) -> None:
         """Call when optimizers change (register_optimizer does)."""
-        self._parameters = {}
+        self._parameters, self._steps_exactly = {}, {}
+
+    def global_norms(self, optimizers, gradients: Dict[str, list]) -> Optional[Dict[str, torch.Tensor]]:
+        """{module_id: the global L2 norm of the gradients of `gradients[module_id]`}, computed as clipping by
+        global norm computes it, if each module's optimizers step exactly those parameters (so the norm covers
+        everything the check must cover) on one device and dtype; None otherwise."""
+        norms = {}
+        for module_id, params in gradients.items():
+            cached = self._steps_exactly.get(module_id)
+            if cached is None or cached[0] is not params:
+                stepped = {id(p) for p in self._parameters_of(optimizers, (module_id,))}
+                cached = self._steps_exactly[module_id] = (params, stepped == {id(p) for p in params})
+            if not cached[1]:
+                return None
+            grads = [p.grad for p in params if p.grad is not None]
+            if grads:
+                norm = global_grad_norm(grads)
+                if norm is None:
+                    return None
+                norms[module_id] = norm
+        return norms
 
     def all_finite(self, optimizers: Dict[str, Dict[str, torch.optim.Optimizer]], module_ids) -> bool:
         """True if every gradient that the optimizers of `module_ids` would apply is finite."""
@@ -118,6 +144,15 @@ class FiniteGradientCheck:
         if flags is None:
             flags = self._flags[device] = (torch.zeros(1, device=device), torch.ones(1, device=device))
         return flags
+
+
+def global_grad_norm(grads: List[torch.Tensor]) -> Optional[torch.Tensor]:
+    """The L2 norm over all `grads` with torch.nn.utils.clip_grad_norm_'s kernels (same number); None for
+    gradients on several devices or dtypes (clip_grad_norm_ groups those)."""
+    if len({(g.device, g.dtype) for g in grads}) != 1:
+        return None
+    with torch.no_grad():
+        return torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
 
 
 def _optimizer_parameters(optimizers, module_id) -> Iterator[Tuple[str, str, torch.nn.Parameter]]:

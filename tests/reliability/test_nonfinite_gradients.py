@@ -286,6 +286,53 @@ def test_check_leaves_gradients_bit_for_bit_and_finds_nan_and_inf():
     assert check.all_finite(optimizers, ["m"])
 
 
+class RecordingRegression(Learner):
+    """Squared error scaled by `scale`; records the gradients the optimizer is about to apply."""
+
+    scale = 1.0
+
+    def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
+        return torch.mean((fwd_out["pred"] - batch["target"]) ** 2) * self.scale
+
+    def apply_gradients(self, gradients_dict):
+        self.recorded = [p.grad.clone() for p in gradients_dict[DEFAULT_MODULE_ID]]
+        super().apply_gradients(gradients_dict)
+
+
+def regression_learner(reuse_norm=True, scale=1.0, **training):
+    space = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
+    torch.manual_seed(0)
+    learner = RecordingRegression(config=AlgorithmConfig().training(**training),
+                                  module_spec=RLModuleSpec(module_class=Linear, observation_space=space,
+                                                           action_space=space))
+    learner.build()
+    learner.scale = scale
+    learner._base_clipping = reuse_norm  # False: the element check, and the clipping computes its own norm
+    return learner
+
+
+def test_clipping_with_the_checks_norm_gives_the_same_bits():
+    x = torch.randn(32, 3, generator=torch.Generator().manual_seed(0))
+    batch = {Columns.OBS: x, "target": 100.0 * x.sum(-1)}
+    reused, own = (regression_learner(reuse, grad_clip=0.5, minibatch_size=8) for reuse in (True, False))
+    for learner in (reused, own):
+        learner.update(batch=batch)
+    assert_bit_identical(reused.recorded, own.recorded)
+    assert_bit_identical(snapshot(reused), snapshot(own))
+
+
+@pytest.mark.parametrize("reuse_norm", [True, False])
+def test_finite_gradients_whose_norm_overflows_are_not_skipped(reuse_norm):
+    """Elements around 1e25 are finite, their squared norm is not (float32): clipping by global norm scales
+    them to 0 as before; that is not a non-finite gradient."""
+    x = torch.randn(32, 3, generator=torch.Generator().manual_seed(0))
+    learner = regression_learner(reuse_norm, scale=1e25, grad_clip=0.5, minibatch_size=8)
+    learner.config = learner.config.copy(copy_frozen=False).debugging(on_nonfinite_gradient="skip")
+    results = learner.update(batch={Columns.OBS: x, "target": x.sum(-1)})
+    assert results[DEFAULT_MODULE_ID][SKIPS] == 0
+    assert all(torch.equal(g, torch.zeros_like(g)) for g in learner.recorded)
+
+
 def test_error_survives_pickling():
     """Remote Learners send their errors through Ray (pickle)."""
     algo = ppo_algo()
