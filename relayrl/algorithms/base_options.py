@@ -249,6 +249,10 @@ BASE_OPTIONS = (
     Option("logger_config", None, "Where train() results go: None or a dict with 'logdir' (default "
            "$RELAYRL_RESULTS_DIR or ~/relayrl_results, then <Algo>_<env>_<time>) and 'type' "
            "('json+tensorboard' (default), 'json', 'none').", "debugging", optional(DICT)),
+    Option("on_nonfinite_gradient", "raise", "A NaN or inf gradient (finite loss): 'raise' stops the "
+           "update before the optimizer step (FloatingPointError naming the module and parameter); 'skip' "
+           "drops that minibatch's step for the module and counts it (num_nonfinite_gradient_skips_lifetime).",
+           "debugging", one_of("raise", "skip"), mutable=True),
     # checkpointing()
     Option("export_native_model_files", False, "Also write each RLModule's inference forward as TorchScript "
            "(native_models/<module_id>/model.pt) into every checkpoint.", "checkpointing", BOOL),
@@ -275,7 +279,8 @@ BASE_GROUP_HELP = {
     "reporting": "Sets what one train() call covers and how metrics are smoothed.",
     "evaluation": "Sets evaluation during training: how often, how long, on which EnvRunners and "
                   "with which config overrides.",
-    "debugging": "Sets the seed, the log level and where results are logged (logger_config).",
+    "debugging": "Sets the seed, the log level, where results are logged (logger_config) and what a "
+                 "non-finite gradient does (on_nonfinite_gradient).",
     "callbacks": "Sets the callbacks: a RLlibCallback subclass (or list) and per-event callables.",
     "checkpointing": "Sets what checkpoints hold besides the full state: TorchScript exports of the modules.",
 }

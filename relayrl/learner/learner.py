@@ -4,6 +4,8 @@ Algorithms subclass it and implement `compute_loss_for_module`; everything else 
 epochs, gradient clipping, lr schedules, metrics) lives here once.
 """
 import copy
+import logging
+import math
 import os
 import warnings
 from typing import Any, Callable, Dict, List, Optional
@@ -19,6 +21,7 @@ from relayrl.learner.minibatches import (
     drop_rows_outside_loss,
     iterate_minibatches,
 )
+from relayrl.learner.nonfinite_gradients import FiniteGradientCheck, NonFiniteGradientError, global_grad_norm
 from relayrl.learner.optimizers import make_adam
 from relayrl.metrics.metrics_logger import MetricsLogger
 from relayrl.modules.multi_rl_module import MultiRLModule
@@ -27,6 +30,9 @@ from relayrl.modules.rl_module_spec import MultiRLModuleSpec, RLModuleSpec
 
 DEFAULT_OPTIMIZER = "default_optimizer"
 NUM_ENV_STEPS_SAMPLED_LIFETIME = "num_env_steps_sampled_lifetime"
+NUM_NONFINITE_GRADIENT_SKIPS_LIFETIME = "num_nonfinite_gradient_skips_lifetime"
+
+logger = logging.getLogger("relayrl")
 
 
 class Learner(Checkpointable):
@@ -47,6 +53,12 @@ class Learner(Checkpointable):
         self._pending_stats: Dict[tuple, List[torch.Tensor]] = {}
         self._learner_connector = None
         self._params_cache: Dict[str, List[torch.nn.Parameter]] = {}
+        self._gradient_check = FiniteGradientCheck()
+        self._pre_clip_norms: Dict[str, torch.Tensor] = {}  # this minibatch's global norms, for the clipping
+        cls = type(self)  # clipping by the base methods can reuse the check's norms (subclasses may clip otherwise)
+        self._base_clipping = (cls.postprocess_gradients is Learner.postprocess_gradients
+                               and cls.postprocess_gradients_for_module is Learner.postprocess_gradients_for_module)
+        self._warned_nonfinite = set()  # module ids whose first skipped minibatch was logged as a warning
         self._ddp_module = None  # set by relayrl/distributed/learner_ddp.py in remote Learners (num_learners > 1)
         self.module: Optional[MultiRLModule] = None
 
@@ -97,6 +109,7 @@ class Learner(Checkpointable):
         self._optimizers.setdefault(module_id, {})[optimizer_name] = optimizer
         if lr_option is not None:
             self._lr_options[(module_id, optimizer_name)] = lr_option
+        self._gradient_check.forget_parameters()
         if lr_or_lr_schedule is not None:
             scheduler = Scheduler(lr_or_lr_schedule)
             self._lr_schedulers[(module_id, optimizer_name)] = scheduler
@@ -129,9 +142,13 @@ class Learner(Checkpointable):
         minibatch_size = minibatch_size or self.config.minibatch_size
         shuffle = self.config.shuffle_batch_per_epoch if shuffle_batch_per_epoch is None else shuffle_batch_per_epoch
         self.before_gradient_based_update(timesteps=timesteps)
-        for minibatch in self.iterate_minibatches(batch, num_epochs=num_epochs, minibatch_size=minibatch_size,
-                                                  shuffle=shuffle):
-            self._update(minibatch)
+        try:
+            for minibatch in self.iterate_minibatches(batch, num_epochs=num_epochs,
+                                                      minibatch_size=minibatch_size, shuffle=shuffle):
+                self._update(minibatch)
+        except FloatingPointError:  # a NaN/inf loss or gradient: the stats of the failed update go with it
+            self._pending_stats = {}
+            raise
         self.after_gradient_based_update(timesteps=timesteps)
         self._flush_stats()
         steps = {module_id: _num_real_steps(module_batch) for module_id, module_batch in batch.items()}
@@ -139,6 +156,9 @@ class Learner(Checkpointable):
             self.metrics.log_value((module_id, "num_module_steps_trained"), n, reduce="sum", clear_on_reduce=True)
         self.metrics.log_value((ALL_MODULES, "num_env_steps_trained"), max(steps.values(), default=0),
                                reduce="sum", clear_on_reduce=True)
+        if self.config.get("on_nonfinite_gradient", "raise") == "skip":  # lifetime sums: present, 0 until a skip
+            for module_id in steps:
+                self.metrics.log_value((module_id, NUM_NONFINITE_GRADIENT_SKIPS_LIFETIME), 0, reduce="sum")
         return self.metrics.reduce()
 
     def update_from_batch(self, batch, **kwargs) -> Dict[str, Any]:
@@ -174,9 +194,48 @@ class Learner(Checkpointable):
             fwd_out = self.module.forward_train(batch)
             loss_per_module = self.compute_losses(fwd_out=fwd_out, batch=batch)
         gradients = self.compute_gradients(loss_per_module)
+        if not self._gradients_finite(gradients):
+            gradients = self._drop_nonfinite_gradients(gradients)
         gradients = self.postprocess_gradients(gradients)
         self.apply_gradients(gradients)
         return fwd_out, loss_per_module
+
+    def _gradients_finite(self, gradients: Dict[str, Any]) -> bool:
+        """One fused check, one sync (relayrl/learner/nonfinite_gradients.py). When the base clipping by global
+        norm follows, the check computes the norms it needs and the clipping reuses them."""
+        self._pre_clip_norms = {}
+        config = self.config
+        if config.grad_clip is not None and config.grad_clip_by == "global_norm" and self._base_clipping:
+            norms = self._gradient_check.global_norms(self._optimizers, gradients)
+            if norms:
+                total = next(iter(norms.values())) if len(norms) == 1 else torch.stack(list(norms.values())).sum()
+                if math.isfinite(total.item()):
+                    self._pre_clip_norms = norms
+                    return True
+        return self._gradient_check.all_finite(self._optimizers, gradients)
+
+    def _drop_nonfinite_gradients(self, gradients: Dict[str, Any]) -> Dict[str, Any]:
+        """The failure path of the gradient check, before any optimizer stepped: raise (weights and
+        optimizer state untouched), or with on_nonfinite_gradient="skip" drop the modules whose gradients
+        are not finite from this minibatch's step (their gradients zeroed), count them, and go on."""
+        culprits = self._gradient_check.first_nonfinite(self._optimizers, gradients, self._parameter_names)
+        if self.config.get("on_nonfinite_gradient", "raise") != "skip":
+            raise NonFiniteGradientError.for_culprits(culprits)
+        for module_id, culprit in culprits.items():
+            for optimizer in self._optimizers.get(module_id, {}).values():
+                optimizer.zero_grad(set_to_none=True)
+            self.metrics.log_value((module_id, NUM_NONFINITE_GRADIENT_SKIPS_LIFETIME), 1, reduce="sum")
+            log = logger.debug if module_id in self._warned_nonfinite else logger.warning
+            self._warned_nonfinite.add(module_id)
+            log("Skipped a minibatch's update of module `%s`: parameter `%s` (optimizer `%s`) has %s in its gradient "
+                "(on_nonfinite_gradient='skip'; later skips of this module are logged at DEBUG level).",
+                module_id, culprit.parameter, culprit.optimizer, culprit.kind)
+        return {module_id: params for module_id, params in gradients.items() if module_id not in culprits}
+
+    def _parameter_names(self, module_id: str) -> Dict[int, str]:
+        """id(parameter) -> name for error messages: the module's named_parameters(). Subclasses whose
+        optimizers train parameters outside the module add theirs (SAC's log-alpha)."""
+        return {id(param): name for name, param in self.module[module_id].named_parameters()}
 
     def compute_losses(self, *, fwd_out, batch) -> Dict[str, torch.Tensor]:
         losses = {}
@@ -185,9 +244,10 @@ class Learner(Checkpointable):
                 continue
             loss = self.compute_loss_for_module(module_id=module_id, config=self.config, batch=batch[module_id],
                                                 fwd_out=fwd_out[module_id])
-            if not torch.isfinite(loss):
+            value = loss.item()  # one sync; ~0.5 us on CPU where bool(torch.isfinite(loss)) costs ~10 us
+            if not math.isfinite(value):
                 raise FloatingPointError(
-                    f"The loss of module `{module_id}` is {loss.item()}; lower the learning rate, set grad_clip, "
+                    f"The loss of module `{module_id}` is {value}; lower the learning rate, set grad_clip, "
                     "or check the env's rewards/observations for NaN or huge values."
                 )
             losses[module_id] = loss
@@ -230,7 +290,8 @@ class Learner(Checkpointable):
             for p in params:
                 torch.nn.utils.clip_grad_norm_([p], config.grad_clip)
         else:
-            norm = clip_grad_global_norm_(params, config.grad_clip)
+            norm = clip_grad_global_norm_(params, config.grad_clip,
+                                          total_norm=self._pre_clip_norms.pop(module_id, None))
             self.log_stats(module_id, {"gradients_default_optimizer_global_norm": norm})
         return module_gradients_dict
 
@@ -382,15 +443,18 @@ class Learner(Checkpointable):
         pass
 
 
-def clip_grad_global_norm_(params: List[torch.nn.Parameter], max_norm: float) -> torch.Tensor:
+def clip_grad_global_norm_(params: List[torch.nn.Parameter], max_norm: float,
+                           total_norm: Optional[torch.Tensor] = None) -> torch.Tensor:
     """torch.nn.utils.clip_grad_norm_ (L2, same kernels and numbers) for gradients on one device and dtype,
     without its grouping and wrapper layers, which cost more than the clipping for a small net.
+    `total_norm`: the gradients' global norm if already computed (the non-finite gradient check's).
     Returns the global norm before clipping."""
     grads = [p.grad for p in params]
-    if len({(g.device, g.dtype) for g in grads}) != 1:
-        return torch.nn.utils.clip_grad_norm_(params, max_norm)
+    if total_norm is None:
+        total_norm = global_grad_norm(grads)
+        if total_norm is None:  # several devices or dtypes
+            return torch.nn.utils.clip_grad_norm_(params, max_norm)
     with torch.no_grad():
-        total_norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
         torch._foreach_mul_(grads, torch.clamp(max_norm / (total_norm + 1e-6), max=1.0))
     return total_norm
 

@@ -36,7 +36,7 @@ BASE_DEFAULTS = {
     "evaluation_interval": None, "evaluation_duration": 10, "evaluation_duration_unit": "episodes",
     "evaluation_num_env_runners": 0, "evaluation_parallel_to_training": False, "evaluation_config": None,
     "custom_evaluation_function": None, "evaluation_sample_timeout_s": 120.0,
-    "seed": None, "log_level": "WARN", "logger_config": None,
+    "seed": None, "log_level": "WARN", "logger_config": None, "on_nonfinite_gradient": "raise",
     "callbacks": RLlibCallback, "callbacks_on_algorithm_init": None, "callbacks_on_train_result": None,
     "callbacks_on_evaluate_start": None, "callbacks_on_evaluate_end": None,
     "callbacks_on_env_runners_recreated": None, "callbacks_on_checkpoint_loaded": None,

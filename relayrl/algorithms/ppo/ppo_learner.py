@@ -39,6 +39,7 @@ class PPOLearner(Learner):
     def before_gradient_based_update(self, *, timesteps: Dict[str, Any]) -> None:
         super().before_gradient_based_update(timesteps=timesteps)
         self._entropy_coeff = self.entropy_coeff_scheduler.get(timesteps.get("num_env_steps_sampled_lifetime", 0))
+        self._value_fits = {}  # left over only if the previous update raised (e.g. a NaN gradient)
 
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
         for column in (Columns.ADVANTAGES, Columns.VALUE_TARGETS, Columns.ACTION_LOGP):

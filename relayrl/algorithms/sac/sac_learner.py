@@ -157,6 +157,13 @@ class SACLearner(DQNLearner):
                                                       module_gradients_dict=params)
         return gradients_dict
 
+    def _parameter_names(self, module_id: str) -> Dict[int, str]:
+        """The module's parameter names plus log-alpha's, which lives in the Learner (for error messages)."""
+        names = super()._parameter_names(module_id)
+        if module_id in self.curr_log_alpha:
+            names[id(self.curr_log_alpha[module_id])] = "curr_log_alpha"
+        return names
+
     # -- state ---------------------------------------------------------------------------------------
     def get_state(self, components=None, *, not_components=None, **kwargs):
         state = super().get_state()
