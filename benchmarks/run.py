@@ -1,11 +1,13 @@
 """The speed suite: relayrl beside the peers and the raw limits, in one run, on this machine.
 
-    .venv/bin/python benchmarks/run.py [--suite ppo|offpolicy|ray|all] [--peers-python /tmp/peers/bin/python]
+    .venv/bin/python benchmarks/run.py [--suite ppo|offpolicy|impala|ray|all] [--peers-python /tmp/peers/bin/python]
                                        [--runs 3] [--quick] [--out benchmarks/results/latest.json]
 
 Suites: "ppo" (the default: PPO to 450, sampler, start-up, learner, connector path), "offpolicy"
 (DQN CartPole-v1 to 450 and SAC Pendulum-v1 to -250, RLlib's tuned settings, beside the peers;
-about 10-30 minutes), "ray" (start-up and iteration time with 2 remote EnvRunners vs local), "all".
+about 10-30 minutes), "impala" (IMPALA to 450 within 2M env steps and APPO within 1M on CartPole-v1,
+embedded and with 2 remote EnvRunners, beside RLlib's with 2; up to an hour), "ray" (start-up and
+iteration time with 2 remote EnvRunners vs local), "all".
 
 Peers (RLlib, Stable-Baselines3) run from their own virtual environment through the anchor
 scripts in ../shared/anchors; without one, the table shows relayrl and the raw limits only.
@@ -43,6 +45,10 @@ PEER_PPO = {  # anchor script (+ args), run --runs times; its RESULT line gives 
     "rllib_ppo": ["rllib_ppo_cartpole.py", "0"],  # 0 remote EnvRunners (its argument is not a seed)
 }
 PEERS = {"rllib_sampler": ["rllib_sampler.py"]}  # run once
+ASYNC = {  # algorithm -> (RLlib anchor with 2 runners, bar); relayrl: benchmarks/impala_cartpole.py
+    "IMPALA": (["rllib_impala_cartpole.py", "2"], "IMPALA CartPole-v1 to return 450 (budget 2M steps)"),
+    "APPO": (["rllib_appo_cartpole.py", "2"], "APPO CartPole-v1 to return 450 (budget 1M steps)"),
+}
 OFFPOLICY = {  # task -> (relayrl script, SB3 anchor, RLlib anchor, bar)
     "dqn_cartpole": ("dqn_cartpole.py", ["sb3_offpolicy.py", "dqn"], ["rllib_offpolicy.py", "dqn"],
                      "DQN CartPole-v1 to return 450 (budget 200k steps)"),
@@ -84,10 +90,10 @@ def median_run(runs: list, seconds) -> dict:
     return ranked[(len(ranked) - 1) // 2]
 
 
-def run_relayrl_script(script: str) -> dict:
+def run_relayrl_script(script: str, *args: str) -> dict:
     """Run one of benchmarks/*.py in a fresh interpreter; its `RESULT {json}` line, with wall_s from start."""
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, str(HERE / script)], capture_output=True, text=True, timeout=3600)
+    proc = subprocess.run([sys.executable, str(HERE / script), *args], capture_output=True, text=True, timeout=3600)
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")), None)
     if line is None:
         return {"error": (proc.stderr or proc.stdout)[-300:]}
@@ -122,6 +128,8 @@ def measure(peers_python, suite: str = "ppo", runs: int = 3, quick: bool = False
                           f"Python {platform.python_version()}", "suite": suite, "quick": quick}
     if suite in ("offpolicy", "all"):
         figures["offpolicy"] = measure_offpolicy(peers_python)
+    if suite in ("impala", "all"):
+        figures["impala"] = measure_async(peers_python)
     if suite in ("ray", "all"):
         figures["ray"] = run_relayrl_script("ray_overhead.py")
     if suite not in ("ppo", "all"):
@@ -144,6 +152,36 @@ def measure(peers_python, suite: str = "ppo", runs: int = 3, quick: bool = False
             peer_runs = figures["peers"][name + "_runs"] = [run_peer(peers_python, args) for _ in range(runs)]
             figures["peers"][name] = median_run(peer_runs, _seconds_to_bar)
     return figures
+
+
+def measure_async(peers_python) -> dict:
+    out = {}
+    for algo, (rllib_anchor, _) in ASYNC.items():
+        out[algo] = {f"relayrl_{n}": run_relayrl_script("impala_cartpole.py", "--algo", algo, "--runners", str(n))
+                     for n in (0, 2)}
+        if peers_python:
+            out[algo]["rllib_2"] = run_peer(peers_python, rllib_anchor, timeout_s=1800)
+    return out
+
+
+def async_rows(f: dict) -> list:
+    rows = []
+    for algo, (_, work) in ASYNC.items():
+        runs = f.get("impala", {}).get(algo, {})
+        rllib = runs.get("rllib_2", {})
+        for n in (0, 2):
+            mine = runs.get(f"relayrl_{n}", {})
+            ratios = []
+            if mine.get("solved") and "train_s" in rllib:
+                speed = f"{rllib['sps']:,.0f}" if "sps" in rllib else "?"
+                ratios.append(f"{_seconds_to_bar(rllib) / mine['wall_s']:.1f}x faster than RLlib"
+                              + ("" if rllib.get("solved") else " (RLlib did not reach 450)"))
+                ratios.append(f"{mine['sps'] / rllib['sps']:.1f}x its env steps/s ({mine['sps']:,.0f} vs {speed})"
+                              if "sps" in rllib else "")
+            where = "embedded" if n == 0 else f"{n} remote EnvRunners (RLlib: {n} + 1 Learner)"
+            rows.append((f"{work}, {where}, wall s from `python` start (env steps)", _time_to_bar(mine), "-",
+                         _time_to_bar(rllib) if n == 2 else "-", "-", ", ".join(r for r in ratios if r) or "-"))
+    return rows
 
 
 def measure_offpolicy(peers_python) -> dict:
@@ -187,6 +225,7 @@ def ray_rows(f: dict) -> list:
 
 def table_rows(f: dict) -> list:
     rows = offpolicy_rows(f) if "offpolicy" in f else []
+    rows += async_rows(f) if "impala" in f else []
     rows += ray_rows(f)
     if "solve_cartpole" not in f:
         return rows
@@ -292,7 +331,7 @@ def main(argv=None):
     parser.add_argument("--peers-python", default=default_peers,
                         help="python of a venv with ray[rllib] and stable-baselines3 (see ../shared/anchors)")
     parser.add_argument("--no-peers", action="store_true")
-    parser.add_argument("--suite", choices=("ppo", "offpolicy", "ray", "all"), default="ppo")
+    parser.add_argument("--suite", choices=("ppo", "offpolicy", "impala", "ray", "all"), default="ppo")
     parser.add_argument("--runs", type=int, default=3, help="PPO CartPole to 450 runs for relayrl and SB3 (median)")
     parser.add_argument("--quick", action="store_true",
                         help="check that the suite runs: each figure measured briefly, too rough to quote")

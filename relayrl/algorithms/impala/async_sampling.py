@@ -8,6 +8,7 @@
 """
 import queue
 import threading
+import time
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -66,6 +67,7 @@ class AsyncSampler:
         self._connector_states: Dict[int, dict] = {}  # worker_index -> its latest connector states
         self._connector_base: Dict[str, Any] = {}  # the merged states last broadcast
         self.env_steps_by_runner: Dict[int, int] = {}  # worker_index -> env steps it delivered (lifetime)
+        self.wait_s = 0.0  # seconds collect() waited for the first ready result (lifetime; the driver idled)
 
     def collect(self) -> Tuple[List[Tuple[dict, int]], List[dict]]:
         """Train batches of >= train_batch_size_per_learner env steps ready now, and the runners' metrics."""
@@ -73,8 +75,11 @@ class AsyncSampler:
         self._require_runners()
         self.group.foreach_env_runner_async(sample_train_batch)
         idle = not self._packer.pending and not self.algo._learner_thread.busy()
+        start = time.perf_counter()
         results = self.group.fetch_ready_async_reqs(timeout_seconds=self.config.timeout_s_sampler_manager,
                                                     wait_for_one=idle, sampling=True)
+        if idle:
+            self.wait_s += time.perf_counter() - start
         metrics = []
         for worker_index, (batch, steps, runner_metrics, states) in results:
             self._packer.add(batch, steps)
@@ -169,6 +174,7 @@ class LearnerThread:
         self._stopping = False
         self.num_updates = 0
         self.num_batches_waited = 0  # puts that found the queue full and waited (lifetime)
+        self.update_s = 0.0  # seconds spent in updates (lifetime)
         self._thread = threading.Thread(target=self._run, name="relayrl-learner-thread", daemon=True)
         self._thread.start()
 
@@ -181,7 +187,9 @@ class LearnerThread:
                 batch, steps, timesteps = item
                 with self._lock:
                     self._updating = True
+                    start = time.perf_counter()
                     result = self.learner_group.update(batch=batch, timesteps=timesteps)
+                    self.update_s += time.perf_counter() - start
                     self.num_updates += 1
                     self._updating = False
                 with self._lock:
