@@ -1,9 +1,12 @@
 """Checkpoints: train PPO, save, keep training; rebuild the algorithm from the checkpoint alone and
 check it continues bit-identically. Also exports the policy as TorchScript.
 
+PPO trains until a stop criterion holds (`--stop-iters`, `--stop-reward`, `--stop-timesteps`: any one
+stops), saves a checkpoint, then the original and the copy restored from the checkpoint each train as
+many iterations again.
+
     python examples/checkpoint_restore.py --stop-iters 3
 """
-import argparse
 import os
 import shutil
 import tempfile
@@ -12,6 +15,7 @@ import torch
 
 from relayrl import Algorithm, PPOConfig
 from relayrl.connectors import MeanStdFilter
+from relayrl.testing.example_script import add_rllib_example_script_args, should_stop
 
 
 def make_filter(env=None, spaces=None, device=None):
@@ -21,10 +25,10 @@ def make_filter(env=None, spaces=None, device=None):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--stop-iters", type=int, default=3, help="iterations before and after the checkpoint")
-    parser.add_argument("--seed", type=int, default=0)
+    parser = add_rllib_example_script_args(default_reward=450.0, default_iters=3, default_timesteps=100_000)
     args = parser.parse_args(argv)
+    stop = {"env_runners/episode_return_mean": args.stop_reward, "training_iteration": args.stop_iters,
+            "num_env_steps_sampled_lifetime": args.stop_timesteps}
 
     config = (
         PPOConfig()
@@ -35,17 +39,18 @@ def main(argv=None):
         .debugging(seed=args.seed, logger_config={"type": "none"})
     )
     algo = config.build_algo()
-    for _ in range(args.stop_iters):
-        algo.train()
+    while not should_stop(stop, algo.train()):
+        pass
+    iterations = algo.iteration
     workdir = tempfile.mkdtemp(prefix="relayrl_example_")
     save_result = algo.save(os.path.join(workdir, "checkpoint"))
     print("checkpoint:", save_result.checkpoint.path)
 
     # Keep training the original ...
-    returns = [algo.train()["env_runners"]["episode_return_mean"] for _ in range(args.stop_iters)]
+    returns = [algo.train()["env_runners"]["episode_return_mean"] for _ in range(iterations)]
     # ... and a copy rebuilt from the checkpoint alone: same config, weights, optimizer, RNGs, envs.
     restored = Algorithm.from_checkpoint(save_result.checkpoint.path, trusted=[make_filter])
-    restored_returns = [restored.train()["env_runners"]["episode_return_mean"] for _ in range(args.stop_iters)]
+    restored_returns = [restored.train()["env_runners"]["episode_return_mean"] for _ in range(iterations)]
     print("returns after the checkpoint:", returns)
     print("returns after restoring     :", restored_returns)
     weights, restored_weights = algo.get_module().state_dict(), restored.get_module().state_dict()

@@ -6,7 +6,9 @@ each runner's `foreach_env`), samples a few rounds on every eval runner, merges 
 metrics into `algorithm.metrics` under ("evaluation", "env_runners") and returns them reduced.
 train() puts the returned dict under result["evaluation"].
 
-The two eval EnvRunners run in this process for now (Ray actors come later).
+The two eval EnvRunners are Ray actors (`evaluation_num_env_runners=2`), so this script starts a
+local Ray instance (or uses the cluster you connected to with `ray.init(address=...)`); training
+samples in this process.
 
     python examples/custom_evaluation.py --stop-iters 5 [--evaluation-parallel-to-training]
 """

@@ -5,7 +5,8 @@
 Instead of handing Tune the PPO class, a plain function(config) builds the algorithm from the
 trial's config dict and drives it with its own logic: a warm-up phase at the trial's lr, then a
 fine-tuning phase at a tenth of it (switched in place with `algo.reset_config`), an evaluation
-run at the end. Every iteration is reported with `tune.report`, with a checkpoint written by
+run at the end (after `--stop-iters` iterations, or earlier once `--stop-reward` or `--stop-timesteps`
+is reached). Every iteration is reported with `tune.report`, with a checkpoint written by
 `algo.save_to_path`; a restarted trial resumes from `tune.get_checkpoint()`.
 """
 import argparse
@@ -16,12 +17,14 @@ import ray
 from ray import tune
 
 from relayrl import PPOConfig
-from relayrl.testing.example_script import add_rllib_example_script_args
+from relayrl.testing.example_script import add_rllib_example_script_args, should_stop
 
 
 def training_workflow(config: dict) -> None:
     """The trainable: `config` is the trial's dict (PPOConfig.to_dict() with values resolved by Tune)."""
     num_iters = config.pop("num_iters")
+    stop = {"env_runners/episode_return_mean": config.pop("stop_reward"),
+            "num_env_steps_sampled_lifetime": config.pop("stop_timesteps")}
     warmup_iters = max(1, num_iters // 2)
     algo = PPOConfig.from_dict(config).build_algo()
     checkpoint = tune.get_checkpoint()
@@ -34,11 +37,14 @@ def training_workflow(config: dict) -> None:
                 algo.reset_config({"lr": config["lr"] / 10})  # fine-tuning phase: same weights, lower lr
             result = algo.train()
             result["phase"] = "warmup" if algo.iteration <= warmup_iters else "finetune"
-            if algo.iteration == num_iters:
+            done = algo.iteration == num_iters or should_stop(stop, result)
+            if done:
                 result.update(algo.evaluate())  # evaluation/env_runners/episode_return_mean
             with tempfile.TemporaryDirectory() as tmp:
                 path = algo.save_to_path(os.path.join(tmp, "checkpoint"))
                 tune.report(result, checkpoint=tune.Checkpoint.from_directory(path))
+            if done:
+                break
     finally:
         algo.stop()
 
@@ -62,7 +68,8 @@ def main(argv=None):
         .evaluation(evaluation_interval=10_000, evaluation_duration=5)
         .debugging(seed=args.seed)
     )
-    param_space = {**config.to_dict(), "num_iters": args.stop_iters}
+    param_space = {**config.to_dict(), "num_iters": args.stop_iters, "stop_reward": args.stop_reward,
+                   "stop_timesteps": args.stop_timesteps}
     ray.init(num_cpus=args.num_cpus, include_dashboard=False)
     try:
         results = tune.Tuner(

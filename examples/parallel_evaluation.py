@@ -6,7 +6,9 @@ before that step; every one of the `evaluation_num_env_runners=2` eval runners s
 per round until training is done (at least one round), with one env each. The results show up under
 result["evaluation"]["env_runners"].
 
-The evaluation EnvRunners run in this process for now (Ray actors come later).
+The evaluation EnvRunners are Ray actors, so this script starts a local Ray instance (or uses the
+cluster you connected to with `ray.init(address=...)`); training samples in this process.
+`--evaluation-num-env-runners 0` evaluates on one local runner in a thread instead, without Ray.
 
     python examples/parallel_evaluation.py --stop-iters 10
 """

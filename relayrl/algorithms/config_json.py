@@ -38,19 +38,21 @@ def config_from_json(data: Any, overrides: Optional[Dict[str, Any]] = None, *, t
     config_cls = trust.resolve(data.get("class", ""), what=str(where / "class"))
     if not (isinstance(config_cls, type) and issubclass(config_cls, AlgorithmConfig)):
         raise CheckpointError(f"{where}: `class` {data['class']!r} is not an AlgorithmConfig.")
-    options = by_name.rebuild(data["options"], trust, where / "options")
     overrides = dict(overrides or {})
     table = config_cls._option_table
     owner = config_cls.__name__
     override_names = {table.resolve(k, owner=owner).name for k in overrides}
-    for key in list(options):
+    stored = {}
+    for key, value in data["options"].items():
         try:
             option = table.resolve(key, owner=owner)
         except ValueError as error:  # an unknown key: the checkpoint is not this config class's
             raise CheckpointError(f"{where}: {error}") from None
-        if option.name in override_names:
-            options.pop(key)
-            continue
+        if option.name not in override_names:  # an overridden option's stored value is never looked up
+            stored[key] = value
+    options = by_name.rebuild(stored, trust, where / "options")
+    for key in list(options):
+        option = table.resolve(key, owner=owner)
         _require_storable(key, options[key])
         options[key] = _resolve_names(table, option, options[key], trust, where / "options" / key)
     _forget_state_paths(options)

@@ -124,6 +124,20 @@ def test_a_function_resolves_only_when_trusted(tmp_path):
         Algorithm.from_checkpoint(path, trusted=trusted).stop()
 
 
+def test_an_option_given_again_is_not_looked_up(tmp_path):
+    """What the refusal suggests works: a value given in config_overrides (or env=) replaces the stored name,
+    which is then never resolved."""
+    algo = _config().environment(make_cartpole).build_algo()
+    path = algo.save(str(tmp_path / "fn")).checkpoint.path
+    algo.stop()
+    for kwargs in ({"config_overrides": {"env": make_cartpole}}, {"env": make_cartpole}):
+        restored = Algorithm.from_checkpoint(path, **kwargs)
+        try:
+            assert restored.config.env is make_cartpole
+        finally:
+            restored.stop()
+
+
 def test_module_checkpoint_constructor_arguments_are_data(tmp_path):
     import gymnasium as gym
     import numpy as np
