@@ -31,14 +31,15 @@ def test_rllib_option_names_and_defaults():
     assert (config.vtrace, config.vtrace_clip_rho_threshold, config.vtrace_clip_pg_rho_threshold) == (True, 1.0, 1.0)
     assert (config.learner_queue_size, config.broadcast_interval, config.timeout_s_sampler_manager) == (3, 1, 0.0)
     assert (config.lr, config.grad_clip, config.grad_clip_by, config.rollout_fragment_length) == (
-        5e-4, 40.0, "global_norm", 50)
+        4e-3, 40.0, "global_norm", 50)  # relayrl's lr (RLlib's 5e-4 is in RLLIB_IMPALA_DEFAULTS)
     appo = APPOConfig()
     assert (appo.clip_param, appo.use_kl_loss, appo.kl_coeff, appo.kl_target, appo.target_network_update_freq,
             appo.tau, appo.use_circular_buffer, appo.circular_buffer_num_batches,
             appo.circular_buffer_iterations_per_batch, appo.learner_queue_size) == (
         0.4, False, 1.0, 0.01, 2, 1.0, True, 8, 2, 16)
     rllib = IMPALAConfig().update_from_dict(RLLIB_IMPALA_DEFAULTS)
-    assert (rllib.num_env_runners, rllib.num_learners, rllib.vf_loss_coeff, rllib.entropy_coeff) == (2, 1, 0.5, 0.01)
+    assert (rllib.num_env_runners, rllib.num_learners, rllib.vf_loss_coeff, rllib.entropy_coeff, rllib.lr) == (
+        2, 1, 0.5, 0.01, 5e-4)
     assert APPOConfig().update_from_dict(RLLIB_APPO_DEFAULTS).model_config["vf_share_layers"] is False
     config.training(entropy_coeff=[[0, 0.01], [100_000, 0.0]], vtrace_clip_rho_threshold=None)
 
