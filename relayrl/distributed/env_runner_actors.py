@@ -186,8 +186,8 @@ class EnvRunnerActors:
             return []
         refs = list(self._in_flight)
         if wait_for_one:
-            self.ray.wait(refs, num_returns=1, timeout=max(timeout, self.config.sample_timeout_s))
-        ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=timeout if not wait_for_one else 0)
+            self.ray.wait(refs, num_returns=1, timeout=self.config.sample_timeout_s)
+        ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=timeout)
         done = {ref: self._in_flight.pop(ref) for ref in ready}
         for ref in ready:
             self._submitted_at.pop(ref, None)

@@ -67,19 +67,19 @@ class AsyncSampler:
         self._connector_states: Dict[int, dict] = {}  # worker_index -> its latest connector states
         self._connector_base: Dict[str, Any] = {}  # the merged states last broadcast
         self.env_steps_by_runner: Dict[int, int] = {}  # worker_index -> env steps it delivered (lifetime)
-        self.wait_s = 0.0  # seconds collect() waited for the first ready result (lifetime; the driver idled)
+        self.wait_s = 0.0  # seconds collect() waited for ready results (lifetime; the driver idled)
 
     def collect(self) -> Tuple[List[Tuple[dict, int]], List[dict]]:
         """Train batches of >= train_batch_size_per_learner env steps ready now, and the runners' metrics."""
         self.group.probe_unhealthy_env_runners()
         self._require_runners()
         self.group.foreach_env_runner_async(sample_train_batch)
-        idle = not self._packer.pending and not self.algo._learner_thread.busy()
+        # Wait for at least one result: with nothing ready there is nothing to do, and spinning would take the
+        # GIL from the learner thread (and a core from the runners).
         start = time.perf_counter()
         results = self.group.fetch_ready_async_reqs(timeout_seconds=self.config.timeout_s_sampler_manager,
-                                                    wait_for_one=idle, sampling=True)
-        if idle:
-            self.wait_s += time.perf_counter() - start
+                                                    wait_for_one=True, sampling=True)
+        self.wait_s += time.perf_counter() - start
         metrics = []
         for worker_index, (batch, steps, runner_metrics, states) in results:
             self._packer.add(batch, steps)
@@ -170,7 +170,6 @@ class LearnerThread:
         self._results: List[Tuple[dict, int]] = []
         self._lock = threading.Lock()  # held during an update: weights are read between updates
         self._error: Optional[BaseException] = None
-        self._updating = False
         self._stopping = False
         self.num_updates = 0
         self.num_batches_waited = 0  # puts that found the queue full and waited (lifetime)
@@ -186,17 +185,14 @@ class LearnerThread:
                     return
                 batch, steps, timesteps = item
                 with self._lock:
-                    self._updating = True
                     start = time.perf_counter()
                     result = self.learner_group.update(batch=batch, timesteps=timesteps)
                     self.update_s += time.perf_counter() - start
                     self.num_updates += 1
-                    self._updating = False
                 with self._lock:
                     self._results.append((result, steps))
             except BaseException as error:  # raised in the driver by _raise_error
                 self._error = error
-                self._updating = False
                 return
             finally:
                 self._queue.task_done()
@@ -224,9 +220,6 @@ class LearnerThread:
         with self._lock:
             results, self._results = self._results, []
         return results
-
-    def busy(self) -> bool:
-        return self._updating or not self._queue.empty()
 
     def weights(self) -> Tuple[Dict[str, Any], int]:
         """The module weights between two updates, and how many updates made them."""

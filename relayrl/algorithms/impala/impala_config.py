@@ -43,8 +43,8 @@ class IMPALAConfig(AlgorithmConfig):
                "driver wait (back-pressure) instead of piling batches up.", "training", POSITIVE_INT),
         Option("broadcast_interval", 1, "Send new weights to the EnvRunners after this many learner updates.",
                "training", POSITIVE_INT, mutable=True),
-        Option("timeout_s_sampler_manager", 0.0, "Seconds each training_step waits for remote sample results "
-               "(0: take those already done; it waits for one when nothing else is to do).", "training",
+        Option("timeout_s_sampler_manager", 0.0, "Seconds each training_step waits for more remote sample results "
+               "once one is ready (0: take those already done; it always waits for a first one).", "training",
                NON_NEGATIVE_FLOAT),
         Option("timeout_s_aggregator_manager", 0.0, "RLlib stores this and never reads it; relayrl has no "
                "aggregator actors.", "training", only_default(0.0, "relayrl has no aggregator actors")),
