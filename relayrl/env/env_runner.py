@@ -68,6 +68,7 @@ class EnvRunner(EnvRunnerState):
         self._cb_sample_end = handlers("on_sample_end")
         self._prev_chunks: Dict[str, list] = {}  # episode id -> chunks handed out (only with on_episode_end)
         self.num_env_steps_sampled_lifetime = 0  # the `timestep` Exploration objects see
+        self.weights_seq_no = 0  # the version of the weights it acts with (set by IMPALA's broadcasts: policy lag)
         self._consecutive_env_failures = 0  # sub-env failures since the last good step (see _recover_from_env_failure)
         self._inference_rng = None  # numpy inference's sampling Generator (see env/numpy_inference.py)
         self.make_env()

@@ -323,6 +323,23 @@ class EnvRunnerGroup:
         timeout = self.config.sample_timeout_s if timeout_seconds is None else timeout_seconds
         self._actors.call(ids, method="set_state", args=(ref,), timeout=timeout)
 
+    def broadcast_state_async(self, state: Dict[str, Any], *, seq_no: int = 0) -> None:
+        """Send `state` (weights, connector states) to every healthy remote runner without waiting: `ray.put`
+        once, one call per runner, taken after the sample it is running. Restarted runners get it too.
+        `seq_no`: the weights' version, which the runners' samples then carry (IMPALA's policy lag)."""
+        actors = self._actors
+        if actors is None:
+            raise ValueError("broadcast_state_async needs remote EnvRunners (num_env_runners > 0)")
+        ref = actors.ray.put(state)
+        actors.last_state_ref = ref
+        for i in actors.healthy_indices():
+            actors.actor(i).apply.remote(_set_state_and_seq_no, ref, seq_no)
+
+    def require_healthy_runners(self) -> None:
+        """Return once a remote runner is healthy (waiting for restarts); raise if none is left to restart."""
+        if self._actors is not None and not self._actors.healthy_indices():
+            self._wait_for_restarts(0, 1)
+
     def _merged_remote_connector_states(self) -> Dict[str, Any]:
         """The healthy remote runners' connector states merged (only stateful pipelines cost a round trip)."""
         local = self._local_env_runner
@@ -353,6 +370,11 @@ class EnvRunnerGroup:
         self._in_process = []
         if self._actors is not None:
             self._actors.stop()
+
+
+def _set_state_and_seq_no(runner, state: Dict[str, Any], seq_no: int) -> None:
+    runner.set_state(state)
+    runner.weights_seq_no = seq_no
 
 
 def _has_state(pipeline) -> bool:

@@ -37,7 +37,8 @@ class EnvRunnerState:
     """get_state / check_state / set_state of an EnvRunner."""
 
     # Counters and generators that sampling carries between sample() calls.
-    STATE_ATTRIBUTES = ("num_env_steps_sampled_lifetime", "_consecutive_env_failures", "_inference_rng")
+    STATE_ATTRIBUTES = ("num_env_steps_sampled_lifetime", "_consecutive_env_failures", "_inference_rng",
+                        "weights_seq_no")
 
     def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
         parts = {

@@ -34,7 +34,7 @@ def sample_train_batch(runner) -> Tuple[Dict[str, Dict[str, np.ndarray]], int, D
     batch = pipeline(rl_module=runner.module, batch={}, episodes=episodes, explore=False, shared_data={})
     if Columns.LOSS_MASK in batch:  # one module's columns: key them by module id, as multi-module batches are
         batch = {DEFAULT_MODULE_ID: batch}
-    seq_no = getattr(runner, "weights_seq_no", 0)
+    seq_no = runner.weights_seq_no
     for module_batch in batch.values():
         rows = len(module_batch[Columns.LOSS_MASK])
         module_batch[WEIGHTS_SEQ_NO] = np.full(rows, seq_no, np.int64)
@@ -48,12 +48,6 @@ def _has_connector_state(runner) -> bool:
 
     return hasattr(runner, "get_connector_states") and (_has_state(runner._env_to_module)
                                                         or _has_state(runner._module_to_env))
-
-
-def set_weights(runner, state: Dict[str, Any], seq_no: int) -> None:
-    """Runs inside an EnvRunner actor: take the broadcast weights (and merged connector states)."""
-    runner.set_state(state)
-    runner.weights_seq_no = seq_no
 
 
 class AsyncSampler:
@@ -72,7 +66,7 @@ class AsyncSampler:
     def collect(self) -> Tuple[List[Tuple[dict, int]], List[dict]]:
         """Train batches of >= train_batch_size_per_learner env steps ready now, and the runners' metrics."""
         self.group.probe_unhealthy_env_runners()
-        self._require_runners()
+        self.group.require_healthy_runners()  # none left to restart: the iteration cannot sample (never "train on nothing")
         self.group.foreach_env_runner_async(sample_train_batch)
         # Wait for at least one result: with nothing ready there is nothing to do, and spinning would take the
         # GIL from the learner thread (and a core from the runners).
@@ -90,21 +84,10 @@ class AsyncSampler:
         self.algo.metrics.log_value((ENV_RUNNERS, "mean_num_episode_lists_received"), len(results))
         return self._packer.take(), metrics
 
-    def _require_runners(self) -> None:
-        """No healthy runner and none to restart: the iteration cannot sample (never "train on nothing")."""
-        if self.group.num_healthy_remote_workers() == 0:
-            self.group._wait_for_restarts(0, self.config.train_batch_size_per_learner)
-
     def broadcast_weights(self, weights_and_seq_no: Tuple[Dict[str, Any], int]) -> None:
-        """Weights (and merged connector states) `ray.put` once; every healthy runner gets the same reference.
-        The calls are not waited for: a runner takes them after the sample it is running."""
+        """Weights (and merged connector states) to every runner: `ray.put` once, not waited for."""
         weights, seq_no = weights_and_seq_no
-        state = {"rl_module": weights, **self._merged_connector_states()}
-        actors = self.group._actors
-        ref = actors.ray.put(state)
-        actors.last_state_ref = ref  # what a restarted runner gets
-        for i in actors.healthy_indices():
-            actors.actor(i).apply.remote(set_weights, ref, seq_no)
+        self.group.broadcast_state_async({"rl_module": weights, **self._merged_connector_states()}, seq_no=seq_no)
 
     def _merged_connector_states(self) -> Dict[str, Any]:
         local = self.group.local_env_runner
