@@ -13,7 +13,7 @@ from relayrl import IMPALAConfig
 @pytest.fixture
 def three_nodes():
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})  # runners go to the two workers
     workers = [cluster.add_node(num_cpus=2) for _ in range(2)]
     cluster.wait_for_nodes()
     ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
