@@ -44,6 +44,11 @@ def make_env_creator(env_spec) -> Callable[[EnvContext], gym.Env]:
     if isinstance(env_spec, str):
         if env_spec in _ENV_CREATORS:
             return _ENV_CREATORS[env_spec]
+        if env_spec.startswith("ALE/"):  # ale-py's games, with the standard preprocessing (env/wrappers/atari_wrappers.py)
+            from relayrl.env.wrappers.atari_wrappers import make_atari_env, register_atari_envs
+
+            register_atari_envs()
+            return lambda ctx: make_atari_env(env_spec, dict(ctx))
         if env_spec in gym.registry:
             return lambda ctx: gym.make(env_spec, **dict(ctx))
         known = list(_ENV_CREATORS) + list(gym.registry)
