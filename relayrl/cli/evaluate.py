@@ -1,6 +1,6 @@
 """`relayrl evaluate CHECKPOINT [--episodes N] [--video-dir DIR] [--render] [--explore] [--trust MODULE ...]`.
 
-Loads a checkpoint (Algorithm.from_checkpoint: the trust rules of docs/checkpoints.md apply; `--trust`
+CHECKPOINT is a checkpoint folder or a `relayrl train` run folder (its newest checkpoint_* is used). Loads a checkpoint (Algorithm.from_checkpoint: the trust rules of docs/checkpoints.md apply; `--trust`
 names modules whose classes and functions the checkpoint may use), runs its policy on one env built
 from the stored config (greedy unless --explore), prints each episode's return and the mean, and with
 --video-dir writes one mp4 per episode (imageio with its ffmpeg plugin: pip install "relayrl[video]").
@@ -20,7 +20,8 @@ PROG = "relayrl evaluate"
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Run a checkpoint's policy; print returns, record videos.")
-    parser.add_argument("checkpoint", metavar="CHECKPOINT", help="a checkpoint folder (algo.save() / relayrl train)")
+    parser.add_argument("checkpoint", metavar="CHECKPOINT",
+                        help="a checkpoint folder (algo.save()), or a relayrl train run folder (its newest checkpoint)")
     parser.add_argument("--episodes", type=int, default=5, help="episodes to run (default 5)")
     parser.add_argument("--video-dir", default=None, help="write an mp4 of each episode into this folder")
     parser.add_argument("--render", action="store_true", help="render to a window (the env's render_mode='human')")
@@ -35,14 +36,31 @@ def run_evaluate(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     if args.episodes < 1:
         raise UserError(f"--episodes must be >= 1, got {args.episodes}", prog=PROG)
-    if not os.path.isdir(args.checkpoint):
-        raise UserError(f"no checkpoint folder at {args.checkpoint}", prog=PROG)
-    returns = evaluate_checkpoint(args.checkpoint, episodes=args.episodes, video_dir=args.video_dir,
+    checkpoint = find_checkpoint(args.checkpoint)
+    print(f"checkpoint: {checkpoint}")
+    returns = evaluate_checkpoint(checkpoint, episodes=args.episodes, video_dir=args.video_dir,
                                   render=args.render, explore=args.explore, seed=args.seed, trusted=args.trust)
     for i, ret in enumerate(returns):
         print(f"episode {i}: return {ret:.2f}")
     print(f"mean return over {len(returns)} episodes: {sum(returns) / len(returns):.2f}")
     return 0
+
+
+def find_checkpoint(path: str) -> str:
+    """`path` if it is a checkpoint, else the newest `checkpoint_*` inside it (a `relayrl train` run folder)."""
+    from relayrl.checkpoints.format import MANIFEST
+
+    if not os.path.isdir(path):
+        raise UserError(f"no checkpoint folder at {path}", prog=PROG)
+    if os.path.isfile(os.path.join(path, MANIFEST)):
+        return path
+    found = sorted(name for name in os.listdir(path)
+                   if name.startswith("checkpoint_") and os.path.isfile(os.path.join(path, name, MANIFEST)))
+    if not found:
+        raise UserError(f"{path} is neither a checkpoint (no {MANIFEST}) nor a run folder with checkpoint_* "
+                        "folders: train with `relayrl train ... --checkpoint-freq N` or save with algo.save()",
+                        prog=PROG)
+    return os.path.join(path, found[-1])
 
 
 def evaluate_checkpoint(checkpoint: str, *, episodes: int = 5, video_dir: Optional[str] = None, render: bool = False,
