@@ -83,3 +83,23 @@ def test_numpy_inference_falls_back_to_torch_for_a_cnn():
         algo.train()
     finally:
         algo.stop()
+
+
+def test_image_modules_share_the_cnn_between_policy_and_value_unless_told_otherwise():
+    from relayrl import PPOConfig
+    from relayrl.testing import DotSideEnv
+
+    def module(**model_config):
+        config = PPOConfig().environment(DotSideEnv)
+        if model_config:
+            config.rl_module(model_config=model_config)
+        env = DotSideEnv()
+        spec = config.get_rl_module_spec(spaces={"__env_single__": (env.observation_space, env.action_space)})
+        return spec.build()
+
+    assert module().vf_share_layers and not hasattr(module(), "vf_encoder")
+    assert not module(vf_share_layers=False).vf_share_layers
+    # Vector observations keep PPO's own default (separate value network).
+    assert PPOConfig().environment("CartPole-v1").get_rl_module_spec(
+        spaces={"__env_single__": (gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2))}).model_config[
+        "vf_share_layers"] is False
