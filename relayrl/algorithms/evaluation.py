@@ -138,7 +138,8 @@ class AlgorithmEvaluation:
             n, duration = len(indices), cfg.evaluation_duration
             if cfg.evaluation_duration_unit == "timesteps":
                 share = math.ceil(duration / n)  # RLlib rounds the total up to a multiple of n
-                kwargs = {i: {"num_timesteps": share, "force_reset": True} for i in indices}
+                reset = cfg.evaluation_force_reset_envs_before_iteration
+                kwargs = {i: {"num_timesteps": share, "force_reset": reset} for i in indices}
             else:
                 base, extra = divmod(duration, n)  # the first `extra` runners run one more episode
                 kwargs = {i: {"num_episodes": base + (1 if k < extra else 0)} for k, i in enumerate(indices)}
@@ -151,4 +152,8 @@ class AlgorithmEvaluation:
         for name in EPISODE_KEYS:
             env_results.setdefault(name, float("nan"))
         env_results.setdefault("num_episodes", 0)
+        # The old API stack's evaluation keys (seed 000's sample output): episodes of this evaluation and the
+        # episodes' custom_metrics ({} when no episode set any).
+        env_results["episodes_this_iter"] = env_results["num_episodes"]
+        env_results.setdefault("custom_metrics", {})
         return {ENV_RUNNER_RESULTS: env_results}

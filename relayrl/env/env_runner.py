@@ -17,6 +17,7 @@ from relayrl.connectors.module_to_env.get_actions import EXPLORATION, TIMESTEP
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 from relayrl.env.env_checks import EnvAPIError
 from relayrl.env.env_context import EnvContext
+from relayrl.env.episode_limits import episode_limits_wrapper
 from relayrl.env.env_runner_state import EnvRunnerState
 from relayrl.env.episode_stats import EpisodeStats
 from relayrl.env.infinite_lookback_buffer import unbatch_items
@@ -86,7 +87,7 @@ class EnvRunner(EnvRunnerState):
         self.env = make_vector_env(
             creator, self.config.env_config, num_envs=self.config.num_envs_per_env_runner,
             worker_index=self.worker_index, num_workers=self.num_workers, mode=self.config.gym_env_vectorize_mode,
-            check_env=not self.config.disable_env_checking,
+            check_env=not self.config.disable_env_checking, wrap=episode_limits_wrapper(self.config),
         )
         self._callbacks("on_environment_created", env_runner=self, metrics_logger=self.metrics, env=self.env,
                         env_context=EnvContext(self.config.env_config, self.worker_index, 0, self.num_workers))
@@ -119,6 +120,11 @@ class EnvRunner(EnvRunnerState):
         self.exploration, self._use_exploration, self._exploration_on_episode_start = build_env_runner_exploration(
             self.config, module_spaces[1], model=self.module, worker_index=self.worker_index,
             num_workers=self.num_workers)
+
+    @property
+    def policy_config(self):
+        """The old API stack's name for the runner's config: `env_runner.policy_config["in_evaluation"]`."""
+        return self.config
 
     def get_spaces(self) -> Dict[str, Any]:
         return dict(self._spaces)
