@@ -225,6 +225,9 @@ def become_tune_trainable() -> None:
 
     _Config.register(AlgorithmConfig)
     _register_algorithm_names()
+    from relayrl.tune.result_key_checks import install as install_result_key_checks
+
+    install_result_key_checks()
 
 
 def _register_algorithm_names() -> None:
