@@ -121,6 +121,12 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         return self.env_runner_group.local_env_runner
 
     @property
+    def eval_env_runner(self):
+        """The local evaluation EnvRunner (None without evaluation, or when evaluation runs on remote ones only)."""
+        group = self.eval_env_runner_group
+        return None if group is None else group.local_env_runner
+
+    @property
     def workers(self) -> EnvRunnerGroup:
         """The seeds' older name for `env_runner_group`."""
         return self.env_runner_group

@@ -101,8 +101,8 @@ class AlgorithmEvaluation:
         with self.metrics.log_time((EVALUATION_RESULTS, "timers", "evaluation_iteration"), window=1):
             if custom is not None:
                 eval_results = custom(self, group)
-                if isinstance(eval_results, tuple):  # RLlib's older (metrics, env_steps, agent_steps)
-                    eval_results = eval_results[0]
+                if isinstance(eval_results, tuple):  # RLlib 2.x's (metrics, env_steps, agent_steps)
+                    eval_results = self._logged_evaluation_metrics() or eval_results[0]
                 if eval_results is None:
                     eval_results = {}
             else:
@@ -110,6 +110,12 @@ class AlgorithmEvaluation:
         self._callbacks("on_evaluate_end", algorithm=self, metrics_logger=self.metrics,
                         evaluation_metrics=eval_results)
         return {EVALUATION_RESULTS: eval_results}
+
+    def _logged_evaluation_metrics(self) -> Dict[str, Any]:
+        """What a custom evaluation function logged under `evaluation/env_runners` (RLlib 2.x reports that, not the
+        dict it returns, e.g. `algorithm.metrics.aggregate(runner_metrics, key=("evaluation", "env_runners"))`)."""
+        key = (EVALUATION_RESULTS, ENV_RUNNER_RESULTS)
+        return {ENV_RUNNER_RESULTS: self.metrics.reduce(key=key)} if key in self.metrics else {}
 
     def _evaluate_built_in(self, train_done: Optional[threading.Event]) -> Dict[str, Any]:
         cfg = self.config
