@@ -100,6 +100,8 @@ RLLIB_PATHS: Dict[str, Exports] = {
     "relayrl.env.single_agent_env_runner": _same("relayrl.env.env_runner", "SingleAgentEnvRunner"),
     "relayrl.env.env_runner_group": _same("relayrl.env.env_runner_group", "EnvRunnerGroup"),
     "relayrl.env.single_agent_episode": _same("relayrl.env.single_agent_episode", "SingleAgentEpisode"),
+    "relayrl.evaluation": {},
+    "relayrl.evaluation.rollout_worker": _same("relayrl.env.current_env_runner", "get_global_worker"),
     # utils
     "relayrl.utils": {**_same("relayrl.core.annotations", "override", "PublicAPI", "DeveloperAPI"),
                       **_same("relayrl.core.framework", "try_import_torch", "try_import_tf")},

@@ -15,6 +15,7 @@ from relayrl.connectors.common.add_observations_from_episodes_to_batch import (
 )
 from relayrl.connectors.module_to_env.get_actions import EXPLORATION, TIMESTEP
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
+from relayrl.env.current_env_runner import set_current_env_runner
 from relayrl.env.env_checks import EnvAPIError
 from relayrl.env.env_context import EnvContext
 from relayrl.env.episode_limits import episode_limits_wrapper
@@ -140,6 +141,7 @@ class EnvRunner(EnvRunnerState):
         """
         if num_timesteps is not None and num_episodes is not None:
             raise ValueError("Pass num_timesteps or num_episodes to sample(), not both.")
+        set_current_env_runner(self)  # get_global_worker() in callbacks (seed 000)
         explore = self.config.explore if explore is None else explore
         complete = num_episodes is not None or self.config.batch_mode == "complete_episodes"
         if num_timesteps is None and num_episodes is None:
