@@ -131,7 +131,7 @@ SCRIPT = textwrap.dedent("""
 
 def test_through_tune_returns_tunes_result_grid(tmp_path):
     """Without --no-tune the experiment runs as a Tune trial (Ray started and stopped by the helper)."""
-    env = {**os.environ, "RELAYRL_RESULTS_DIR": str(tmp_path)}
+    env = {**os.environ, "RELAYRL_RESULTS_DIR": str(tmp_path), "RAY_ADDRESS": "local"}  # never join a running Ray
     proc = subprocess.run([sys.executable, "-c", SCRIPT, "--stop-reward", "1e9", "--num-cpus", "2",
                            "--checkpoint-at-end", "--verbose", "0"], capture_output=True, text=True, timeout=300,
                           env=env)
