@@ -27,6 +27,7 @@ from relayrl.metrics import (
     NUM_ENV_STEPS_SAMPLED_LIFETIME,
     NUM_ENV_STEPS_TRAINED_LIFETIME,
 )
+from relayrl.metrics.legacy_result_keys import add_legacy_result_keys
 from relayrl.metrics.thread_safe_metrics_logger import ThreadSafeMetricsLogger
 from relayrl.tune.trainable_base import TrainableBase, split_tune_entries
 
@@ -122,6 +123,12 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         return self.env_runner_group.local_env_runner
 
     @property
+    def eval_env_runner(self):
+        """The local evaluation EnvRunner (None without evaluation, or when evaluation runs on remote ones only)."""
+        group = self.eval_env_runner_group
+        return None if group is None else group.local_env_runner
+
+    @property
     def workers(self) -> EnvRunnerGroup:
         """The seeds' older name for `env_runner_group`."""
         return self.env_runner_group
@@ -161,6 +168,8 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         result = self._compile_result(elapsed, calls)
         if eval_results is not None:
             result.update(eval_results)
+        if self.config.legacy_result_keys:
+            add_legacy_result_keys(result)
         self._callbacks("on_train_result", algorithm=self, metrics_logger=self.metrics, result=result)
         if self._result_logger is not None:
             self._result_logger.on_result(result)

@@ -49,6 +49,9 @@ BASE_DEFAULTS = {
     "env_runner_restore_timeout_s": 1800.0, "num_consecutive_env_runner_failures_tolerance": 100,
     "restart_failed_sub_environments": False,
     "export_native_model_files": False, "checkpoint_trainable_policies_only": False,
+    # RLlib's, for porting (docs/porting.md)
+    "framework": "torch", "num_gpus": 0, "horizon": None, "soft_horizon": False, "no_done_at_end": False,
+    "legacy_result_keys": False, "evaluation_force_reset_envs_before_iteration": True,
 }
 PPO_OPTIONS = {
     "lambda": 1.0, "clip_param": 0.3, "vf_clip_param": 10.0, "vf_loss_coeff": 1.0,
@@ -61,7 +64,7 @@ PPO_DEFAULTS = {**BASE_DEFAULTS, **PPO_OPTIONS, "num_envs_per_env_runner": 8, "l
                 "lambda": 0.95, "clip_param": 0.2, "vf_clip_param": float("inf"), "vf_loss_coeff": 0.5,
                 "use_kl_loss": False}
 GROUPS = ["environment", "env_runners", "learners", "training", "rl_module", "reporting",
-          "evaluation", "debugging", "callbacks", "fault_tolerance", "checkpointing"]
+          "evaluation", "debugging", "callbacks", "fault_tolerance", "checkpointing", "framework", "resources"]
 
 
 @pytest.fixture(autouse=True)
@@ -132,7 +135,7 @@ def test_builder_signature_lists_its_options(group):
         for name in expected:
             assert params[name].default is NotProvided
             assert name in getattr(cls, group).__doc__
-        kinds = {p.kind for n, p in params.items() if n not in ("self", "env", "callbacks_class")}
+        kinds = {p.kind for n, p in params.items() if n not in ("self", "env", "callbacks_class", "framework_str")}
         assert kinds <= {inspect.Parameter.KEYWORD_ONLY}
 
 
