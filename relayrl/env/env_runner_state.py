@@ -22,7 +22,7 @@ from relayrl.checkpoints.state_checks import (
     unexpected_error,
 )
 from relayrl.core.columns import DEFAULT_MODULE_ID
-from relayrl.env.single_agent_episode import SingleAgentEpisode
+from relayrl.episodes.single_agent_episode import SingleAgentEpisode
 
 PARTS = ("rl_module", "env_to_module_connector", "module_to_env_connector", "exploration", "metrics", "sampling")
 SAMPLING_KEYS = ("seed", "episode_stats", "prev_chunks", "action_space_rng", "attributes", "ongoing", "episodes",

@@ -3,7 +3,7 @@ import gymnasium as gym
 import numpy as np
 
 from relayrl.connectors.connector_v2 import ConnectorV2
-from relayrl.env.infinite_lookback_buffer import InfiniteLookbackBuffer
+from relayrl.episodes.infinite_lookback_buffer import InfiniteLookbackBuffer
 
 
 class FlattenObservations(ConnectorV2):
