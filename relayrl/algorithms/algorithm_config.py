@@ -14,6 +14,7 @@ from typing import Any, Mapping, Optional
 
 from relayrl.algorithms.base_options import BASE_GROUP_HELP, BASE_OPTIONS
 from relayrl.algorithms.config_builders import ConfigBuildersMixin
+from relayrl.algorithms.multi_agent_options import MULTI_AGENT_GROUP_HELP, MULTI_AGENT_OPTIONS
 from relayrl.algorithms.options import (
     NotProvided,
     Option,
@@ -63,10 +64,10 @@ class AlgorithmConfig(ConfigBuildersMixin):
 
     _checkpoint_kind = "algorithm config"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)
 
-    _OPTIONS = BASE_OPTIONS
+    _OPTIONS = BASE_OPTIONS + MULTI_AGENT_OPTIONS
     _DEFAULTS: dict = {}
     _OPTION_CHANGES: dict = {}  # {inherited option: {field: value}}, e.g. {"tau": {"mutable": True}}
-    _GROUP_HELP = BASE_GROUP_HELP
+    _GROUP_HELP = {**BASE_GROUP_HELP, **MULTI_AGENT_GROUP_HELP}
     _option_table: OptionTable  # set by _install_options for each class
 
     def __init__(self, algo_class=None):
@@ -189,7 +190,15 @@ class AlgorithmConfig(ConfigBuildersMixin):
 
     @property
     def is_multi_agent(self) -> bool:
-        return False
+        """Whether `config.multi_agent(policies=...)` set the modules (then the EnvRunners step MultiAgentEnvs)."""
+        return self.policies is not None
+
+    @property
+    def agent_to_module_mapping_fn(self):
+        """`policy_mapping_fn`, checked: an unknown module id raises, naming it and the known ones."""
+        from relayrl.algorithms.multi_agent_mapping import checked_mapping_fn
+
+        return checked_mapping_fn(self.policy_mapping_fn, self.policies)
 
     @property
     def algo_class(self):

@@ -29,6 +29,8 @@ logger = logging.getLogger("relayrl")
 class EnvRunner(SubEnvRecovery, EnvRunnerState):
     """Single-agent EnvRunner (RLlib's SingleAgentEnvRunner). Its checkpoint state: env_runner_state.py."""
 
+    EPISODE_STATS = EpisodeStats  # the per-episode metrics (MultiAgentEnvRunner adds the agents' and modules')
+
     def __init__(self, *, config, worker_index: int = 0, num_workers: Optional[int] = None,
                  recreated_worker: bool = False, **kwargs):
         # An unfrozen copy, as in RLlib: curriculum code changes a runner's env settings in place, e.g.
@@ -38,7 +40,7 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         self.num_workers = config.num_env_runners if num_workers is None else num_workers
         self.recreated_worker = recreated_worker
         self.metrics = MetricsLogger()
-        self._stats = EpisodeStats(self.metrics, config.metrics_num_episodes_for_smoothing)
+        self._stats = self.EPISODE_STATS(self.metrics, config.metrics_num_episodes_for_smoothing)
         self._seed = None if config.seed is None else int(config.seed) + 1000 * worker_index
         self.env = None
         self.module = None
@@ -122,9 +124,8 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
             num_timesteps = self.config.get_rollout_fragment_length(self.worker_index) * self.num_envs
         if self._needs_reset or force_reset or num_episodes is not None:
             self._reset_envs_or_recover(explore)
-        plan = plan_sampling(self, explore=explore, random_actions=random_actions, num_timesteps=num_timesteps)
-        amount = SampleAmount(num_timesteps=num_timesteps, num_episodes=num_episodes, complete=complete,
-                              num_envs=self.num_envs)
+        plan = self._plan_sampling(explore, random_actions, num_timesteps)
+        amount = self._sample_amount(num_timesteps, num_episodes, complete)
         steps = self._run(plan, amount)
         self._stats.on_steps(steps)
         self.num_env_steps_sampled_lifetime += steps
@@ -132,6 +133,13 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         for handler in self._cb_sample_end:
             handler(env_runner=self, metrics_logger=self.metrics, samples=samples)
         return samples
+
+    def _plan_sampling(self, explore: bool, random_actions: bool, num_timesteps: Optional[int]) -> SamplingPlan:
+        return plan_sampling(self, explore=explore, random_actions=random_actions, num_timesteps=num_timesteps)
+
+    def _sample_amount(self, num_timesteps: Optional[int], num_episodes: Optional[int], complete: bool) -> SampleAmount:
+        return SampleAmount(num_timesteps=num_timesteps, num_episodes=num_episodes, complete=complete,
+                            num_envs=self.num_envs)
 
     def _run(self, plan: SamplingPlan, amount: SampleAmount) -> int:
         """The sampling loop: the plan's action source computes the actions, the envs step, its recorder
@@ -227,11 +235,14 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
 
     def _start_episode(self, episode, observation, info, env_index: int) -> None:
         """The reset observation goes in, then on_episode_start (callbacks, then the exploration object)."""
-        episode.add_env_reset(observation, info)
+        self._add_reset(episode, observation, info)
         if self._cb_start:
             self._episode_callbacks(self._cb_start, episode, env_index)
         if self._exploration_on_episode_start is not None:
             self._exploration_on_episode_start(environment=self.env, episode=episode, env_index=env_index)
+
+    def _add_reset(self, episode, observation, info) -> None:
+        episode.add_env_reset(observation, info)
 
     def _episode_callbacks(self, handlers, episode, env_index: int, **extra) -> None:
         for handler in handlers:

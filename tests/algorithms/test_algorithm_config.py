@@ -48,6 +48,8 @@ BASE_DEFAULTS = {
     "env_runner_restore_timeout_s": 1800.0, "num_consecutive_env_runner_failures_tolerance": 100,
     "restart_failed_sub_environments": False,
     "export_native_model_files": False, "checkpoint_trainable_policies_only": False,
+    # multi_agent(): RLlib's defaults (policies None: single-agent)
+    "policies": None, "policy_mapping_fn": None, "policies_to_train": None, "count_steps_by": "env_steps",
 }
 PPO_OPTIONS = {
     "lambda": 1.0, "clip_param": 0.3, "vf_clip_param": 10.0, "vf_loss_coeff": 1.0,
@@ -60,7 +62,7 @@ PPO_DEFAULTS = {**BASE_DEFAULTS, **PPO_OPTIONS, "num_envs_per_env_runner": 8, "l
                 "lambda": 0.95, "clip_param": 0.2, "vf_clip_param": float("inf"), "vf_loss_coeff": 0.5,
                 "use_kl_loss": False}
 GROUPS = ["environment", "env_runners", "learners", "training", "rl_module", "reporting",
-          "evaluation", "debugging", "callbacks", "fault_tolerance", "checkpointing"]
+          "evaluation", "debugging", "callbacks", "fault_tolerance", "checkpointing", "multi_agent"]
 
 
 @pytest.fixture(autouse=True)

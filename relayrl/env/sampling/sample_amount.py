@@ -6,9 +6,11 @@ class SampleAmount:
     """`num_timesteps` env steps (counting all sub-envs), or, with `complete`, until the finished
     episodes hold that many; or `num_episodes` finished episodes, each sub-env owing a fixed share
     (keeping simply the first episodes to end would favour short episodes and bias evaluation
-    returns low; episodes beyond a sub-env's share are dropped)."""
+    returns low; episodes beyond a sub-env's share are dropped). With `count_agent_steps` (multi-agent,
+    count_steps_by="agent_steps") the steps counted are agent steps."""
 
-    def __init__(self, *, num_timesteps: Optional[int], num_episodes: Optional[int], complete: bool, num_envs: int):
+    def __init__(self, *, num_timesteps: Optional[int], num_episodes: Optional[int], complete: bool, num_envs: int,
+                 count_agent_steps: bool = False):
         self._num_timesteps = num_timesteps
         self._num_episodes = num_episodes
         self._complete = complete
@@ -16,6 +18,7 @@ class SampleAmount:
             num_episodes // num_envs + (i < num_episodes % num_envs) for i in range(num_envs)]
         self.done_episodes: List = []
         self._done_steps = 0
+        self._count_agent_steps = count_agent_steps
 
     def reached(self, steps: int) -> bool:
         """Whether the call has sampled enough, after `steps` env steps."""
@@ -35,4 +38,4 @@ class SampleAmount:
 
     def add(self, episode) -> None:
         self.done_episodes.append(episode)
-        self._done_steps += len(episode)
+        self._done_steps += episode.agent_steps() if self._count_agent_steps else len(episode)
