@@ -19,7 +19,7 @@ def checked_mapping_fn(policy_mapping_fn: Optional[Callable], policies: Optional
     def mapping_fn(agent_id, episode, **kwargs) -> str:
         module_id = DEFAULT_MODULE_ID if policy_mapping_fn is None else policy_mapping_fn(agent_id, episode, **kwargs)
         if module_id not in known:
-            what = "policy_mapping_fn" if policy_mapping_fn is not None else "the default mapping (no policy_mapping_fn)"
+            what = "policy_mapping_fn" if policy_mapping_fn else "the default mapping (no policy_mapping_fn)"
             raise UnknownModuleIdError(
                 f"{what} mapped agent {agent_id!r} to module {module_id!r}, which is not one of the policies "
                 f"{known}; return one of them, or add {module_id!r} to config.multi_agent(policies=...).")

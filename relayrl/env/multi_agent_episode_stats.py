@@ -6,8 +6,6 @@ the returns of each agent and of the agents each module acted for (summed within
 `num_agent_steps_sampled(_lifetime)/<agent_id>` and `num_module_steps_sampled(_lifetime)/<module_id>`
 count the steps the returned episode chunks hold. Chunks of one episode add up, as in EpisodeStats.
 """
-from typing import Dict
-
 from relayrl.env.episode_stats import EpisodeStats
 
 

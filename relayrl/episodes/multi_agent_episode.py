@@ -157,7 +157,8 @@ class MultiAgentEpisode:
         return dict.fromkeys(self._last_agents).keys()
 
     def __repr__(self) -> str:
-        return (f"MAEps(len={len(self)} done={self.is_done} Rs={ {a: e.get_return() for a, e in self.agent_episodes.items()} } "
+        returns = {a: e.get_return() for a, e in self.agent_episodes.items()}
+        return (f"MAEps(len={len(self)} done={self.is_done} Rs={returns} "
                 f"id_={self.id_})")
 
     # ---- collecting ------------------------------------------------------------------------------
