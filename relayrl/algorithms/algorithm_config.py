@@ -62,6 +62,8 @@ class AlgorithmConfig(ConfigBuildersMixin):
     >>> config = PPOConfig().environment("CartPole-v1").training(lr=3e-4, num_epochs=6)
     """
 
+    SUPPORTS_MULTI_AGENT = False  # whether the algorithm trains on multi-agent episodes (PPO does)
+
     _checkpoint_kind = "algorithm config"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)
 
     _OPTIONS = BASE_OPTIONS + MULTI_AGENT_OPTIONS
@@ -315,11 +317,26 @@ class AlgorithmConfig(ConfigBuildersMixin):
                              "config.environment(MyEnvClass) (or set observation_space and "
                              "action_space)")
         self._validate_batch_sizes()
+        self._validate_multi_agent()
         self._validate_evaluation()
         self._validate_model_and_exploration()
         from relayrl.algorithms.result_logger import check_logger_config
 
         check_logger_config(self.logger_config)
+
+    def _validate_multi_agent(self) -> None:
+        if not self.is_multi_agent:
+            return
+        if not self.SUPPORTS_MULTI_AGENT:
+            name = type(self).__name__.replace("Config", "")
+            raise ValueError(f"{name} does not train multi-agent configs (config.multi_agent(policies=...)) yet; "
+                             "use PPO, or a single-agent env.")
+        to_train = self.policies_to_train
+        if to_train is not None and not callable(to_train):
+            unknown = [m for m in to_train if m not in self.policies]
+            if unknown:
+                raise ValueError(f"policies_to_train names {unknown}, which are not among the policies "
+                                 f"{list(self.policies)}.")
 
     def _validate_evaluation(self) -> None:
         if self.evaluation_duration == "auto" and not self.evaluation_parallel_to_training:

@@ -123,3 +123,15 @@ def test_policies_option_is_checked():
     assert list(config.policies) == ["a", "b"]
     with pytest.raises(ValueError, match="count_steps_by"):
         PPOConfig().multi_agent(count_steps_by="steps")
+
+
+def test_algorithms_without_multi_agent_support_say_so_and_unknown_trained_ids_are_named():
+    from relayrl.algorithms.dqn import DQNConfig
+
+    config = DQNConfig().environment(make_multi_agent("CartPole-v1")).multi_agent(policies={"p0"})
+    with pytest.raises(ValueError, match="DQN does not train multi-agent configs.*use PPO"):
+        config.validate()
+    config = PPOConfig().environment(make_multi_agent("CartPole-v1")).multi_agent(
+        policies={"p0", "p1"}, policies_to_train=["p0", "p2"])
+    with pytest.raises(ValueError, match="\\['p2'\\].*\\['p0', 'p1'\\]"):
+        config.validate()
