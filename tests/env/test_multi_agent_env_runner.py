@@ -135,3 +135,16 @@ def test_algorithms_without_multi_agent_support_say_so_and_unknown_trained_ids_a
         policies={"p0", "p1"}, policies_to_train=["p0", "p2"])
     with pytest.raises(ValueError, match="\\['p2'\\].*\\['p0', 'p1'\\]"):
         config.validate()
+
+
+def test_random_actions_come_from_each_acting_agents_space():
+    envs = []
+
+    def make(ctx):
+        envs.append(TurnBasedCount({"turns": 4}))
+        return envs[-1]
+
+    runner = MultiAgentEnvRunner(config=config_for(make, {"p0", "p1"}, lambda aid, ep, **kw: aid, num_envs=1))
+    episodes = runner.sample(num_episodes=3, random_actions=True)
+    assert len(episodes) == 3 and all(len(e) == 4 for e in episodes)
+    assert all(len(sent) == 1 and list(sent.values())[0] in (0, 1) for sent in envs[0].sent)
