@@ -19,6 +19,7 @@ from relayrl.callbacks import CallbackDispatch
 from relayrl.checkpoints.checkpointable import Checkpointable
 from relayrl.core.columns import DEFAULT_MODULE_ID
 from relayrl.env.env_runner_group import EnvRunnerGroup
+from relayrl.env.wrappers.video_recorder import with_video_dir
 from relayrl.metrics import (
     ENV_RUNNER_RESULTS,
     EVALUATION_RESULTS,
@@ -67,6 +68,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         # Under Tune, Tune logs the results (unless logger_config asks for relayrl's files too).
         skip_logger = built_by_tune and logger_creator is None and config.logger_config is None
         self._result_logger = None if skip_logger else self._make_result_logger(config, logger_creator)
+        self.config = config = with_video_dir(config, self.logdir)
         self.setup(config)
         self._callbacks("on_algorithm_init", algorithm=self, metrics_logger=self.metrics)
         if built_by_tune:

@@ -78,6 +78,8 @@ def replay_buffer_names(value: Any, import_name: Callable) -> Any:
     return {**value, "type": resolve_replay_buffer_class(value["type"], import_name)}
 
 
+_STR = Check("a str", lambda v: isinstance(v, str), str)
+
 _SEED = optional(Check("an int >= 0", lambda v: is_int(v) and v >= 0, int))
 
 BASE_OPTIONS = (
@@ -98,6 +100,11 @@ BASE_OPTIONS = (
     Option("disable_env_checking", False, "Skip the one-time checks of each sub-env's first reset() "
            "and step() results (gymnasium API: shapes, 5-tuple step, (obs, info) reset, numeric "
            "rewards).", "environment", BOOL),
+    Option("record_video_every_n_episodes", None, "Write an mp4 of about every N-th episode of the whole "
+           "run (all runners and sub-envs together) into video_dir; needs the video extra.", "environment",
+           optional(POSITIVE_INT)),
+    Option("video_dir", None, "Folder of the training videos; None: <logdir>/videos (the working "
+           "directory's videos/ without a logdir).", "environment", optional(_STR)),
     # env_runners()
     Option("num_env_runners", 0, "Remote EnvRunner actors (Ray); 0 samples in the driver process.",
            "env_runners", NON_NEGATIVE_INT, aliases=("num_rollout_workers", "num_workers")),

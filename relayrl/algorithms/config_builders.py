@@ -78,7 +78,7 @@ class ConfigBuildersMixin:
         if spec.action_space is None:
             spec.action_space = (self.action_space if from_config_spaces else None) or act_space
         if spec.model_config is None:
-            spec.model_config = self.model_config
+            spec.model_config = self.model_config_for(spec.observation_space)
         spec.inference_only = inference_only
         return spec
 

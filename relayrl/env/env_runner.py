@@ -20,6 +20,7 @@ from relayrl.env.registry import make_env_creator
 from relayrl.env.sampling import SampleAmount, SamplingPlan, plan_sampling
 from relayrl.env.vector_env import batch_actions, foreach_sub_env, info_at, make_vector_env, unbatch
 from relayrl.episodes.single_agent_episode import SingleAgentEpisode
+from relayrl.env.wrappers.video_recorder import video_recorder_for
 from relayrl.exploration.env_runner_exploration import build_env_runner_exploration
 from relayrl.metrics.metrics_logger import MetricsLogger
 
@@ -71,6 +72,7 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
             creator, self.config.env_config, num_envs=self.config.num_envs_per_env_runner,
             worker_index=self.worker_index, num_workers=self.num_workers, mode=self.config.gym_env_vectorize_mode,
             check_env=not self.config.disable_env_checking,
+            record_video=video_recorder_for(self.config, self.worker_index, self.num_workers),
         )
         self._callbacks("on_environment_created", env_runner=self, metrics_logger=self.metrics, env=self.env,
                         env_context=EnvContext(self.config.env_config, self.worker_index, 0, self.num_workers))

@@ -18,22 +18,27 @@ class ApplyFuncWrapper(gym.Wrapper):
 
 
 def make_vector_env(creator: Callable, env_config: dict, *, num_envs: int, worker_index: int, num_workers: int,
-                    mode: str, check_env: bool = True) -> gym.vector.VectorEnv:
+                    mode: str, check_env: bool = True, record_video=None) -> gym.vector.VectorEnv:
     """A Sync/Async vector env whose sub-envs each get their own EnvContext (vector_index=i).
 
     SAME_STEP autoreset: a finished sub-env is reset inside the same step() and its final
     observation comes back in infos["final_obs"], so no step is wasted on resets.
     `check_env`: each sub-env's first reset() and step() results are checked (env/env_checks.py).
+    `record_video`: None, or (vector_index -> wrapper or None) for the sub-env that records videos.
     """
     is_async = str(getattr(mode, "value", mode)).lower() == "async"
 
     def env_fn(i: int):
         def make():
-            env = creator(EnvContext(env_config, worker_index, i, num_workers))
+            wrap_for_video = record_video(i) if record_video else None
+            config = {**env_config, "render_mode": "rgb_array"} if wrap_for_video else env_config
+            env = creator(EnvContext(config, worker_index, i, num_workers))
             if not isinstance(env, gym.Env):
                 raise TypeError(f"The env creator returned {type(env).__name__}, not a gymnasium.Env.")
             if check_env:
                 install_first_call_checks(env, where=f"sub-env {i} of EnvRunner worker_index={worker_index}")
+            if wrap_for_video:
+                env = wrap_for_video(env)
             return ApplyFuncWrapper(env) if is_async else env
         return make
 

@@ -40,6 +40,14 @@ def make_target_network(main: nn.Module) -> nn.Module:
     return target
 
 
+def make_target_networks(multi_module) -> None:
+    """`make_target_networks()` on every sub-module with the TargetNetworkAPI (what Learners call in build())."""
+    for module_id in multi_module.keys():
+        module = multi_module[module_id]
+        if isinstance(module, TargetNetworkAPI):
+            module.make_target_networks()
+
+
 @torch.no_grad()
 def update_target_networks(module: TargetNetworkAPI, tau: float) -> None:
     """Polyak-average every (main, target) pair of `module`; tau=1.0 copies the main weights."""
@@ -63,5 +71,5 @@ def is_target_key(state_key: str) -> bool:
     return state_key.startswith(TARGET_NETWORK_PREFIX)
 
 
-__all__ = ["TargetNetworkAPI", "make_target_network", "update_target_networks", "is_target_key",
+__all__ = ["TargetNetworkAPI", "make_target_network", "make_target_networks", "update_target_networks", "is_target_key",
            "TARGET_NETWORK_PREFIX"]

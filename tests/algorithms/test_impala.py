@@ -187,3 +187,28 @@ def test_checkpoint_resume_is_bit_identical(config_cls, tmp_path):
             assert_same_tree(a["env_runners"]["episode_return_mean"], b["env_runners"]["episode_return_mean"])
     finally:
         restored.stop()
+
+
+def test_reset_config_changes_vtrace_and_loss_options_in_place():
+    algo = small(APPOConfig).build_algo()
+    try:
+        algo.train()
+        learner = algo.learner_group._learner
+        assert algo.reset_config({"lr": 1e-4, "vtrace_clip_rho_threshold": 2.0, "entropy_coeff": 0.02,
+                                  "clip_param": 0.2, "kl_coeff": 0.5})
+        assert learner.config.vtrace_clip_rho_threshold == 2.0 and learner._entropy_coeff == 0.02
+        assert learner.curr_kl_coeffs[DEFAULT_MODULE_ID] == 0.5
+        assert [g["lr"] for g in learner.get_optimizer().param_groups] == [1e-4]
+        assert not algo.reset_config({"circular_buffer_num_batches": 4})  # needs a rebuild
+        algo.train()
+    finally:
+        algo.stop()
+
+
+def test_cli_trains_impala(capsys):
+    from relayrl.cli import main
+
+    code = main(["train", "IMPALA", "--env", "CartPole-v1", "--num-envs-per-env-runner", "4",
+                 "--rollout-fragment-length", "25", "--train-batch-size", "100", "--stop-iters", "1",
+                 "--min-sample-timesteps-per-iteration", "200", "--seed", "0"])
+    assert code == 0

@@ -11,8 +11,9 @@ import torch
 from relayrl.algorithms.appo.default_appo_rl_module import TARGET_NETWORK_ACTION_DIST_INPUTS
 from relayrl.algorithms.impala.impala_learner import WEIGHTS_SEQ_NO, IMPALALearner
 from relayrl.core.columns import Columns
+from relayrl.learner.learner import possibly_masked_mean
 from relayrl.metrics import NUM_ENV_STEPS_TRAINED_LIFETIME
-from relayrl.modules.target_network_api import TargetNetworkAPI, update_target_networks
+from relayrl.modules.target_network_api import TargetNetworkAPI, make_target_networks, update_target_networks
 from relayrl.ops.vtrace import vtrace_on_chunks
 
 
@@ -21,10 +22,7 @@ class APPOLearner(IMPALALearner):
 
     def build(self) -> None:
         super().build()
-        for module_id in self.module.keys():
-            module = self.module[module_id]
-            if isinstance(module, TargetNetworkAPI):
-                module.make_target_networks()
+        make_target_networks(self.module)
         self.curr_kl_coeffs = {mid: self.config.kl_coeff for mid in self.module.keys()}
         self.when_config_changes("kl_coeff", lambda kl_coeff, timestep: self.curr_kl_coeffs.update(
             dict.fromkeys(self.curr_kl_coeffs, kl_coeff)))
@@ -34,10 +32,7 @@ class APPOLearner(IMPALALearner):
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
         module = self.module[module_id]
         mask = batch[Columns.LOSS_MASK].bool()
-        num_real = mask.sum().clamp(min=1)
-
-        def masked_mean(per_row):  # masked_fill: artificial rows may hold anything
-            return per_row.masked_fill(~mask, 0.0).sum() / num_real
+        masked_mean = possibly_masked_mean(batch)  # the loss's rows only (artificial rows may hold anything)
 
         dist_cls = module.get_train_action_dist_cls()
         current_dist = dist_cls.from_logits(fwd_out[Columns.ACTION_DIST_INPUTS])

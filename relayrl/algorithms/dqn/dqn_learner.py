@@ -24,7 +24,12 @@ import torch
 from relayrl.algorithms.dqn.default_dqn_rl_module import QF_NEXT_PREDS, QF_PREDS
 from relayrl.core.columns import Columns
 from relayrl.learner.learner import NUM_ENV_STEPS_SAMPLED_LIFETIME, Learner
-from relayrl.modules.target_network_api import TargetNetworkAPI, is_target_key, update_target_networks
+from relayrl.modules.target_network_api import (
+    TargetNetworkAPI,
+    is_target_key,
+    make_target_networks,
+    update_target_networks,
+)
 from relayrl.ops.q_learning import q_learning_targets, td_error_loss
 
 LAST_TARGET_UPDATE_TS = "last_target_update_ts"
@@ -37,10 +42,7 @@ class DQNLearner(Learner):
 
     def build(self) -> None:
         super().build()
-        for module_id in self.module.keys():
-            module = self.module[module_id]
-            if isinstance(module, TargetNetworkAPI):
-                module.make_target_networks()
+        make_target_networks(self.module)
         self._td_errors: Dict[str, list] = {}
         self._last_target_update_ts: Dict[str, int] = {mid: 0 for mid in self.module.keys()}
         self._num_target_updates: Dict[str, int] = {mid: 0 for mid in self.module.keys()}

@@ -11,7 +11,7 @@ import torch
 from relayrl.connectors.learner.add_one_ts_to_episodes_and_truncate import AddOneTsToEpisodesAndTruncate
 from relayrl.core.columns import Columns
 from relayrl.core.schedules import Scheduler
-from relayrl.learner.learner import Learner
+from relayrl.learner.learner import Learner, possibly_masked_mean
 from relayrl.ops.vtrace import vtrace_on_chunks
 
 WEIGHTS_SEQ_NO = "weights_seq_no"  # the column (and counter) that measures the policy lag
@@ -53,10 +53,7 @@ class IMPALALearner(Learner):
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
         module = self.module[module_id]
         mask = batch[Columns.LOSS_MASK].bool()
-        num_real = mask.sum().clamp(min=1)
-
-        def masked_mean(per_row):  # masked_fill: artificial rows may hold anything
-            return per_row.masked_fill(~mask, 0.0).sum() / num_real
+        masked_mean = possibly_masked_mean(batch)  # the loss's rows only (artificial rows may hold anything)
 
         dist = module.get_train_action_dist_cls().from_logits(fwd_out[Columns.ACTION_DIST_INPUTS])
         target_logp = dist.logp(batch[Columns.ACTIONS])

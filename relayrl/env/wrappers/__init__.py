@@ -1,1 +1,2 @@
-"""Wrappers that turn other libraries' envs into relayrl envs (PettingZoo: pettingzoo_env.py)."""
+"""Env wrappers: Atari preprocessing (relayrl applies it for `ALE/...` ids), video recording, and PettingZoo
+envs as MultiAgentEnvs (pettingzoo_env.py)."""
