@@ -81,7 +81,7 @@ def _sampler_meter(custom_piece: bool = False, numpy_inference: bool = True):
 
     With `custom_piece`, a user env-to-module piece that touches every episode is added, which puts
     the pipeline on the general (per-episode) path. `numpy_inference=False` computes the actions with
-    the torch module instead of numpy views of its weights (relayrl/env/numpy_inference.py).
+    the torch module instead of numpy views of its weights (relayrl/env/sampling/numpy_actions.py).
     """
     from relayrl import ConnectorV2, PPOConfig
     from relayrl.env.env_runner import EnvRunner
@@ -165,11 +165,13 @@ def _torch_actions(layers):
 def _numpy_actions(layers):
     """relayrl's numpy policy itself (the same matmuls, sampling and log-probs), called bare."""
     from relayrl.core.columns import Columns
-    from relayrl.env.numpy_inference import NumpyCategoricalPolicy
+    from relayrl.env.sampling.numpy_actions import NumpyCategoricalPolicy
+    from relayrl.modules.numpy_forward import NumpyMLP
 
     activations = [np.tanh, np.tanh, None]
-    policy = NumpyCategoricalPolicy([(layer.weight.detach().numpy().T, layer.bias.detach().numpy(), activation)
-                                     for layer, activation in zip(layers, activations)], np.random.default_rng(0))
+    policy = NumpyCategoricalPolicy(NumpyMLP([(layer.weight.detach().numpy().T, layer.bias.detach().numpy(), activation)
+                                               for layer, activation in zip(layers, activations)]),
+                                    np.random.default_rng(0))
 
     def act(obs):
         out = policy(obs, True)

@@ -28,7 +28,7 @@ _PUBLIC = {
     "Checkpointable": "relayrl.checkpoints.checkpointable",
     "CheckpointError": "relayrl.checkpoints.errors",
     "EnvRunnerFailedError": "relayrl.distributed.env_runner_actors",
-    "SingleAgentEpisode": "relayrl.env.single_agent_episode",
+    "SingleAgentEpisode": "relayrl.episodes.single_agent_episode",
     "EnvRunner": "relayrl.env.env_runner",
     "SingleAgentEnvRunner": "relayrl.env.env_runner",
     "EnvRunnerGroup": "relayrl.env.env_runner_group",

@@ -15,6 +15,7 @@ from typing import Any, Mapping, Optional
 from relayrl.algorithms.base_options import BASE_GROUP_HELP, BASE_OPTIONS
 from relayrl.algorithms.legacy_keys import BASE_LEGACY_KEYS
 from relayrl.algorithms.config_builders import ConfigBuildersMixin
+from relayrl.algorithms.multi_agent_options import MULTI_AGENT_GROUP_HELP, MULTI_AGENT_OPTIONS
 from relayrl.algorithms.options import (
     NotProvided,
     Option,
@@ -62,12 +63,14 @@ class AlgorithmConfig(ConfigBuildersMixin):
     >>> config = PPOConfig().environment("CartPole-v1").training(lr=3e-4, num_epochs=6)
     """
 
+    SUPPORTS_MULTI_AGENT = False  # whether the algorithm trains on multi-agent episodes (PPO does)
+
     _checkpoint_kind = "algorithm config"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)
 
-    _OPTIONS = BASE_OPTIONS
+    _OPTIONS = BASE_OPTIONS + MULTI_AGENT_OPTIONS
     _DEFAULTS: dict = {}
     _OPTION_CHANGES: dict = {}  # {inherited option: {field: value}}, e.g. {"tau": {"mutable": True}}
-    _GROUP_HELP = BASE_GROUP_HELP
+    _GROUP_HELP = {**BASE_GROUP_HELP, **MULTI_AGENT_GROUP_HELP}
     _LEGACY_KEYS = BASE_LEGACY_KEYS  # old RLlib dict keys with no option of their own (legacy_keys.py)
     _option_table: OptionTable  # set by _install_options for each class
 
@@ -207,7 +210,15 @@ class AlgorithmConfig(ConfigBuildersMixin):
 
     @property
     def is_multi_agent(self) -> bool:
-        return False
+        """Whether `config.multi_agent(policies=...)` set the modules (then the EnvRunners step MultiAgentEnvs)."""
+        return self.policies is not None
+
+    @property
+    def agent_to_module_mapping_fn(self):
+        """`policy_mapping_fn`, checked: an unknown module id raises, naming it and the known ones."""
+        from relayrl.algorithms.multi_agent_mapping import checked_mapping_fn
+
+        return checked_mapping_fn(self.policy_mapping_fn, self.policies)
 
     @property
     def algo_class(self):
@@ -324,6 +335,7 @@ class AlgorithmConfig(ConfigBuildersMixin):
                              "config.environment(MyEnvClass) (or set observation_space and "
                              "action_space)")
         self._validate_batch_sizes()
+        self._validate_multi_agent()
         self._validate_evaluation()
         if self.soft_horizon and self.horizon is None:
             raise ValueError("soft_horizon=True needs a horizon: config.env_runners(horizon=N, soft_horizon=True)")
@@ -331,6 +343,20 @@ class AlgorithmConfig(ConfigBuildersMixin):
         from relayrl.algorithms.result_logger import check_logger_config
 
         check_logger_config(self.logger_config)
+
+    def _validate_multi_agent(self) -> None:
+        if not self.is_multi_agent:
+            return
+        if not self.SUPPORTS_MULTI_AGENT:
+            name = type(self).__name__.replace("Config", "")
+            raise ValueError(f"{name} does not train multi-agent configs (config.multi_agent(policies=...)) yet; "
+                             "use PPO, or a single-agent env.")
+        to_train = self.policies_to_train
+        if to_train is not None and not callable(to_train):
+            unknown = [m for m in to_train if m not in self.policies]
+            if unknown:
+                raise ValueError(f"policies_to_train names {unknown}, which are not among the policies "
+                                 f"{list(self.policies)}.")
 
     def _validate_evaluation(self) -> None:
         if self.evaluation_duration == "auto" and not self.evaluation_parallel_to_training:

@@ -152,9 +152,10 @@ BASE_OPTIONS = (
     Option("exploration_config", {}, "{'type': name | Exploration subclass | 'pkg.mod:Class', **its "
            "kwargs}; {}: the algorithm's default (see get_default_exploration_config()).",
            "env_runners", DICT, cli=False, resolve_names=_exploration_names),
-    Option("numpy_inference", True, "Compute the default PPO module's Discrete actions with numpy views "
-           "of its weights, the connector pipelines running around them (same distribution and columns, "
-           "own random stream); False always calls the torch module.", "env_runners", BOOL),
+    Option("numpy_inference", True, "Compute Discrete actions with the module's numpy forward where it "
+           "declares one (NumpyForwardAPI; the default PPO module does), the connector pipelines running "
+           "around it (same distribution and columns, own random stream); False always calls the torch "
+           "module.", "env_runners", BOOL),
     Option("gym_env_vectorize_mode", "SYNC", "'SYNC' steps the vector envs in this process, "
            "'ASYNC' in subprocesses (stored upper-case).", "env_runners",
            one_of("SYNC", "ASYNC", ignore_case=True)),

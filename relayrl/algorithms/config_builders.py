@@ -39,19 +39,54 @@ class ConfigBuildersMixin:
         user_spec = self.rl_module_spec
         if user_spec is not None and not isinstance(user_spec, RLModuleSpec):
             raise TypeError(f"config.rl_module(rl_module_spec=...) must be an RLModuleSpec, got {user_spec!r}.")
+        return self._module_spec(user_spec, DEFAULT_MODULE_ID, spaces, inference_only)
+
+    def get_multi_rl_module_spec(self, *, spaces=None, inference_only: bool = False, env=None):
+        """Multi-agent: a MultiRLModuleSpec with one spec per policy. A user MultiRLModuleSpec's per-module
+        specs (`rl_module_specs[module_id]`) are merged over the algorithm's default module; a PolicySpec's
+        spaces, else those of the agents mapping to the module (`spaces[module_id]`), fill in the spaces."""
+        from relayrl.modules.rl_module_spec import MultiRLModuleSpec, RLModuleSpec
+
+        user = self.rl_module_spec
+        per_module = dict(getattr(user, "rl_module_specs", None) or {})
+        unknown = sorted(set(per_module) - set(self.policies or {}))
+        if unknown:
+            raise ValueError(f"The MultiRLModuleSpec has specs for {unknown}, which are not among the policies "
+                             f"{list(self.policies or {})}; add them to config.multi_agent(policies=...).")
+        specs = {}
+        for module_id, policy in (self.policies or {}).items():
+            module_user_spec = per_module.get(module_id, user if isinstance(user, RLModuleSpec) else None)
+            module_spaces = dict(spaces or {})
+            if policy.observation_space is not None or policy.action_space is not None:
+                obs, act = module_spaces.get(module_id, (None, None))
+                module_spaces[module_id] = (policy.observation_space or obs, policy.action_space or act)
+            specs[module_id] = self._module_spec(module_user_spec, module_id, module_spaces, inference_only,
+                                                 from_config_spaces=False)
+        cls = getattr(user, "multi_rl_module_class", None) if isinstance(user, MultiRLModuleSpec) else None
+        return MultiRLModuleSpec(multi_rl_module_class=cls, rl_module_specs=specs, inference_only=inference_only)
+
+    def _module_spec(self, user_spec, module_id, spaces, inference_only: bool, from_config_spaces: bool = True):
+        from relayrl.modules.rl_module_spec import RLModuleSpec
+
         spec = RLModuleSpec() if user_spec is not None and user_spec.module_class else self.get_default_rl_module_spec()
         if user_spec is not None:
             spec.update(user_spec)
         spaces = spaces or {}
-        obs_space, act_space = spaces.get(DEFAULT_MODULE_ID, spaces.get("__env_single__", (None, None)))
+        obs_space, act_space = spaces.get(module_id, spaces.get("__env_single__", (None, None)))
         if spec.observation_space is None:
-            spec.observation_space = self.observation_space or obs_space
+            spec.observation_space = (self.observation_space if from_config_spaces else None) or obs_space
         if spec.action_space is None:
-            spec.action_space = self.action_space or act_space
+            spec.action_space = (self.action_space if from_config_spaces else None) or act_space
         if spec.model_config is None:
             spec.model_config = self.model_config_for(spec.observation_space)
         spec.inference_only = inference_only
         return spec
+
+    def get_module_spec_for_learner(self, spaces=None):
+        """The spec the Learners build: one module, or (multi-agent) one per policy."""
+        if self.is_multi_agent:
+            return self.get_multi_rl_module_spec(spaces=spaces)
+        return self.get_rl_module_spec(spaces=spaces)
 
     def get_default_learner_class(self):
         raise NotImplementedError(f"{type(self).__name__} has no default Learner class.")
@@ -68,11 +103,11 @@ class ConfigBuildersMixin:
     def build_learner_group(self, *, env=None, spaces=None, rl_module_spec=None):
         from relayrl.learner.learner_group import LearnerGroup
 
-        return LearnerGroup(config=self, module_spec=rl_module_spec or self.get_rl_module_spec(spaces=spaces),
+        return LearnerGroup(config=self, module_spec=rl_module_spec or self.get_module_spec_for_learner(spaces),
                             spaces=spaces)
 
     def build_learner(self, *, env=None, spaces=None):
-        learner = self.learner_class(config=self, module_spec=self.get_rl_module_spec(spaces=spaces), spaces=spaces)
+        learner = self.learner_class(config=self, module_spec=self.get_module_spec_for_learner(spaces), spaces=spaces)
         learner.build()
         return learner
 

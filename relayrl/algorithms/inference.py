@@ -17,7 +17,7 @@ from relayrl.connectors.module_to_env.get_actions import EXPLORATION, TIMESTEP
 from relayrl.connectors.module_to_env.normalize_and_clip_actions import NormalizeAndClipActions
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 from relayrl.core.tree import map_structure
-from relayrl.env.single_agent_episode import SingleAgentEpisode
+from relayrl.episodes.single_agent_episode import SingleAgentEpisode
 from relayrl.metrics.metrics_logger import MetricsLogger
 
 

@@ -10,6 +10,7 @@ from relayrl.connectors.common.add_states_from_episodes_to_batch import (
 from relayrl.connectors.common.add_time_dim_to_batch_and_zero_pad import (
     AddTimeDimToBatchAndZeroPad,
 )
+from relayrl.connectors.common.agent_to_module_mapping import AgentToModuleMapping
 from relayrl.connectors.common.batch_individual_items import BatchIndividualItems
 from relayrl.connectors.common.numpy_to_tensor import NumpyToTensor
 from relayrl.connectors.common.tensor_to_numpy import TensorToNumpy
@@ -26,6 +27,7 @@ from relayrl.connectors.module_to_env.get_actions import GetActions
 from relayrl.connectors.module_to_env.listify_data_for_vector_env import (
     ListifyDataForVectorEnv,
 )
+from relayrl.connectors.module_to_env.module_to_agent_unmapping import ModuleToAgentUnmapping
 from relayrl.connectors.module_to_env.normalize_and_clip_actions import (
     NormalizeAndClipActions,
 )
@@ -59,7 +61,8 @@ def build_env_to_module_pipeline(config, env=None, spaces=None, device=None) -> 
             AddObservationsFromEpisodesToBatch(),
             AddTimeDimToBatchAndZeroPad(),
             AddStatesFromEpisodesToBatch(),
-            BatchIndividualItems(),
+            *_agent_to_module_mapping(config),
+            BatchIndividualItems(multi_agent=config.is_multi_agent),
             NumpyToTensor(device=device),
         ]
     return EnvToModulePipeline(obs_space, act_space, connectors=pieces)
@@ -72,8 +75,9 @@ def build_module_to_env_pipeline(config, env=None, spaces=None) -> ModuleToEnvPi
     if config.module_to_env_connector is not None:
         pieces = call_user_factory(config.module_to_env_connector, env, spaces)
     if config.add_default_connectors_to_module_to_env_pipeline:
-        pieces = [GetActions(), TensorToNumpy(), UnBatchToIndividualItems(), RemoveSingleTsTimeRankFromBatch()] + \
-            pieces + [
+        unmapping = [ModuleToAgentUnmapping()] if config.is_multi_agent else []
+        pieces = [GetActions(), TensorToNumpy(), UnBatchToIndividualItems(), *unmapping,
+                  RemoveSingleTsTimeRankFromBatch()] + pieces + [
                 NormalizeAndClipActions(normalize_actions=config.normalize_actions, clip_actions=config.clip_actions),
                 ListifyDataForVectorEnv(),
             ]
@@ -91,10 +95,20 @@ def build_learner_pipeline(config, input_observation_space, input_action_space, 
             AddColumnsFromEpisodesToTrainBatch(),
             AddTimeDimToBatchAndZeroPad(as_learner_connector=True),
             AddStatesFromEpisodesToBatch(as_learner_connector=True),
-            BatchIndividualItems(),
+            *_agent_to_module_mapping(config, as_learner_connector=True),
+            BatchIndividualItems(multi_agent=config.is_multi_agent),
             NumpyToTensor(as_learner_connector=True, device=device),
         ]
     return LearnerConnectorPipeline(input_observation_space, input_action_space, connectors=pieces)
+
+
+def _agent_to_module_mapping(config, as_learner_connector: bool = False) -> list:
+    """Multi-agent pipelines regroup the agents' data by module (one batch per module)."""
+    if not config.is_multi_agent:
+        return []
+    specs = getattr(config.rl_module_spec, "rl_module_specs", None) or {}
+    return [AgentToModuleMapping(rl_module_specs=specs, agent_to_module_mapping_fn=config.agent_to_module_mapping_fn,
+                                 as_learner_connector=as_learner_connector)]
 
 
 __all__ = ["build_env_to_module_pipeline", "build_module_to_env_pipeline", "build_learner_pipeline", "env_spaces"]

@@ -281,6 +281,16 @@ def _assign(containers, columns, i, out):
             container[i] = value
 
 
+def is_module_keyed(batch, rl_module) -> bool:
+    """Whether `batch` is a multi-agent batch keyed by module id ({module_id: {column: ...}}) of the
+    MultiRLModule `rl_module` (a single-agent runner's module has no `keys`)."""
+    keys = getattr(rl_module, "keys", None)
+    if keys is None or not batch:
+        return False
+    ids = keys()
+    return all(key in ids and isinstance(value, dict) for key, value in batch.items())
+
+
 def call_user_factory(factory: Callable, *args) -> List[ConnectorV2]:
     """Call a user's connector factory with as many of `args` as it accepts; return a list of pieces."""
     try:

@@ -3,38 +3,25 @@
 The same class runs in the driver (the embedded default) and inside Ray actors.
 """
 import logging
-import traceback
 from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
-import torch
 
 from relayrl.callbacks import CallbackDispatch
 from relayrl.connectors.common.add_observations_from_episodes_to_batch import (
     VECTOR_ENV_OBSERVATIONS,
 )
-from relayrl.connectors.module_to_env.get_actions import EXPLORATION, TIMESTEP
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 from relayrl.env.current_env_runner import set_current_env_runner
-from relayrl.env.env_checks import EnvAPIError
 from relayrl.env.env_context import EnvContext
 from relayrl.env.episode_limits import episode_limits_wrapper
 from relayrl.env.env_runner_state import EnvRunnerState
+from relayrl.env.env_failures import SubEnvFailuresError, SubEnvRecovery  # noqa: F401 (SubEnvFailuresError: its old home)
 from relayrl.env.episode_stats import EpisodeStats
-from relayrl.env.infinite_lookback_buffer import unbatch_items
-from relayrl.env.numpy_inference import plan_numpy_policy
 from relayrl.env.registry import make_env_creator
-from relayrl.env.single_agent_episode import SingleAgentEpisode
-from relayrl.env.vector_env import (
-    batch_actions,
-    foreach_sub_env,
-    has_env_infos,
-    info_at,
-    infos_per_env,
-    make_vector_env,
-    unbatch,
-)
-from relayrl.env.vector_step_log import VectorStepLog
+from relayrl.env.sampling import SampleAmount, SamplingPlan, plan_sampling
+from relayrl.env.vector_env import batch_actions, foreach_sub_env, info_at, make_vector_env, unbatch
+from relayrl.episodes.single_agent_episode import SingleAgentEpisode
 from relayrl.env.wrappers.video_recorder import video_recorder_for
 from relayrl.exploration.env_runner_exploration import build_env_runner_exploration
 from relayrl.metrics.metrics_logger import MetricsLogger
@@ -42,13 +29,10 @@ from relayrl.metrics.metrics_logger import MetricsLogger
 logger = logging.getLogger("relayrl")
 
 
-class SubEnvFailuresError(RuntimeError):
-    """Sub-environments failed more than num_consecutive_env_runner_failures_tolerance times in a row
-    (with restart_failed_sub_environments=True)."""
-
-
-class EnvRunner(EnvRunnerState):
+class EnvRunner(SubEnvRecovery, EnvRunnerState):
     """Single-agent EnvRunner (RLlib's SingleAgentEnvRunner). Its checkpoint state: env_runner_state.py."""
+
+    EPISODE_STATS = EpisodeStats  # the per-episode metrics (MultiAgentEnvRunner adds the agents' and modules')
 
     def __init__(self, *, config, worker_index: int = 0, num_workers: Optional[int] = None,
                  recreated_worker: bool = False, **kwargs):
@@ -59,7 +43,7 @@ class EnvRunner(EnvRunnerState):
         self.num_workers = config.num_env_runners if num_workers is None else num_workers
         self.recreated_worker = recreated_worker
         self.metrics = MetricsLogger()
-        self._stats = EpisodeStats(self.metrics, config.metrics_num_episodes_for_smoothing)
+        self._stats = self.EPISODE_STATS(self.metrics, config.metrics_num_episodes_for_smoothing)
         self._seed = None if config.seed is None else int(config.seed) + 1000 * worker_index
         self.env = None
         self.module = None
@@ -73,7 +57,7 @@ class EnvRunner(EnvRunnerState):
         self.num_env_steps_sampled_lifetime = 0  # the `timestep` Exploration objects see
         self.weights_seq_no = 0  # the version of the weights it acts with (set by IMPALA's broadcasts: policy lag)
         self._consecutive_env_failures = 0  # sub-env failures since the last good step (see _recover_from_env_failure)
-        self._inference_rng = None  # numpy inference's sampling Generator (see env/numpy_inference.py)
+        self._inference_rng = None  # numpy inference's sampling Generator (env/sampling/numpy_actions.py)
         self.make_env()
         self.make_module()
 
@@ -150,25 +134,84 @@ class EnvRunner(EnvRunnerState):
             num_timesteps = self.config.get_rollout_fragment_length(self.worker_index) * self.num_envs
         if self._needs_reset or force_reset or num_episodes is not None:
             self._reset_envs_or_recover(explore)
-        policy = plan_numpy_policy(self, random_actions)
-        done_episodes = self._run(num_timesteps, num_episodes, explore, random_actions, complete, policy)
-        if complete:
-            samples = done_episodes[:num_episodes] if num_episodes is not None else done_episodes
-        else:
-            chunks = []
-            for i, episode in enumerate(self._episodes):
-                if len(episode) == 0:
-                    continue
-                successor = episode.cut(len_lookback_buffer=self.config.episode_lookback_horizon)
-                self._stats.on_chunk_cut(episode)
-                chunks.append(episode.to_numpy())
-                if self._cb_end:  # on_episode_end gets the chunks handed out before the episode ended
-                    self._prev_chunks.setdefault(episode.id_, []).append(episode)
-                self._episodes[i] = successor
-            samples = done_episodes + chunks
+        plan = self._plan_sampling(explore, random_actions, num_timesteps)
+        amount = self._sample_amount(num_timesteps, num_episodes, complete)
+        steps = self._run(plan, amount)
+        self._stats.on_steps(steps)
+        self.num_env_steps_sampled_lifetime += steps
+        samples = amount.done_episodes[:num_episodes] if complete else amount.done_episodes + self._cut_ongoing()
         for handler in self._cb_sample_end:
             handler(env_runner=self, metrics_logger=self.metrics, samples=samples)
         return samples
+
+    def _plan_sampling(self, explore: bool, random_actions: bool, num_timesteps: Optional[int]) -> SamplingPlan:
+        return plan_sampling(self, explore=explore, random_actions=random_actions, num_timesteps=num_timesteps)
+
+    def _sample_amount(self, num_timesteps: Optional[int], num_episodes: Optional[int], complete: bool) -> SampleAmount:
+        return SampleAmount(num_timesteps=num_timesteps, num_episodes=num_episodes, complete=complete,
+                            num_envs=self.num_envs)
+
+    def _run(self, plan: SamplingPlan, amount: SampleAmount) -> int:
+        """The sampling loop: the plan's action source computes the actions, the envs step, its recorder
+        puts the step into the episodes (env/sampling/). Returns the env steps taken."""
+        actions, recorder, explore, steps = plan.actions, plan.recorder, plan.actions.explore, 0
+        clip_rewards = reward_clipping(self.config.clip_rewards)
+        while not amount.reached(steps):
+            to_env = actions(self.num_env_steps_sampled_lifetime + steps)
+            chosen = to_env.pop(Columns.ACTIONS)
+            stepped = self._step_envs(batch_actions(self._single_env_action_space,
+                                                    to_env.pop(Columns.ACTIONS_FOR_ENV, chosen)), explore)
+            if stepped is None:  # a sub-env failed and the envs were recreated (restart_failed_sub_environments)
+                recorder.drop_pending()
+                actions.restart()
+                continue
+            observations, rewards, terminateds, truncateds, infos = stepped
+            steps += self.num_envs
+            finished = recorder.record(chosen, to_env, observations, clip_rewards(rewards), terminateds,
+                                       truncateds, infos)
+            if self._cb_step:
+                for i, episode in enumerate(self._episodes):
+                    self._episode_callbacks(self._cb_step, episode, i)
+            if finished:
+                self._end_episodes(finished, observations, infos, amount, explore)
+            actions.next_step(observations)
+        actions.finish(steps)
+        recorder.finish()
+        return steps
+
+    def _end_episodes(self, finished: List[int], observations, infos, amount: SampleAmount, explore: bool) -> None:
+        """The episodes of sub-envs `finished` ended (and hold all their steps): the amount takes those it
+        wants (callbacks, numpy, metrics); new episodes start from the auto-reset observations."""
+        ended = [self._episodes[i] for i in finished]
+        if self._env_to_module.WRITES_EPISODES:
+            # Let pieces that write episodes see the terminal observations (e.g. MeanStdFilter).
+            self._env_to_module_call(ended, explore)
+        observations = unbatch(self.env.observation_space, observations)
+        for i, episode in zip(finished, ended):
+            if amount.wants(i):
+                if self._cb_end:
+                    self._episode_callbacks(self._cb_end, episode, i,
+                                            prev_episode_chunks=self._prev_chunks.pop(episode.id_, []))
+                episode.to_numpy()  # first: the return then sums an array, not a list
+                self._stats.on_episode_done(episode)
+                amount.add(episode)
+            else:
+                self._prev_chunks.pop(episode.id_, None)
+            self._episodes[i] = self._new_episode(observations[i], info_at(infos, i), i)
+
+    def _cut_ongoing(self) -> List[SingleAgentEpisode]:
+        """Truncate mode: the ongoing episodes' chunks so far (numpy'd); their successors go on."""
+        chunks = []
+        for i, episode in enumerate(self._episodes):
+            if len(episode) == 0:
+                continue
+            successor = episode.cut(len_lookback_buffer=self.config.episode_lookback_horizon)
+            self._stats.on_chunk_cut(episode)
+            chunks.append(episode.to_numpy())
+            if self._cb_end:  # on_episode_end gets the chunks handed out before the episode ended
+                self._prev_chunks.setdefault(episode.id_, []).append(episode)
+            self._episodes[i] = successor
+        return chunks
 
     def _reset_envs(self, explore: bool) -> None:
         seed = self._seed
@@ -202,11 +245,14 @@ class EnvRunner(EnvRunnerState):
 
     def _start_episode(self, episode, observation, info, env_index: int) -> None:
         """The reset observation goes in, then on_episode_start (callbacks, then the exploration object)."""
-        episode.add_env_reset(observation, info)
+        self._add_reset(episode, observation, info)
         if self._cb_start:
             self._episode_callbacks(self._cb_start, episode, env_index)
         if self._exploration_on_episode_start is not None:
             self._exploration_on_episode_start(environment=self.env, episode=episode, env_index=env_index)
+
+    def _add_reset(self, episode, observation, info) -> None:
+        episode.add_env_reset(observation, info)
 
     def _episode_callbacks(self, handlers, episode, env_index: int, **extra) -> None:
         for handler in handlers:
@@ -218,232 +264,6 @@ class EnvRunner(EnvRunnerState):
         shared_data = {} if vector_observations is None else {VECTOR_ENV_OBSERVATIONS: vector_observations}
         return self._env_to_module(rl_module=self.module, batch={}, episodes=episodes, explore=explore,
                                    shared_data=shared_data, metrics=self.metrics)
-
-    def _compute_actions(self, explore: bool, random_actions: bool, timestep: int = 0,
-                         policy=None) -> Dict[str, Any]:
-        """The module-to-env pipeline's output for the cached env-to-module batch. A numpy `policy`
-        (env/numpy_inference.py) stands in for the torch module where it takes the batch."""
-        if random_actions:
-            space = self._spaces["__env_single__"][1]
-            actions = [space.sample() for _ in range(self.num_envs)]
-            return {Columns.ACTIONS: actions}
-        to_module = self._cached_to_module
-        observations = None if policy is None else policy.observations_in(to_module)
-        if observations is not None:  # (no Exploration object then: see plan_numpy_policy)
-            return self._module_to_env(rl_module=self.module, batch=policy(observations, explore),
-                                       episodes=self._episodes, explore=explore, shared_data={}, metrics=self.metrics)
-        with torch.inference_mode():
-            shared_data = {}
-            if self._use_exploration:
-                self.exploration.before_compute_actions(timestep=timestep, explore=explore)
-                shared_data = {EXPLORATION: self.exploration, TIMESTEP: timestep}
-            if explore:
-                out = self.module.forward_exploration(to_module)
-            else:
-                out = self.module.forward_inference(to_module)
-            return self._module_to_env(rl_module=self.module, batch=out, episodes=self._episodes, explore=explore,
-                                       shared_data=shared_data, metrics=self.metrics)
-
-    def _run(self, num_timesteps, num_episodes, explore, random_actions, complete,
-             policy=None) -> List[SingleAgentEpisode]:
-        """The sampling loop. A numpy `policy` (env/numpy_inference.py) computes the actions instead of
-        the torch module; one that skips the pipelines reads the vector env's observations directly."""
-        done_episodes, steps, done_steps = [], 0, 0
-        direct = policy is not None and not policy.calls_pipelines
-        policy_obs = policy.observations_in(self._cached_to_module) if direct else None
-        clip = self.config.clip_rewards
-        if num_episodes is not None:
-            # Each sub-env owes a fixed share of the episodes. Keeping simply the first episodes to end
-            # would favour short episodes and bias evaluation returns low.
-            quota = [num_episodes // self.num_envs + (i < num_episodes % self.num_envs) for i in range(self.num_envs)]
-        log = self._step_log(num_timesteps, random_actions)
-        while True:
-            if num_episodes is not None:
-                if len(done_episodes) >= num_episodes:
-                    break
-            elif (done_steps if complete else steps) >= num_timesteps:
-                break
-            if direct:
-                to_env = policy(policy_obs, explore)
-            else:
-                to_env = self._compute_actions(explore, random_actions, self.num_env_steps_sampled_lifetime + steps,
-                                               policy)
-            actions = to_env.pop(Columns.ACTIONS)
-            env_actions = to_env.pop(Columns.ACTIONS_FOR_ENV, actions)
-            stepped = self._step_envs(batch_actions(self._single_env_action_space, env_actions), explore)
-            if stepped is None:  # a sub-env failed and the envs were recreated (restart_failed_sub_environments)
-                if log is not None:
-                    log.drop_pending()
-                if direct:
-                    policy_obs = policy.observations_in(self._cached_to_module)
-                continue
-            batched_obs, rewards, terminateds, truncateds, infos = stepped
-            observations = unbatch(self.env.observation_space, batched_obs)
-            if clip is True:
-                rewards = np.sign(rewards)
-            elif clip:
-                rewards = np.clip(rewards, -clip, clip)
-            steps += self.num_envs
-            finished = None
-            if log is not None:
-                finished = self._log_step(log, actions, to_env, batched_obs, rewards, terminateds, truncateds, infos)
-                if finished is None:  # the step does not fit the log's columns: record per episode from now on
-                    self._hand_over_pending(log)
-                    log = None
-            if finished is None:
-                finished = self._record_step(actions, to_env, observations, rewards, terminateds, truncateds, infos)
-            if self._cb_step:
-                for i, episode in enumerate(self._episodes):
-                    self._episode_callbacks(self._cb_step, episode, i)
-            if finished:
-                ended = [self._episodes[i] for i in finished]
-                if self._env_to_module.WRITES_EPISODES:
-                    # Let pieces that write episodes see the terminal observations (e.g. MeanStdFilter).
-                    self._env_to_module_call(ended, explore)
-                for i, episode in zip(finished, ended):
-                    # With num_episodes, episodes beyond a sub-env's share are dropped (not logged).
-                    if num_episodes is None or quota[i] > 0:
-                        if num_episodes is not None:
-                            quota[i] -= 1
-                        if self._cb_end:
-                            self._episode_callbacks(self._cb_end, episode, i,
-                                                    prev_episode_chunks=self._prev_chunks.pop(episode.id_, []))
-                        episode.to_numpy()  # first: the return then sums an array, not a list
-                        self._stats.on_episode_done(episode)
-                        done_steps += len(episode)
-                        done_episodes.append(episode)
-                    else:
-                        self._prev_chunks.pop(episode.id_, None)
-                    self._episodes[i] = self._new_episode(observations[i], info_at(infos, i), i)
-            if direct:
-                policy_obs = batched_obs
-            else:
-                self._cached_to_module = self._env_to_module_call(self._episodes, explore, batched_obs)
-        if direct and steps:  # the pipeline's batch, for the next call (or a checkpoint)
-            self._cached_to_module = self._env_to_module_call(self._episodes, explore, policy_obs)
-        if log is not None:
-            self._hand_over_pending(log)
-        self._stats.on_steps(steps)
-        self.num_env_steps_sampled_lifetime += steps
-        return done_episodes
-
-    def _step_envs(self, actions, explore: bool):
-        """`env.step(actions)`; with restart_failed_sub_environments a raising env is rebuilt instead of
-        failing the runner: the vector env is recreated, its ongoing episodes are dropped (their steps
-        are not returned) and sampling goes on (see _recover_from_env_failure)."""
-        if not self.config.restart_failed_sub_environments:
-            return self.env.step(actions)
-        try:
-            stepped = self.env.step(actions)
-        except Exception as error:
-            self._recover_from_env_failure(error, explore)
-            return None
-        self._consecutive_env_failures = 0
-        return stepped
-
-    def _reset_envs_or_recover(self, explore: bool) -> None:
-        """`_reset_envs`; with restart_failed_sub_environments a raising reset() is handled like a raising step()."""
-        if not self.config.restart_failed_sub_environments:
-            return self._reset_envs(explore)
-        try:
-            self._reset_envs(explore)
-        except Exception as error:
-            self._recover_from_env_failure(error, explore)
-
-    def _recover_from_env_failure(self, error: Exception, explore: bool) -> None:
-        """Rebuild and reset the vector env after a sub-env raised, until a reset works.
-
-        An `EnvAPIError` (env/env_checks.py) is raised at once: a rebuilt env would break the API again.
-        Every other failure (of step(), reset() or the rebuild) counts; a successful step() resets the count
-        (a successful reset alone does not). More than num_consecutive_env_runner_failures_tolerance
-        failures in a row raise `SubEnvFailuresError` carrying the last error and its traceback; that
-        fails this sample() and so the runner (a remote one is then restarted per fault_tolerance).
-        """
-        tolerance = self.config.num_consecutive_env_runner_failures_tolerance
-        while True:
-            if isinstance(error, EnvAPIError):  # the env's code breaks the API: a rebuilt env would too
-                raise error
-            self._consecutive_env_failures += 1
-            if self._consecutive_env_failures > tolerance:
-                trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-                raise SubEnvFailuresError(
-                    f"EnvRunner worker_index={self.worker_index}: its sub-environments failed "
-                    f"{self._consecutive_env_failures} times in a row without a successful step (more than "
-                    f"num_consecutive_env_runner_failures_tolerance={tolerance}, "
-                    f"restart_failed_sub_environments=True). The last failure:\n{trace}") from error
-            logger.warning("EnvRunner %d: a sub-environment raised %r; recreating the envs "
-                           "(restart_failed_sub_environments=True)", self.worker_index, error)
-            self.metrics.log_value("num_env_restarts", 1, reduce="sum")
-            try:
-                self._close_env_quietly()
-                self.make_env()
-                self._reset_envs(explore)
-                return
-            except Exception as next_error:  # the new env failed to build or reset: that counts too
-                error = next_error
-
-    def _close_env_quietly(self) -> None:
-        """Close a broken env without letting its close() raise; make_env() then builds a new one."""
-        try:
-            self.env.close()
-        except Exception:  # the env is being replaced because it is broken
-            logger.debug("closing the failed env raised", exc_info=True)
-        self.env = None
-
-    def _step_log(self, num_timesteps: Optional[int], random_actions: bool) -> Optional[VectorStepLog]:
-        """A VectorStepLog for this sampling run when nothing reads the ongoing episodes between steps
-        (no on_episode_step callback, no connector piece that reads episodes); None otherwise."""
-        if (random_actions or self._cb_step or self._env_to_module.WRITES_EPISODES
-                or self._env_to_module.reads_episodes(self.module) or self._module_to_env.reads_episodes(self.module)):
-            return None
-        return VectorStepLog(self.num_envs, capacity=-(-num_timesteps // self.num_envs) if num_timesteps else 64)
-
-    def _log_step(self, log, actions, extra_outputs, observations, rewards, terminateds, truncateds,
-                  infos) -> Optional[List[int]]:
-        """`_record_step` through the step log: the step goes into its columns and only the episodes that
-        ended take their steps. None, recording nothing, if the step does not fit the columns."""
-        step_infos = infos_per_env(infos, self.num_envs) if infos and has_env_infos(infos) else None
-        if not log.write(observations, actions, rewards, extra_outputs, step_infos):
-            return None
-        done = (terminateds | truncateds).tolist()  # (a list: `in` is cheaper than ndarray.any() on 8 items)
-        if True not in done:
-            return []
-        finished = [i for i, ended in enumerate(done) if ended]
-        final_infos = infos.get("final_info", {})
-        for i in finished:
-            log.hand_over(i, self._episodes[i], final_observation=infos["final_obs"][i],
-                          final_info=info_at(final_infos, i), terminated=bool(terminateds[i]),
-                          truncated=bool(truncateds[i]))
-        return finished
-
-    def _hand_over_pending(self, log: VectorStepLog) -> None:
-        """The ongoing episodes take their steps from the log, as items, so they can go on."""
-        for i, episode in enumerate(self._episodes):
-            log.hand_over(i, episode)
-
-    def _record_step(self, actions, extra_outputs, observations, rewards, terminateds, truncateds,
-                     infos) -> List[int]:
-        """`add_env_step` on every sub-env's episode; returns the sub-envs whose episode just ended.
-
-        This runs once per env per step, so every column is split into per-env items once per step
-        (`list()` / `tolist()` in C) instead of being indexed per env.
-        """
-        n = self.num_envs
-        keys = list(extra_outputs)
-        extras = zip(*[unbatch_items(values) for values in extra_outputs.values()]) if keys else [()] * n
-        rewards, terms, truncs = rewards.tolist(), terminateds.tolist(), truncateds.tolist()
-        rows = zip(self._episodes, unbatch_items(observations), unbatch_items(actions), rewards, terms, truncs,
-                   infos_per_env(infos, n), extras)
-        finished = []
-        for i, (episode, obs, action, reward, term, trunc, info, extra) in enumerate(rows):
-            extra = dict(zip(keys, extra))
-            if term or trunc:
-                episode.add_env_step(infos["final_obs"][i], action, reward, info_at(infos.get("final_info", {}), i),
-                                     terminated=term, truncated=trunc, extra_model_outputs=extra)
-                finished.append(i)
-            else:
-                episode.add_env_step(obs, action, reward, info, extra_model_outputs=extra)
-        return finished
 
     # -- metrics, state, helpers ----------------------------------------------------------
     def get_metrics(self) -> Dict[str, Any]:
@@ -464,6 +284,19 @@ class EnvRunner(EnvRunnerState):
         if self.env is not None:
             self.env.close()
             self.env = None
+
+
+def reward_clipping(clip) -> Callable[[np.ndarray], np.ndarray]:
+    """The `clip_rewards` option as a function: None/False keeps rewards, True takes their sign, c clips to [-c, c]."""
+    if clip is True:
+        return np.sign
+    if clip:
+        return lambda rewards: np.clip(rewards, -clip, clip)
+    return _unchanged
+
+
+def _unchanged(rewards: np.ndarray) -> np.ndarray:
+    return rewards
 
 
 SingleAgentEnvRunner = EnvRunner

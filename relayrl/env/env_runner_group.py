@@ -29,7 +29,7 @@ class EnvRunnerGroup:
         runners were replaced (the Algorithm fires its callback from it).
         """
         self.config = config
-        self._env_runner_cls = env_runner_cls or EnvRunner
+        self._env_runner_cls = env_runner_cls or default_env_runner_class(config)
         self._on_recreated = on_env_runners_recreated
         self._local_env_runner = self._env_runner_cls(config=config, worker_index=0) if local_env_runner else None
         self._in_process: List[Any] = [
@@ -382,3 +382,12 @@ def _has_state(pipeline) -> bool:
     from relayrl.connectors.connector_v2 import ConnectorV2
 
     return any(type(piece).get_state is not ConnectorV2.get_state for piece in getattr(pipeline, "connectors", []))
+
+
+def default_env_runner_class(config) -> type:
+    """MultiAgentEnvRunner for a multi-agent config (config.multi_agent(policies=...)), else EnvRunner."""
+    if getattr(config, "is_multi_agent", False):
+        from relayrl.env.multi_agent_env_runner import MultiAgentEnvRunner
+
+        return MultiAgentEnvRunner
+    return EnvRunner

@@ -22,7 +22,7 @@ from relayrl.checkpoints.state_checks import (
     unexpected_error,
 )
 from relayrl.core.columns import DEFAULT_MODULE_ID
-from relayrl.env.single_agent_episode import SingleAgentEpisode
+from relayrl.episodes.single_agent_episode import SingleAgentEpisode
 
 PARTS = ("rl_module", "env_to_module_connector", "module_to_env_connector", "exploration", "metrics", "sampling")
 SAMPLING_KEYS = ("seed", "episode_stats", "prev_chunks", "action_space_rng", "attributes", "ongoing", "episodes",
@@ -42,7 +42,7 @@ class EnvRunnerState:
 
     def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
         parts = {
-            "rl_module": lambda: self.module.get_state(inference_only=True),
+            "rl_module": lambda: self.module.get_state(inference_only=True),  # (MultiRLModule: by module id)
             "env_to_module_connector": self._env_to_module.get_state,
             "module_to_env_connector": self._module_to_env.get_state,
             "exploration": self.exploration.get_state if _has_state(self.exploration) else None,
@@ -56,7 +56,7 @@ class EnvRunnerState:
         state = {
             "seed": self._seed,
             "episode_stats": [[k, list(v)] for k, v in self._stats._carried.items()],
-            "prev_chunks": {k: [_episode_state(e) for e in v] for k, v in self._prev_chunks.items()},
+            "prev_chunks": {k: [self._episode_to_state(e) for e in v] for k, v in self._prev_chunks.items()},
             "action_space_rng": _space_rng(self._spaces["__env_single__"][1]),
             "attributes": {name: _attribute_state(getattr(self, name)) for name in self.STATE_ATTRIBUTES
                            if getattr(self, name) is not None},
@@ -64,7 +64,7 @@ class EnvRunnerState:
         ongoing = not self._needs_reset and self._is_sync()
         state["ongoing"] = ongoing
         if ongoing:
-            state["episodes"] = [_episode_state(e) for e in self._episodes]
+            state["episodes"] = [self._episode_to_state(e) for e in self._episodes]
             state["cached_to_module"] = self._cached_to_module
             state["env"] = get_vector_env_state(self.env)
         return state
@@ -77,7 +77,7 @@ class EnvRunnerState:
         """Raise a CheckpointError if `state` does not fit this runner (module, connectors, envs); change nothing."""
         check_mapping(state, where, known=PARTS, owner="an EnvRunner")
         if "rl_module" in state:
-            self.module.check_state(_single_module_state(state["rl_module"]), where / "rl_module")
+            self.module.check_state(self._module_state_of(state["rl_module"]), where / "rl_module")
         if "env_to_module_connector" in state:
             self._env_to_module.check_state(state["env_to_module_connector"], where / "env_to_module_connector")
         if "module_to_env_connector" in state:
@@ -121,7 +121,7 @@ class EnvRunnerState:
     # -- setting --------------------------------------------------------------------------------
     def set_state(self, state: Dict[str, Any]) -> None:
         if "rl_module" in state:
-            self.module.set_state(_single_module_state(state["rl_module"]))
+            self.module.set_state(self._module_state_of(state["rl_module"]))
         if "env_to_module_connector" in state:
             self._env_to_module.set_state(state["env_to_module_connector"])
         if "module_to_env_connector" in state:
@@ -161,6 +161,13 @@ class EnvRunnerState:
     def _chunks_from_state(self, state: Dict[str, Any]) -> Dict[str, list]:
         return {k: [self._episode_from_state(s) for s in v] for k, v in state["prev_chunks"].items()}
 
+    # -- per-runner-kind hooks (MultiAgentEnvRunner overrides them) -------------------------------
+    def _module_state_of(self, state: Dict[str, Any]) -> Dict[str, Any]:
+        return _single_module_state(state)
+
+    def _episode_to_state(self, episode) -> Dict[str, Any]:
+        return _episode_state_without_spaces(episode.get_state())
+
     def _episode_from_state(self, state: Dict[str, Any]) -> SingleAgentEpisode:
         obs_space, act_space = self._spaces["__env_single__"]
         return SingleAgentEpisode.from_state(dict(state, observation_space=obs_space, action_space=act_space))
@@ -177,8 +184,8 @@ def _has_state(exploration) -> bool:
     return exploration is not None and callable(getattr(exploration, "get_state", None))
 
 
-def _episode_state(episode) -> Dict[str, Any]:
-    state = episode.get_state()
+def _episode_state_without_spaces(state: Dict[str, Any]) -> Dict[str, Any]:
+    """A SingleAgentEpisode's `get_state()` without its spaces (the runner's, rebuilt from the config)."""
     for key in _SPACE_KEYS:  # the runner's spaces: rebuilt from the config, not stored
         state.pop(key, None)
     for buffer_key in ("observations", "infos", "actions", "rewards"):

@@ -16,7 +16,7 @@ class EpisodeStats:
         self._done = []  # (return, length, duration, custom metrics) of episodes finished in this run
 
     def on_chunk_cut(self, episode) -> None:
-        ret, length = self._carried.get(episode.id_, (0.0, 0))
+        ret, length = self._carried.get(episode.id_, (0.0, 0))[:2]
         self._carried[episode.id_] = (ret + float(episode.get_return()), length + len(episode))
 
     def forget(self, episode) -> None:
@@ -24,7 +24,7 @@ class EpisodeStats:
         self._carried.pop(episode.id_, None)
 
     def on_episode_done(self, episode) -> None:
-        ret, length = self._carried.pop(episode.id_, (0.0, 0))
+        ret, length = self._carried.pop(episode.id_, (0.0, 0))[:2]  # (subclasses carry more)
         self._done.append((ret + float(episode.get_return()), length + len(episode), episode.get_duration_s(),
                            episode.custom_metrics))
 

@@ -301,7 +301,10 @@ class Learner(Checkpointable):
                 optimizer.step()
 
     def should_module_be_updated(self, module_id: str, multi_agent_batch=None) -> bool:
-        return True
+        """Whether this update trains `module_id`: config.multi_agent(policies_to_train=...) (None: all)."""
+        from relayrl.algorithms.multi_agent_mapping import trains_module
+
+        return trains_module(self.config.get("policies_to_train"), module_id, multi_agent_batch)
 
     # -- hooks -------------------------------------------------------------------------------
     def before_gradient_based_update(self, *, timesteps: Dict[str, Any]) -> None:

@@ -52,6 +52,8 @@ BASE_DEFAULTS = {
     # RLlib's, for porting (docs/porting.md)
     "framework": "torch", "num_gpus": 0, "horizon": None, "soft_horizon": False, "no_done_at_end": False,
     "legacy_result_keys": False, "evaluation_force_reset_envs_before_iteration": True,
+    # multi_agent(): RLlib's defaults (policies None: single-agent)
+    "policies": None, "policy_mapping_fn": None, "policies_to_train": None, "count_steps_by": "env_steps",
 }
 PPO_OPTIONS = {
     "lambda": 1.0, "clip_param": 0.3, "vf_clip_param": 10.0, "vf_loss_coeff": 1.0,
@@ -64,7 +66,8 @@ PPO_DEFAULTS = {**BASE_DEFAULTS, **PPO_OPTIONS, "num_envs_per_env_runner": 8, "l
                 "lambda": 0.95, "clip_param": 0.2, "vf_clip_param": float("inf"), "vf_loss_coeff": 0.5,
                 "use_kl_loss": False}
 GROUPS = ["environment", "env_runners", "learners", "training", "rl_module", "reporting",
-          "evaluation", "debugging", "callbacks", "fault_tolerance", "checkpointing", "framework", "resources"]
+          "evaluation", "debugging", "callbacks", "fault_tolerance", "checkpointing", "framework", "resources",
+          "multi_agent"]
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,7 @@ import torch
 from torch import nn
 
 from relayrl.core.columns import Columns
-from relayrl.env.single_agent_episode import SingleAgentEpisode
+from relayrl.episodes.single_agent_episode import SingleAgentEpisode
 from relayrl.modules.rl_module import RLModule, ValueFunctionAPI
 
 OBS_SPACE = gym.spaces.Box(-100.0, 100.0, (2,), np.float32)

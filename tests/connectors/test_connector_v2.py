@@ -6,7 +6,7 @@ from connector_test_utils import OBS_SPACE, make_episode, o
 
 from relayrl.connectors import BatchIndividualItems, ConnectorPipelineV2, ConnectorV2
 from relayrl.connectors.connector_v2 import BatchedNdArray
-from relayrl.env.single_agent_episode import SingleAgentEpisode
+from relayrl.episodes.single_agent_episode import SingleAgentEpisode
 
 
 def two_episodes():

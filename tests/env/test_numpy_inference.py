@@ -1,4 +1,5 @@
-"""The EnvRunner's numpy inference: when it runs, and that it computes what the torch path computes."""
+"""The EnvRunner's numpy inference (env/sampling/numpy_actions.py, direct_numpy_actions.py; the module's
+NumpyForwardAPI): when it runs, and that it computes what the torch path computes."""
 import numpy as np
 import pytest
 import torch
@@ -7,7 +8,10 @@ from relayrl import ConnectorV2, PPOConfig
 from relayrl.algorithms.ppo.default_ppo_rl_module import DefaultPPOTorchRLModule
 from relayrl.core.columns import Columns
 from relayrl.env.env_runner import EnvRunner
-from relayrl.env.numpy_inference import NumpyCategoricalPolicy, plan_numpy_policy
+from relayrl.env.sampling import plan_actions
+from relayrl.env.sampling.direct_numpy_actions import DirectNumpyActions
+from relayrl.env.sampling.numpy_actions import NumpyActions, NumpyCategoricalPolicy
+from relayrl.modules.numpy_forward import NumpyMLP
 from relayrl.modules.rl_module_spec import RLModuleSpec
 
 
@@ -46,8 +50,27 @@ class OwnSetup(DefaultPPOTorchRLModule):  # only re-initialises: the forward is 
         torch.nn.init.zeros_(self.encoder[0].bias)
 
 
+def _source(runner, random_actions=False):
+    """The action source a sample() call of `runner` would use."""
+    return plan_actions(runner, explore=True, random_actions=random_actions)
+
+
+def _numpy_policy(runner):
+    return NumpyCategoricalPolicy.for_runner(runner)
+
+
+def _plan_of(runner, random_actions=False):
+    source = _source(runner, random_actions)
+    if isinstance(source, DirectNumpyActions):
+        return "numpy, pipelines skipped"
+    if isinstance(source, NumpyActions):
+        return "numpy, pipelines called"
+    return None
+
+
 def _plan(config, random_actions=False):
-    return plan_numpy_policy(_runner(config), random_actions)
+    """None where the torch path (or random actions) runs; else whether the pipelines are called."""
+    return _plan_of(_runner(config), random_actions)
 
 
 class ScaleObservations(ConnectorV2):  # a custom env-to-module piece: the module sees other inputs
@@ -63,15 +86,15 @@ class SharpenLogits(ConnectorV2):  # a custom piece before GetActions: it change
 
 
 def test_the_default_ppo_runner_uses_numpy_inference_and_skips_the_default_pipelines():
-    assert _plan(_config()).calls_pipelines is False
-    assert _plan(_config().rl_module(rl_module_spec=RLModuleSpec(module_class=OwnSetup))).calls_pipelines is False
+    assert _plan(_config()) == "numpy, pipelines skipped"
+    assert _plan(_config().rl_module(rl_module_spec=RLModuleSpec(module_class=OwnSetup))) == "numpy, pipelines skipped"
 
 
 @pytest.mark.parametrize("pieces", ["env_to_module", "module_to_env"])
 def test_with_custom_pieces_numpy_inference_runs_through_the_pipelines(pieces):
     factory = {"env_to_module": {"env_to_module_connector": lambda env, spaces, device: PassThrough()},
                "module_to_env": {"module_to_env_connector": lambda env, spaces: PassThrough()}}[pieces]
-    assert _plan(_config(**factory)).calls_pipelines is True
+    assert _plan(_config(**factory)) == "numpy, pipelines called"
 
 
 @pytest.mark.parametrize("case", ["option off", "random actions", "piece before GetActions", "own forward", "elu",
@@ -84,7 +107,7 @@ def test_anything_numpy_inference_cannot_reproduce_keeps_the_torch_path(case):
         config.env_runners(module_to_env_connector=lambda env, spaces: PassThrough())
         runner = _runner(config)
         runner._module_to_env.prepend(SharpenLogits())
-        assert plan_numpy_policy(runner, False) is None
+        assert _source(runner).__class__.__name__ == "TorchModuleActions"
         return
     elif case == "own forward":
         config.rl_module(rl_module_spec=RLModuleSpec(module_class=OwnForward))
@@ -100,7 +123,7 @@ def test_anything_numpy_inference_cannot_reproduce_keeps_the_torch_path(case):
 def test_logits_and_log_probs_match_the_torch_module():
     runner = _runner(_config(num_envs_per_env_runner=64))
     obs = runner._cached_to_module[Columns.OBS].numpy()
-    out = plan_numpy_policy(runner, False)(obs, explore=True)
+    out = _numpy_policy(runner)(obs, explore=True)
     logits = _torch_forward(runner.module, obs)
     np.testing.assert_allclose(out[Columns.ACTION_DIST_INPUTS], logits, rtol=1e-5, atol=1e-6)
     expected_logp = torch.log_softmax(torch.from_numpy(logits), -1).numpy()[np.arange(64), out[Columns.ACTIONS]]
@@ -112,7 +135,7 @@ def test_logits_and_log_probs_match_the_torch_module():
 def test_sampled_actions_follow_the_softmax_of_the_logits():
     logits = np.array([[0.0, 1.0, -1.0], [2.0, 0.0, 0.0]], np.float32)
     probs = torch.softmax(torch.from_numpy(logits), -1).numpy()
-    identity = [(np.eye(3, dtype=np.float32), logits[0] * 0, None)]  # the "network" passes its input through
+    identity = NumpyMLP([(np.eye(3, dtype=np.float32), logits[0] * 0, None)])  # passes its input through
     policy = NumpyCategoricalPolicy(identity, np.random.default_rng(0))
     draws = np.stack([policy(np.repeat(logits, 1000, 0), True)[Columns.ACTIONS] for _ in range(10)])
     for row in range(2):
@@ -136,7 +159,7 @@ def test_greedy_sampling_gives_the_same_episodes_as_the_torch_path(custom_piece,
         results.append(runner.sample(num_timesteps=200, explore=False))
         if numpy_inference:  # every step went through the numpy policy, with the pipelines when customised
             assert len(numpy_steps) == 200 // 4
-            assert plan_numpy_policy(runner, False).calls_pipelines is custom_piece
+            assert _plan_of(runner) == ("numpy, pipelines called" if custom_piece else "numpy, pipelines skipped")
     assert len(numpy_steps) == 200 // 4  # and none with numpy_inference=False
     assert [len(e) for e in results[0]] == [len(e) for e in results[1]]
     for a, b in zip(*results):
@@ -156,12 +179,12 @@ def test_seeded_runs_repeat_and_new_weights_are_used_at_once():
     new_weights = _runner(weights_seed=1).module.get_state()
     first.set_state({"rl_module": new_weights})
     obs = first._cached_to_module[Columns.OBS].numpy()
-    out = plan_numpy_policy(first, False)(obs, explore=True)
+    out = _numpy_policy(first)(obs, explore=True)
     np.testing.assert_allclose(out[Columns.ACTION_DIST_INPUTS], _torch_forward(first.module, obs), rtol=1e-5,
                                atol=1e-6)
     with torch.no_grad():
         first.module.pi[-1].weight.add_(1.0)  # also an in-place change made by hand
-    np.testing.assert_allclose(plan_numpy_policy(first, False)(obs, True)[Columns.ACTION_DIST_INPUTS],
+    np.testing.assert_allclose(_numpy_policy(first)(obs, True)[Columns.ACTION_DIST_INPUTS],
                                _torch_forward(first.module, obs), rtol=1e-5, atol=1e-6)
 
 

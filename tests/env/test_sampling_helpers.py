@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from relayrl.env.infinite_lookback_buffer import _stack, unbatch_items
+from relayrl.episodes.infinite_lookback_buffer import _stack, unbatch_items
 from relayrl.env.vector_env import info_at, infos_per_env
 
 N = 3
@@ -55,7 +55,7 @@ def test_stack_of_different_shapes_raises_like_np_stack():
 
 
 def test_an_episode_given_only_some_columns_is_still_validated():
-    from relayrl.env.single_agent_episode import SingleAgentEpisode
+    from relayrl.episodes.single_agent_episode import SingleAgentEpisode
 
     assert len(SingleAgentEpisode()) == 0
     with pytest.raises(AssertionError):

@@ -6,8 +6,9 @@ import torch
 from relayrl import ConnectorV2, PPOConfig
 from relayrl.connectors import AddObservationsFromEpisodesToBatch, BatchIndividualItems, NumpyToTensor
 from relayrl.env.env_runner import EnvRunner
-from relayrl.env.single_agent_episode import SingleAgentEpisode
-from relayrl.env.vector_step_log import VectorStepLog
+from relayrl.env.sampling.step_log_recorder import StepLogRecorder
+from relayrl.episodes.single_agent_episode import SingleAgentEpisode
+from relayrl.env.sampling.vector_step_log import VectorStepLog
 from relayrl.testing import CountingEnv
 from relayrl.testing.compare import assert_same_tree
 
@@ -66,7 +67,7 @@ def _contents(episode: SingleAgentEpisode) -> dict:
 def _run(scenario, per_step: bool):
     torch.manual_seed(0)
     runner = EnvRunner(config=_config(scenario, per_step))
-    assert (runner._step_log(8, False) is None) == per_step  # the two runs really take different paths
+    assert (StepLogRecorder.plan(runner, 8, False) is None) == per_step  # the two runs really take different paths
     calls = []
     for _ in range(4):
         episodes = runner.sample(**scenario.get("sample", {}))
@@ -97,7 +98,7 @@ def test_a_piece_that_reads_episodes_sees_every_step():
         num_envs_per_env_runner=2, rollout_fragment_length=7,
         env_to_module_connector=lambda env, spaces, device: ReadsLatestObservation())
     runner = EnvRunner(config=config)
-    assert runner._step_log(8, False) is None
+    assert StepLogRecorder.plan(runner, 8, False) is None
     assert sum(len(e) for e in runner.sample()) == 14
     runner.stop()
 
@@ -217,7 +218,7 @@ def test_a_sub_env_whose_module_outputs_change_falls_back_to_per_step_recording(
         num_envs_per_env_runner=2, rollout_fragment_length=8,
         module_to_env_connector=lambda env, spaces: SwitchToFloat64())
     runner = EnvRunner(config=config)
-    assert runner._step_log(8, False) is not None
+    assert StepLogRecorder.plan(runner, 8, False) is not None
     episodes = runner.sample()
     assert sum(len(e) for e in episodes) == 16
     for episode in episodes:  # every step is in its episode, in order
@@ -237,7 +238,7 @@ def test_a_custom_piece_that_declares_it_leaves_episodes_alone_keeps_column_reco
         num_envs_per_env_runner=2, rollout_fragment_length=6)
     runner = EnvRunner(config=config)
     runner._env_to_module.insert_after("AddObservationsFromEpisodesToBatch", ScaleObservations())
-    assert runner._step_log(8, False) is not None
+    assert StepLogRecorder.plan(runner, 8, False) is not None
     episodes = runner.sample()
     assert sum(len(e) for e in episodes) == 12
     for episode in episodes:  # the episodes keep the env's own observations
@@ -257,6 +258,6 @@ def test_a_subclass_with_its_own_call_does_not_inherit_its_parents_declaration()
         env_to_module_connector=lambda env, spaces, device: [AddObservationsFromEpisodesToBatch(),
                                                               BatchIndividualItems(), ReadsEpisodesToo()])
     runner = EnvRunner(config=config)
-    assert runner._step_log(8, False) is None
+    assert StepLogRecorder.plan(runner, 8, False) is None
     assert sum(len(e) for e in runner.sample()) == 12
     runner.stop()

@@ -73,13 +73,16 @@ def test_default_modules_train_on_uint8_images(config_cls):
 
 
 def test_numpy_inference_falls_back_to_torch_for_a_cnn():
-    from relayrl.env.numpy_inference import plan_numpy_policy
+    from relayrl.env.sampling import plan_actions
+    from relayrl.env.sampling.torch_actions import TorchModuleActions
 
     algo = PPOConfig().environment(DotSideEnv).env_runners(num_envs_per_env_runner=2).training(
         train_batch_size=64, minibatch_size=32, num_epochs=1).debugging(logger_config={"type": "none"}).build_algo()
     try:
         assert isinstance(algo.env_runner.module, DefaultPPOTorchRLModule)
-        assert plan_numpy_policy(algo.env_runner, False) is None
+        assert algo.env_runner.module.numpy_forward() is None  # the module declares no numpy forward for a CNN
+        algo.env_runner.sample(num_timesteps=2)  # (resets the envs: the plan reads the runner's batch)
+        assert type(plan_actions(algo.env_runner, explore=False)) is TorchModuleActions
         algo.train()
     finally:
         algo.stop()

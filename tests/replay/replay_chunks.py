@@ -4,7 +4,7 @@ Step t of episode e: obs [e, t] (obs after the step: [e, t + 1]), action t, rewa
 """
 import numpy as np
 
-from relayrl.env.single_agent_episode import SingleAgentEpisode
+from relayrl.episodes.single_agent_episode import SingleAgentEpisode
 
 
 def reward_of(e, t):

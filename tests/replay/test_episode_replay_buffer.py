@@ -7,7 +7,7 @@ from replay_chunks import expected_row, make_chunk, reward_of
 from relayrl import PPOConfig
 from relayrl.core.columns import Columns
 from relayrl.env.env_runner import EnvRunner
-from relayrl.env.single_agent_episode import SingleAgentEpisode
+from relayrl.episodes.single_agent_episode import SingleAgentEpisode
 from relayrl.replay import EpisodeReplayBuffer
 from relayrl.testing import CountingEnv
 

@@ -8,12 +8,18 @@ from relayrl.modules.default_model_config import DefaultModelConfig
 from relayrl.modules.distributions import TorchCategorical, TorchDiagGaussian
 from relayrl.modules.encoders import make_encoder
 from relayrl.modules.mlp import mlp, run_layers
+from relayrl.modules.numpy_forward import NumpyForwardAPI, NumpyMLP, overrides_any
 from relayrl.modules.rl_module import RLModule, ValueFunctionAPI
 from relayrl.modules.space_checks import action_dim, check_action_space
 
 
-class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI):
+class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI, NumpyForwardAPI):
     """Actor-critic MLP for 1-D Box observations and Discrete or 1-D Box actions."""
+
+    # The methods that decide what the acting forward passes compute; a subclass overriding any of them
+    # computes something else, and numpy_forward() leaves it to torch.
+    _ACTING_FORWARD_METHODS = ("forward_exploration", "forward_inference", "_forward_exploration",
+                               "_forward_inference", "_forward", "_dist_inputs")
 
     def setup(self) -> None:
         cfg = DefaultModelConfig.from_dict(self.model_config)
@@ -75,6 +81,12 @@ class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI):
         embeddings = run_layers(batch[Columns.OBS], self.encoder)
         logits = run_layers(embeddings, self.pi)
         return {Columns.ACTION_DIST_INPUTS: self._dist_inputs(None, logits), Columns.EMBEDDINGS: embeddings}
+
+    def numpy_forward(self):
+        """Discrete actions: the logits are encoder -> pi, plain Linear layers (NumpyForwardAPI)."""
+        if not self._discrete or overrides_any(type(self), DefaultPPOTorchRLModule, self._ACTING_FORWARD_METHODS):
+            return None
+        return NumpyMLP.from_sequentials(self.encoder, self.pi)
 
     def compute_values(self, batch, embeddings=None):
         if embeddings is None or not self.vf_share_layers:

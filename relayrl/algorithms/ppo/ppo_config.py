@@ -35,6 +35,8 @@ RLLIB_PPO_DEFAULTS = {
 class PPOConfig(AlgorithmConfig):
     """Config for PPO: `PPOConfig().environment("CartPole-v1").training(lambda_=0.95)`."""
 
+    SUPPORTS_MULTI_AGENT = True  # config.multi_agent(...) (docs/multi_agent.md)
+
     _OPTIONS = (
         Option("lambda_", 1.0, "GAE lambda: 1.0 gives Monte-Carlo advantages, lower values trade "
                "variance for bias.", "training", FRACTION, key="lambda", mutable=True),

@@ -39,19 +39,26 @@ class BatchIndividualItems(ConnectorV2):
         self._multi_agent = multi_agent
 
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
-        out = {}
-        for column, data in batch.items():
-            if column == Columns.INFOS:  # infos are arbitrary dicts: keep them as a flat list
-                out[column] = _flatten(data)
-            elif isinstance(data, dict) and data and isinstance(next(iter(data)), tuple):
-                out[column] = stack_items(_flatten(data))
-            elif isinstance(data, list):
-                out[column] = stack_items(data)
-            else:
-                out[column] = data
+        if self._multi_agent and _is_module_keyed(batch, rl_module):  # after AgentToModuleMapping
+            return {module_id: _batch_columns(module_batch) for module_id, module_batch in batch.items()}
+        out = _batch_columns(batch)
         if isinstance(rl_module, MultiRLModule) and not _is_module_keyed(out, rl_module):
             out = {DEFAULT_MODULE_ID: out}
         return out
+
+
+def _batch_columns(batch) -> dict:
+    out = {}
+    for column, data in batch.items():
+        if column == Columns.INFOS:  # infos are arbitrary dicts: keep them as a flat list
+            out[column] = _flatten(data)
+        elif isinstance(data, dict) and data and isinstance(next(iter(data)), tuple):
+            out[column] = stack_items(_flatten(data))
+        elif isinstance(data, list):
+            out[column] = stack_items(data)
+        else:
+            out[column] = data
+    return out
 
 
 def _flatten(data) -> list:

@@ -1,5 +1,5 @@
 """Default module-to-env piece: sample actions (and their log-probs) from the module's distribution inputs."""
-from relayrl.connectors.connector_v2 import ConnectorV2
+from relayrl.connectors.connector_v2 import ConnectorV2, is_module_keyed
 from relayrl.core.columns import Columns
 
 # shared_data keys the EnvRunner sets when an Exploration object (not the default sampling) picks actions.
@@ -21,6 +21,13 @@ class GetActions(ConnectorV2):
     READS_EPISODES = False
 
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
+        if is_module_keyed(batch, rl_module):  # multi-agent: each module's outputs with its own distribution
+            explorations = (shared_data or {}).get(EXPLORATION) or {}
+            for module_id, module_batch in batch.items():
+                module_shared = dict(shared_data or {}, **{EXPLORATION: explorations.get(module_id)})
+                batch[module_id] = self(rl_module=rl_module[module_id], batch=module_batch, episodes=episodes,
+                                        explore=explore, shared_data=module_shared)
+            return batch
         if Columns.ACTIONS in batch or Columns.ACTION_DIST_INPUTS not in batch:
             return batch
         exploration = shared_data.get(EXPLORATION) if shared_data else None

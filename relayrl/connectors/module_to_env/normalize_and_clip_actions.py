@@ -33,11 +33,19 @@ class NormalizeAndClipActions(ConnectorV2):
         self.clip_actions = clip_actions
 
     def skips(self, rl_module) -> bool:
-        return not isinstance(self.input_action_space, gym.spaces.Box)  # only Box actions are rescaled
+        return not _has_box(self.input_action_space)  # only Box actions are rescaled
 
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
         space = self.input_action_space
         if Columns.ACTIONS_FOR_ENV in batch or Columns.ACTIONS not in batch:
+            return batch
+        if isinstance(space, gym.spaces.Dict) and isinstance(batch[Columns.ACTIONS], dict):  # multi-agent, by agent
+            if not (self.normalize_actions or self.clip_actions):
+                return batch
+            transform = unsquash_action if self.normalize_actions else clip_action
+            batch[Columns.ACTIONS_FOR_ENV] = {
+                key: [transform(a, space[key[1]]) if isinstance(space.spaces.get(key[1]), gym.spaces.Box) else a
+                      for a in items] for key, items in batch[Columns.ACTIONS].items()}
             return batch
         if not isinstance(space, gym.spaces.Box) or not (self.normalize_actions or self.clip_actions):
             return batch
@@ -48,3 +56,9 @@ class NormalizeAndClipActions(ConnectorV2):
         else:
             batch[Columns.ACTIONS_FOR_ENV] = transform(actions, space)
         return batch
+
+
+def _has_box(space) -> bool:
+    if isinstance(space, gym.spaces.Dict):  # multi-agent: the agents' spaces
+        return any(isinstance(sub, gym.spaces.Box) for sub in space.spaces.values())
+    return isinstance(space, gym.spaces.Box)

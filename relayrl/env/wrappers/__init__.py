@@ -1,1 +1,2 @@
-"""Env wrappers users apply themselves (Atari preprocessing); relayrl applies them for `ALE/...` ids."""
+"""Env wrappers: Atari preprocessing (relayrl applies it for `ALE/...` ids), video recording, and PettingZoo
+envs as MultiAgentEnvs (pettingzoo_env.py)."""

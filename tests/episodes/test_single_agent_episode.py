@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from relayrl.core.columns import Columns
-from relayrl.env.single_agent_episode import SingleAgentEpisode
+from relayrl.episodes.single_agent_episode import SingleAgentEpisode
 
 OBS_SPACE = gym.spaces.Box(-np.inf, np.inf, (2,), np.float32)
 ACT_SPACE = gym.spaces.Discrete(4)

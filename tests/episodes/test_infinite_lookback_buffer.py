@@ -3,7 +3,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from relayrl.env.infinite_lookback_buffer import InfiniteLookbackBuffer
+from relayrl.episodes.infinite_lookback_buffer import InfiniteLookbackBuffer
 
 
 def make(finalized=False, lookback=2, space=None):

@@ -1,0 +1,210 @@
+"""`MultiAgentEnvRunner`: steps several MultiAgentEnvs with a MultiRLModule, producing MultiAgentEpisodes.
+
+The same construction, callbacks, failure recovery, metrics and checkpoint state as the single-agent
+`EnvRunner`; what differs is the env (a `MultiAgentVectorEnv` of agent dicts), the episodes
+(`MultiAgentEpisode`, each agent mapped to its module by `policy_mapping_fn`), the module (one
+sub-module per policy) and the sampling plan (env/sampling/multi_agent_plan.py): one forward pass per
+module per step for the agents about to act, in every env at once; agents that do not act (turn-based
+games, finished agents) get no action.
+"""
+from typing import Any, Dict, List, Optional
+
+import gymnasium as gym
+
+from relayrl.connectors.common.agent_to_module_mapping import MEMORIZED_MAP_STRUCTURE
+from relayrl.core.columns import Columns
+from relayrl.env.env_context import EnvContext
+from relayrl.env.env_runner import EnvRunner
+from relayrl.env.multi_agent_episode_stats import MultiAgentEpisodeStats
+from relayrl.env.multi_agent_vector_env import MultiAgentVectorEnv
+from relayrl.env.registry import make_env_creator
+from relayrl.env.sampling import SampleAmount
+from relayrl.env.sampling.multi_agent_plan import plan_multi_agent_sampling
+from relayrl.episodes.multi_agent_episode import MultiAgentEpisode
+from relayrl.exploration.env_runner_exploration import build_env_runner_exploration
+
+
+class MultiAgentEnvRunner(EnvRunner):
+    """RLlib's MultiAgentEnvRunner: `sample()` returns `MultiAgentEpisode`s (finished ones and, in
+    truncate_episodes mode, the cut chunks of ongoing ones)."""
+
+    EPISODE_STATS = MultiAgentEpisodeStats
+
+    def __init__(self, *, config, **kwargs):
+        self._cached_map_structure: Dict[str, list] = {}  # which (episode, agent) each row of the cached batch is
+        super().__init__(config=config, **kwargs)
+
+    # -- construction ----------------------------------------------------------------------------
+    def make_env(self) -> None:
+        if self.env is not None:
+            self.env.close()
+        for episode in getattr(self, "_episodes", []):
+            self._stats.forget(episode)
+            self._prev_chunks.pop(episode.id_, None)
+        config = self.config
+        if str(getattr(config.gym_env_vectorize_mode, "value", config.gym_env_vectorize_mode)).upper() == "ASYNC":
+            raise ValueError("gym_env_vectorize_mode='ASYNC' is not available for multi-agent envs yet; use 'SYNC' "
+                             "(and num_env_runners > 0 for parallel sampling).")
+        self.env = MultiAgentVectorEnv(make_env_creator(config.env), config.env_config,
+                                       num_envs=config.num_envs_per_env_runner, worker_index=self.worker_index,
+                                       num_workers=self.num_workers, check_env=not config.disable_env_checking)
+        self._callbacks("on_environment_created", env_runner=self, metrics_logger=self.metrics, env=self.env,
+                        env_context=EnvContext(config.env_config, self.worker_index, 0, self.num_workers))
+        self.num_envs = self.env.num_envs
+        old = getattr(self, "_spaces", {})
+        agent_spaces = (self.env.single_observation_space, self.env.single_action_space)
+        self._spaces = {"__env__": agent_spaces, "__env_single__": agent_spaces}
+        self._spaces.update({k: v for k, v in old.items() if not k.startswith("__")})  # the modules' spaces stay
+        self._episodes: List[MultiAgentEpisode] = []
+        self._cached_to_module = None
+        self._needs_reset = True
+
+    def make_module(self) -> None:
+        """The multi-agent pipelines and the MultiRLModule (a sub-module per policy) for the env's spaces."""
+        config = self.config
+        self._env_to_module = config.build_env_to_module_connector(env=self.env, spaces=self._spaces)
+        self._module_to_env = config.build_module_to_env_connector(env=self.env, spaces=self._spaces)
+        by_module = (self._env_to_module.observation_space, self._env_to_module.action_space)
+        for module_id in config.policies:
+            self._spaces[module_id] = tuple(_entry(space, module_id) for space in by_module)
+        spec = config.get_multi_rl_module_spec(spaces=self._spaces, inference_only=True)
+        self.module = spec.build()
+        self.module.eval()
+        self.exploration, self._use_exploration = {}, False
+        for module_id, sub_module in self.module.items():
+            exploration, used, _ = build_env_runner_exploration(
+                config, sub_module.action_space, model=sub_module, worker_index=self.worker_index,
+                num_workers=self.num_workers)
+            self.exploration[module_id] = exploration
+            self._use_exploration = self._use_exploration or used
+        self._exploration_on_episode_start = None
+
+    # -- sampling ----------------------------------------------------------------------------------
+    def _plan_sampling(self, explore: bool, random_actions: bool, num_timesteps: Optional[int]):
+        return plan_multi_agent_sampling(self, explore=explore, random_actions=random_actions)
+
+    def _sample_amount(self, num_timesteps, num_episodes, complete: bool) -> SampleAmount:
+        return SampleAmount(num_timesteps=num_timesteps, num_episodes=num_episodes, complete=complete,
+                            num_envs=self.num_envs, count_agent_steps=self.config.count_steps_by == "agent_steps")
+
+    def _run(self, plan, amount: SampleAmount) -> int:
+        """The multi-agent sampling loop: the plan's action source acts for every agent about to act (one {agent:
+        action} dict per env), the envs step (and reset where an episode ended), its recorder records."""
+        actions, recorder, explore = plan.actions, plan.recorder, plan.actions.explore
+        env_steps = agent_steps = 0
+        by_agents = self.config.count_steps_by == "agent_steps"
+        while not amount.reached(agent_steps if by_agents else env_steps):
+            to_env = actions(self.num_env_steps_sampled_lifetime + env_steps)
+            stepped = self._step_envs(to_env.get(Columns.ACTIONS_FOR_ENV, to_env[Columns.ACTIONS]), explore)
+            if stepped is None:  # a sub-env failed and the envs were recreated (restart_failed_sub_environments)
+                recorder.drop_pending()
+                actions.restart()
+                continue
+            finished, acted = recorder.record(to_env, *stepped)
+            env_steps += self.num_envs
+            agent_steps += acted
+            if self._cb_step:
+                for i, episode in enumerate(self._episodes):
+                    self._episode_callbacks(self._cb_step, episode, i)
+            if finished:
+                self._end_episodes(finished, stepped[5], amount, explore)
+            actions.next_step(stepped)
+        actions.finish(env_steps)
+        recorder.finish()
+        return env_steps
+
+    def _end_episodes(self, finished: List[int], resets: list, amount: SampleAmount, explore: bool) -> None:
+        """The episodes of envs `finished` ended; the amount takes those it wants; new ones start from the resets."""
+        ended = [self._episodes[i] for i in finished]
+        if self._env_to_module.WRITES_EPISODES:
+            self._env_to_module_call(ended, explore)
+        for i, episode in zip(finished, ended):
+            if amount.wants(i):
+                if self._cb_end:
+                    self._episode_callbacks(self._cb_end, episode, i,
+                                            prev_episode_chunks=self._prev_chunks.pop(episode.id_, []))
+                episode.prune_empty_agents().to_numpy()
+                self._stats.on_episode_done(episode)
+                amount.add(episode)
+            else:
+                self._prev_chunks.pop(episode.id_, None)
+            observations, infos = resets[i]
+            self._episodes[i] = self._new_episode(observations, infos, i)
+
+    def _cut_ongoing(self) -> List[MultiAgentEpisode]:
+        chunks = []
+        for i, episode in enumerate(self._episodes):
+            if len(episode) == 0:
+                continue
+            successor = episode.cut(len_lookback_buffer=self.config.episode_lookback_horizon)
+            self._stats.on_chunk_cut(episode)
+            chunks.append(episode.prune_empty_agents().to_numpy())
+            if self._cb_end:
+                self._prev_chunks.setdefault(episode.id_, []).append(episode)
+            self._episodes[i] = successor
+        return chunks
+
+    def _reset_envs(self, explore: bool) -> None:
+        seed = self._seed
+        if seed is not None:
+            self._seed = None
+        for episode in self._episodes:
+            self._stats.forget(episode)
+            self._prev_chunks.pop(episode.id_, None)
+        self._episodes = [self._make_episode() for _ in range(self.num_envs)]
+        for i, episode in enumerate(self._episodes):
+            self._episode_callbacks(self._cb_created, episode, i)
+        observations, infos = self.env.reset(seed=seed)
+        for i, episode in enumerate(self._episodes):
+            self._start_episode(episode, observations[i], infos[i], i)
+        self._cache_env_to_module(explore)
+        self._needs_reset = False
+
+    def _make_episode(self) -> MultiAgentEpisode:
+        obs_space, act_space = self._spaces["__env_single__"]
+        return MultiAgentEpisode(observation_space=obs_space, action_space=act_space,
+                                 agent_to_module_mapping_fn=self.config.agent_to_module_mapping_fn)
+
+    def _add_reset(self, episode: MultiAgentEpisode, observations, infos) -> None:
+        episode.add_env_reset(observations=observations, infos=infos)
+
+    def _cache_env_to_module(self, explore: bool) -> None:
+        """The env-to-module batch for the ongoing episodes (and which agent each row is), for the next step."""
+        self._cached_to_module = self._env_to_module_call(self._episodes, explore)
+
+    def _env_to_module_call(self, episodes, explore, vector_observations=None):
+        shared_data = {}
+        batch = self._env_to_module(rl_module=self.module, batch={}, episodes=episodes, explore=explore,
+                                    shared_data=shared_data, metrics=self.metrics)
+        if episodes is self._episodes:
+            self._cached_map_structure = shared_data.get(MEMORIZED_MAP_STRUCTURE, {})
+        return batch
+
+    # -- checkpoint state hooks (env_runner_state.py) ------------------------------------------------
+    def _module_state_of(self, state):
+        return state
+
+    def _episode_to_state(self, episode: MultiAgentEpisode) -> Dict[str, Any]:
+        state = episode.get_state()
+        state["agent_episodes"] = [[aid, _without_spaces(s)] for aid, s in state["agent_episodes"]]
+        return state
+
+    def _episode_from_state(self, state: Dict[str, Any]) -> MultiAgentEpisode:
+        obs_space, act_space = self._spaces["__env_single__"]
+        return MultiAgentEpisode.from_state(state, observation_space=obs_space, action_space=act_space,
+                                            agent_to_module_mapping_fn=self.config.agent_to_module_mapping_fn)
+
+    def _is_sync(self) -> bool:
+        return isinstance(self.env, MultiAgentVectorEnv)
+
+
+def _entry(space, module_id):
+    if isinstance(space, gym.spaces.Dict):
+        return space.spaces.get(module_id)
+    return space
+
+
+def _without_spaces(state: Dict[str, Any]) -> Dict[str, Any]:
+    from relayrl.env.env_runner_state import _episode_state_without_spaces
+
+    return _episode_state_without_spaces(state)

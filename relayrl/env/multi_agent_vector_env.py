@@ -1,0 +1,82 @@
+"""`MultiAgentVectorEnv`: several multi-agent envs stepped together, each reset as soon as its episode ends."""
+from typing import Any, Callable, List, Optional
+
+import gymnasium as gym
+
+from relayrl.env.env_context import EnvContext
+from relayrl.env.multi_agent_env import MultiAgentEnv
+from relayrl.env.multi_agent_env_checks import check_multi_agent_reset, check_multi_agent_step
+
+
+class MultiAgentVectorEnv:
+    """`num_envs` MultiAgentEnvs in this process (gymnasium's vector envs take arrays, not agent dicts).
+
+    `step(actions)` takes one {agent_id: action} dict per env and returns lists of the envs' dicts plus
+    `resets`: for an env whose episode ended (`"__all__"`), the (observations, infos) of its new episode,
+    reset in the same call (as gymnasium's SAME_STEP autoreset), else None. Each env's first reset() and
+    step() results are checked against the MultiAgentEnv contract unless `check_env` is False.
+    """
+
+    def __init__(self, creator: Callable, env_config: dict, *, num_envs: int, worker_index: int, num_workers: int,
+                 check_env: bool = True):
+        self.envs: List[MultiAgentEnv] = []
+        for i in range(num_envs):
+            env = creator(EnvContext(env_config, worker_index, i, num_workers))
+            if not isinstance(env, MultiAgentEnv):
+                raise TypeError(f"The env creator returned {type(env).__name__}, not a MultiAgentEnv; a multi-agent "
+                                "config (config.multi_agent(...)) needs a MultiAgentEnv (see make_multi_agent).")
+            self.envs.append(env)
+        self.num_envs = num_envs
+        self._where = [f"sub-env {i} of EnvRunner worker_index={worker_index}" for i in range(num_envs)]
+        self._unchecked_resets = set(range(num_envs)) if check_env else set()
+        self._unchecked_steps = set(range(num_envs)) if check_env else set()
+        first = self.envs[0]
+        agents = list(first.possible_agents) or list(getattr(first, "observation_spaces", None) or {})
+        self.possible_agents = agents
+        self.single_observation_space = gym.spaces.Dict({aid: first.get_observation_space(aid) for aid in agents})
+        self.single_action_space = gym.spaces.Dict({aid: first.get_action_space(aid) for aid in agents})
+        self.observation_space, self.action_space = self.single_observation_space, self.single_action_space
+
+    def reset(self, *, seed: Optional[int] = None):
+        observations, infos = [], []
+        for i in range(self.num_envs):
+            obs, info = self._reset(i, None if seed is None else seed + i)
+            observations.append(obs)
+            infos.append(info)
+        return observations, infos
+
+    def _reset(self, i: int, seed: Optional[int] = None):
+        result = self.envs[i].reset(seed=seed)
+        if i in self._unchecked_resets:
+            self._unchecked_resets.discard(i)
+            check_multi_agent_reset(self.envs[i], result, self.single_observation_space, self._where[i])
+        return result
+
+    def step(self, actions: List[dict]):
+        observations, rewards, terminateds, truncateds, infos, resets = [], [], [], [], [], []
+        for i, env in enumerate(self.envs):
+            result = env.step(actions[i])
+            if i in self._unchecked_steps:
+                self._unchecked_steps.discard(i)
+                check_multi_agent_step(env, result, self.single_observation_space, self._where[i])
+            obs, reward, terminated, truncated, info = result
+            observations.append(obs)
+            rewards.append(reward)
+            terminateds.append(terminated)
+            truncateds.append(truncated)
+            infos.append(info)
+            done = terminated.get("__all__", False) or truncated.get("__all__", False)
+            resets.append(self._reset(i) if done else None)
+        return observations, rewards, terminateds, truncateds, infos, resets
+
+    def close(self) -> None:
+        for env in self.envs:
+            env.close()
+
+    def __repr__(self) -> str:
+        return f"MultiAgentVectorEnv({self.num_envs} x {type(self.envs[0]).__name__})"
+
+
+def agent_spaces(env: Any) -> tuple:
+    """(observation, action) Dict spaces by agent of a MultiAgentVectorEnv."""
+    return env.single_observation_space, env.single_action_space

@@ -1,0 +1,54 @@
+"""The EnvRunner's sampling plan: made once per `sample()` call, then one plain loop runs it.
+
+A plan is an action source (who computes the actions) and a recorder (how a step goes into the
+episodes). Each is a small object whose conditions live in its own file; the loop
+(`EnvRunner._run`) never branches on which one it got.
+
+Action sources, first that applies:
+- `RandomActions` (random_actions.py): `sample(random_actions=True)`;
+- `DirectNumpyActions` (direct_numpy_actions.py): the module's numpy forward fed the vector env's
+  observations, both pipelines holding only default pieces that would merely convert arrays;
+- `NumpyActions` (numpy_actions.py): the module's numpy forward (`NumpyForwardAPI`) between the pipelines;
+- `TorchModuleActions` (torch_actions.py): the torch forward pass between the pipelines (always applies).
+
+Recorders: `StepLogRecorder` (step_log_recorder.py) when nothing reads the ongoing episodes between
+steps, else `EpisodeRecorder` (episode_recorder.py).
+"""
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from relayrl.env.sampling.direct_numpy_actions import DirectNumpyActions
+from relayrl.env.sampling.episode_recorder import EpisodeRecorder
+from relayrl.env.sampling.numpy_actions import NumpyActions, NumpyCategoricalPolicy
+from relayrl.env.sampling.random_actions import RandomActions
+from relayrl.env.sampling.sample_amount import SampleAmount
+from relayrl.env.sampling.step_log_recorder import StepLogRecorder
+from relayrl.env.sampling.torch_actions import TorchModuleActions
+
+
+@dataclass
+class SamplingPlan:
+    actions: Any  # an action source (TorchModuleActions' protocol)
+    recorder: Any  # a recorder (EpisodeRecorder's protocol)
+
+
+def plan_actions(runner, explore: bool, random_actions: bool = False):
+    """The action source for one sample() call of `runner` (its envs reset, its batch computed)."""
+    if random_actions:
+        return RandomActions(runner, explore)
+    policy = NumpyCategoricalPolicy.for_runner(runner)
+    if policy is None:
+        return TorchModuleActions(runner, explore)
+    return DirectNumpyActions.plan(runner, explore, policy) or NumpyActions(runner, explore, policy)
+
+
+def plan_recorder(runner, num_timesteps: Optional[int], random_actions: bool = False):
+    return StepLogRecorder.plan(runner, num_timesteps, random_actions) or EpisodeRecorder(runner)
+
+
+def plan_sampling(runner, *, explore: bool, random_actions: bool, num_timesteps: Optional[int]) -> SamplingPlan:
+    return SamplingPlan(plan_actions(runner, explore, random_actions),
+                        plan_recorder(runner, num_timesteps, random_actions))
+
+
+__all__ = ["SamplingPlan", "SampleAmount", "plan_sampling", "plan_actions", "plan_recorder"]

@@ -1,0 +1,48 @@
+"""The general recorder: every sub-env's step goes into its episode as it happens (`add_env_step`)."""
+from typing import List
+
+from relayrl.episodes.infinite_lookback_buffer import unbatch_items
+from relayrl.env.vector_env import info_at, infos_per_env, unbatch
+
+
+class EpisodeRecorder:
+    """A recorder: `recorder.record(...)` puts one vector step into the runner's ongoing episodes and
+    returns the sub-envs whose episode just ended (their episodes hold everything, final observation
+    included). The protocol every recorder follows (the EnvRunner's loop calls nothing else):
+    `record(actions, extra_model_outputs, observations, rewards, terminateds, truncateds, infos)`,
+    `drop_pending()` (the envs were rebuilt and the ongoing episodes dropped) and `finish()` (the
+    sample() call ends: the ongoing episodes must hold all their steps).
+
+    This one runs once per env per step, so every column is split into per-env items once per step
+    (`list()` / `tolist()` in C) instead of being indexed per env.
+    """
+
+    def __init__(self, runner):
+        self.runner = runner
+
+    def record(self, actions, extra_model_outputs, observations, rewards, terminateds, truncateds,
+               infos) -> List[int]:
+        runner = self.runner
+        n = runner.num_envs
+        keys = list(extra_model_outputs)
+        extras = zip(*[unbatch_items(values) for values in extra_model_outputs.values()]) if keys else [()] * n
+        observations = unbatch(runner.env.observation_space, observations)
+        rewards, terms, truncs = rewards.tolist(), terminateds.tolist(), truncateds.tolist()
+        rows = zip(runner._episodes, unbatch_items(observations), unbatch_items(actions), rewards, terms, truncs,
+                   infos_per_env(infos, n), extras)
+        finished = []
+        for i, (episode, obs, action, reward, term, trunc, info, extra) in enumerate(rows):
+            extra = dict(zip(keys, extra))
+            if term or trunc:
+                episode.add_env_step(infos["final_obs"][i], action, reward, info_at(infos.get("final_info", {}), i),
+                                     terminated=term, truncated=trunc, extra_model_outputs=extra)
+                finished.append(i)
+            else:
+                episode.add_env_step(obs, action, reward, info, extra_model_outputs=extra)
+        return finished
+
+    def drop_pending(self) -> None:
+        pass  # nothing is kept outside the episodes
+
+    def finish(self) -> None:
+        pass

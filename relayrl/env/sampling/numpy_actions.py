@@ -1,0 +1,105 @@
+"""Action source: Discrete actions from the module's numpy forward (`NumpyForwardAPI`), pipelines around it.
+
+On the few rows of a vector-env step, a small MLP's torch calls cost far more in dispatch than in
+arithmetic. When the module declares a numpy forward (relayrl/modules/numpy_forward.py; the default
+PPO module does for Discrete actions) and both acting distributions are Categorical, the runner
+computes what the module's forward and the `GetActions` piece would (logits, a Categorical sample,
+its log-prob) in numpy: the module's matmuls, Gumbel-max sampling and a log-softmax.
+
+The connector pipelines still run around it: the module-to-env pipeline gets a batch whose actions
+are already chosen, so `GetActions` passes it on and `TensorToNumpy` finds arrays. A step whose
+env-to-module batch has no float observations of the first layer's width goes to the torch module.
+Not used (`NumpyCategoricalPolicy.for_runner` returns None) with `numpy_inference=False`, an
+Exploration object, or a module-to-env piece before `GetActions` (it could change the logits).
+
+Same distribution, columns and dtypes as the torch path (`action_dist_inputs` float32, `actions`
+int64, `action_logp` float32); the random stream is the runner's own numpy Generator, seeded from
+torch's so seeded runs repeat, and checkpointed with the runner.
+"""
+from typing import Any, Dict, Optional
+
+import numpy as np
+import torch
+
+from relayrl.connectors.common.tensor_to_numpy import TensorToNumpy
+from relayrl.connectors.module_to_env.get_actions import GetActions
+from relayrl.core.columns import Columns
+from relayrl.env.sampling.torch_actions import TorchModuleActions
+from relayrl.modules.distributions import TorchCategorical
+from relayrl.modules.numpy_forward import NumpyForwardAPI, NumpyMLP
+
+
+class NumpyCategoricalPolicy:
+    """`policy(observations, explore)` -> the module's outputs with the actions chosen, in numpy."""
+
+    def __init__(self, forward: NumpyMLP, rng: np.random.Generator):
+        self._forward = forward
+        self._rng = rng
+        self._rows = np.arange(0)  # row indices for picking each row's log-prob (kept between calls)
+
+    @classmethod
+    def for_runner(cls, runner) -> Optional["NumpyCategoricalPolicy"]:
+        """The numpy policy for this runner's module and pipelines now, or None where the torch path must run."""
+        if not runner.config.numpy_inference or runner._use_exploration:
+            return None
+        module = runner.module
+        pieces = [type(piece) for piece in runner._module_to_env._active_pieces(module)[:2]]
+        if pieces != [GetActions, TensorToNumpy]:  # a piece before GetActions may change the logits
+            return None
+        if not (isinstance(module, NumpyForwardAPI) and module.get_exploration_action_dist_cls() is TorchCategorical
+                and module.get_inference_action_dist_cls() is TorchCategorical):
+            return None
+        forward = module.numpy_forward()
+        if forward is None:
+            return None
+        if runner._inference_rng is None:
+            # Seeded from torch's generator: runs seeded with torch.manual_seed (config.seed) repeat.
+            runner._inference_rng = np.random.default_rng(int(torch.randint(2**62, ()).item()))
+        return cls(forward, runner._inference_rng)
+
+    def observations_in(self, to_module) -> Optional[np.ndarray]:
+        """The env-to-module batch's observations as an array this policy takes (a view), or None
+        (e.g. a custom piece made them something else): then the torch module computes the step."""
+        obs = to_module.get(Columns.OBS) if isinstance(to_module, dict) else None
+        if isinstance(obs, torch.Tensor):
+            if obs.dtype != torch.float32 or obs.device.type != "cpu" or obs.requires_grad:
+                return None
+            obs = obs.numpy()
+        if (not isinstance(obs, np.ndarray) or obs.ndim != 2 or obs.shape[1] != self._forward.input_width
+                or obs.dtype.kind != "f"):
+            return None
+        return obs
+
+    def __call__(self, observations: np.ndarray, explore: bool) -> dict:
+        logits = self._forward(observations)
+        if not explore:  # the inference distribution made deterministic: argmax, log-prob 0 (as TorchDeterministic)
+            actions = logits.argmax(-1)
+            return {Columns.ACTION_DIST_INPUTS: logits, Columns.ACTIONS: actions,
+                    Columns.ACTION_LOGP: np.zeros(len(actions), np.float32)}
+        actions = (logits + self._rng.gumbel(size=logits.shape)).argmax(-1)  # Gumbel-max: a Categorical sample
+        rows = self._rows
+        if len(rows) != len(actions):
+            rows = self._rows = np.arange(len(actions))
+        # Log-softmax at the actions as logit - logsumexp, one ufunc reduction; in float64 so the
+        # difference of two large numbers keeps float32 precision for log-probs near 0.
+        wide = logits.astype(np.float64)
+        logp = (wide[rows, actions] - np.logaddexp.reduce(wide, axis=-1)).astype(np.float32)
+        return {Columns.ACTION_DIST_INPUTS: logits, Columns.ACTIONS: actions, Columns.ACTION_LOGP: logp}
+
+
+class NumpyActions(TorchModuleActions):
+    """The numpy policy between the pipelines (which keep running every step); the torch module takes
+    the steps whose env-to-module batch the policy cannot read."""
+
+    def __init__(self, runner, explore: bool, policy: NumpyCategoricalPolicy):
+        super().__init__(runner, explore)
+        self.policy = policy
+
+    def __call__(self, timestep: int) -> Dict[str, Any]:
+        runner = self.runner
+        observations = self.policy.observations_in(runner._cached_to_module)
+        if observations is None:
+            return super().__call__(timestep)
+        return runner._module_to_env(rl_module=runner.module, batch=self.policy(observations, self.explore),
+                                     episodes=runner._episodes, explore=self.explore, shared_data={},
+                                     metrics=runner.metrics)
