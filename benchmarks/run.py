@@ -1,6 +1,6 @@
 """The speed suite: relayrl beside the peers and the raw limits, in one run, on this machine.
 
-    .venv/bin/python benchmarks/run.py [--suite ppo|offpolicy|impala|ray|all] [--peers-python /tmp/peers/bin/python]
+    .venv/bin/python benchmarks/run.py [--suite ppo|offpolicy|impala|ray|atari|all] [--peers-python /tmp/peers/bin/python]
                                        [--runs 3] [--quick] [--out benchmarks/results/latest.json]
 
 Suites: "ppo" (the default: PPO to 450, sampler, start-up, learner, connector path), "offpolicy"
@@ -49,6 +49,7 @@ ASYNC = {  # algorithm -> (RLlib anchor with 2 runners, bar); relayrl: benchmark
     "IMPALA": (["rllib_impala_cartpole.py", "2"], "IMPALA CartPole-v1 to return 450 (budget 2M steps)"),
     "APPO": (["rllib_appo_cartpole.py", "2"], "APPO CartPole-v1 to return 450 (budget 1M steps)"),
 }
+ATARI = {"sb3": ["sb3_atari_ppo.py"], "rllib": ["rllib_atari_ppo.py"]}  # PPO Pong throughput anchors, 8 envs
 OFFPOLICY = {  # task -> (relayrl script, SB3 anchor, RLlib anchor, bar)
     "dqn_cartpole": ("dqn_cartpole.py", ["sb3_offpolicy.py", "dqn"], ["rllib_offpolicy.py", "dqn"],
                      "DQN CartPole-v1 to return 450 (budget 200k steps)"),
@@ -132,6 +133,8 @@ def measure(peers_python, suite: str = "ppo", runs: int = 3, quick: bool = False
         figures["impala"] = measure_async(peers_python)
     if suite in ("ray", "all"):
         figures["ray"] = run_relayrl_script("ray_overhead.py")
+    if suite == "atari":  # not in "all": it needs the atari extra here and ale-py in the peers' venv
+        figures["atari"] = measure_atari(peers_python)
     if suite not in ("ppo", "all"):
         return figures
     # --quick shortens each figure's measurement; otherwise every figure runs with its own defaults.
@@ -162,6 +165,25 @@ def measure_async(peers_python) -> dict:
         if peers_python:
             out[algo]["rllib_2"] = run_peer(peers_python, rllib_anchor, timeout_s=1800)
     return out
+
+
+def measure_atari(peers_python) -> dict:
+    out = {"relayrl": run_relayrl_script("atari_ppo.py")}
+    for name, anchor in (ATARI.items() if peers_python else ()):
+        out[name] = run_peer(peers_python, anchor, timeout_s=1200)
+    return out
+
+
+def atari_rows(f: dict) -> list:
+    runs = f.get("atari", {})
+    mine, sb3, rllib = runs.get("relayrl", {}), runs.get("sb3", {}), runs.get("rllib", {})
+    if "sps" not in mine:
+        return [("PPO ALE/Pong-v5, 8 envs, env steps/s", mine.get("error", "-")[:60], "-", "-", "-", "-")]
+    ratios = [f"{mine['sps'] / peer['sps']:.1f}x {name}" for name, peer in (("SB3", sb3), ("RLlib", rllib))
+              if peer.get("sps")]
+    return [("PPO ALE/Pong-v5, 8 envs, env steps/s (sampling + learning)", f"{mine['sps']:,.0f}",
+             f"{sb3['sps']:,.0f}" if sb3.get("sps") else "-", f"{rllib['sps']:,.0f}" if rllib.get("sps") else "-",
+             "-", ", ".join(ratios) or "-")]
 
 
 def async_rows(f: dict) -> list:
@@ -227,6 +249,7 @@ def table_rows(f: dict) -> list:
     rows = offpolicy_rows(f) if "offpolicy" in f else []
     rows += async_rows(f) if "impala" in f else []
     rows += ray_rows(f)
+    rows += atari_rows(f) if "atari" in f else []
     if "solve_cartpole" not in f:
         return rows
     return rows + ppo_rows(f)
@@ -331,7 +354,7 @@ def main(argv=None):
     parser.add_argument("--peers-python", default=default_peers,
                         help="python of a venv with ray[rllib] and stable-baselines3 (see ../shared/anchors)")
     parser.add_argument("--no-peers", action="store_true")
-    parser.add_argument("--suite", choices=("ppo", "offpolicy", "impala", "ray", "all"), default="ppo")
+    parser.add_argument("--suite", choices=("ppo", "offpolicy", "impala", "ray", "atari", "all"), default="ppo")
     parser.add_argument("--runs", type=int, default=3, help="PPO CartPole to 450 runs for relayrl and SB3 (median)")
     parser.add_argument("--quick", action="store_true",
                         help="check that the suite runs: each figure measured briefly, too rough to quote")

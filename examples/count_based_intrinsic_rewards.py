@@ -90,6 +90,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_rllib_example_script_args(parser, default_reward=0.95, default_iters=50,
                                   default_timesteps=200_000)
+    parser.set_defaults(no_tune=True)  # train in this process (RLlib's default is Ray Tune)
     parser.add_argument("--no-intrinsic", action="store_true", help="Train on the extrinsic rewards only.")
     parser.add_argument("--corridor-length", type=int, default=20)
     parser.add_argument("--train-batch-size", type=int, default=1000)

@@ -54,6 +54,7 @@ def build_config(args) -> PPOConfig:
 def main(argv=None):
     parser = add_rllib_example_script_args(default_reward=optimal_return(TASKS[-1]) - 0.2, default_iters=60,
                                            default_timesteps=200_000)
+    parser.set_defaults(no_tune=True)  # train in this process (RLlib's default is Ray Tune)
     args = parser.parse_args(argv)
     stop = {"curriculum_solved": 1.0, "training_iteration": args.stop_iters,
             "num_env_steps_sampled_lifetime": args.stop_timesteps}

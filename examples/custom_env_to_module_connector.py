@@ -54,6 +54,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_rllib_example_script_args(parser, default_reward=450.0, default_iters=50,
                                   default_timesteps=200_000)
+    parser.set_defaults(no_tune=True)  # train in this process (RLlib's default is Ray Tune)
     parser.add_argument("--train-batch-size", type=int, default=2000)
     parser.add_argument("--num-envs", type=int, default=4)
     return parser

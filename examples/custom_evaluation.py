@@ -18,10 +18,10 @@ from relayrl.testing.envs import CorridorEnv
 from relayrl.testing.example_script import add_rllib_example_script_args, run_rllib_example_script_experiment
 
 parser = add_rllib_example_script_args(default_reward=0.7, default_iters=50, default_timesteps=50_000)
+parser.set_defaults(no_tune=True)  # train in this process (RLlib's default is Ray Tune)
 parser.add_argument("--corridor-length-training", type=int, default=10)
 parser.add_argument("--corridor-length-eval-worker-1", type=int, default=20)
 parser.add_argument("--corridor-length-eval-worker-2", type=int, default=30)
-parser.add_argument("--evaluation-parallel-to-training", action="store_true")
 parser.add_argument("--eval-rounds", type=int, default=3, help="sample() calls per eval runner")
 
 

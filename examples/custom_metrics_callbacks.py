@@ -60,6 +60,7 @@ def count_long_episodes(*, episode, metrics_logger, **kwargs):
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_rllib_example_script_args(parser, default_reward=450.0, default_iters=30, default_timesteps=200_000)
+    parser.set_defaults(no_tune=True)  # train in this process (RLlib's default is Ray Tune)
     return parser
 
 

@@ -69,6 +69,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_rllib_example_script_args(parser, default_reward=450.0, default_iters=100,
                                   default_timesteps=300_000)
+    parser.set_defaults(no_tune=True)  # train in this process (RLlib's default is Ray Tune)
     parser.add_argument("--hidden-size", type=int, default=64)
     args = parser.parse_args(argv)
 

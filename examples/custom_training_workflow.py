@@ -52,7 +52,6 @@ def training_workflow(config: dict) -> None:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     add_rllib_example_script_args(parser, default_reward=450.0, default_iters=20, default_timesteps=500_000)
-    parser.add_argument("--num-cpus", type=int, default=None, help="CPUs for Ray (default: all)")
     parser.add_argument("--storage-path", default=os.environ.get("RELAYRL_RESULTS_DIR"),
                         help="where Tune writes results and checkpoints (default: $RELAYRL_RESULTS_DIR, else "
                              "Tune's ~/ray_results)")
@@ -70,7 +69,7 @@ def main(argv=None):
     )
     param_space = {**config.to_dict(), "num_iters": args.stop_iters, "stop_reward": args.stop_reward,
                    "stop_timesteps": args.stop_timesteps}
-    ray.init(num_cpus=args.num_cpus, include_dashboard=False)
+    ray.init(num_cpus=args.num_cpus or None, include_dashboard=False)
     try:
         results = tune.Tuner(
             training_workflow,

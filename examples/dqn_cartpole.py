@@ -14,6 +14,7 @@ from relayrl.testing.example_script import add_rllib_example_script_args, run_rl
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     add_rllib_example_script_args(parser, default_reward=450.0, default_iters=500, default_timesteps=200_000)
+    parser.set_defaults(no_tune=True)  # train in this process (RLlib's default is Ray Tune)
     parser.add_argument("--uniform-replay", action="store_true", help="EpisodeReplayBuffer instead of prioritized")
     parser.add_argument("--n-step", type=int, default=None, help="a fixed n-step instead of the range (2, 5)")
     args = parser.parse_args(argv)

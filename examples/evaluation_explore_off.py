@@ -12,7 +12,7 @@ from relayrl import PPOConfig
 from relayrl.testing.example_script import add_rllib_example_script_args, run_rllib_example_script_experiment
 
 parser = add_rllib_example_script_args(default_reward=450.0, default_iters=20, default_timesteps=100_000)
-parser.add_argument("--evaluation-duration", type=int, default=5, help="evaluation episodes per iteration")
+parser.set_defaults(no_tune=True, evaluation_duration=5)  # in this process; RLlib's flags, other defaults
 
 
 def build_config(args) -> PPOConfig:
@@ -31,5 +31,5 @@ def build_config(args) -> PPOConfig:
 if __name__ == "__main__":
     args = parser.parse_args()
     run_rllib_example_script_experiment(
-        build_config(args), args,
+        build_config(args), args, keep_config=True,
         success_metric={"evaluation/env_runners/episode_return_mean": args.stop_reward})

@@ -16,8 +16,7 @@ from relayrl import PPOConfig
 from relayrl.testing.example_script import add_rllib_example_script_args, run_rllib_example_script_experiment
 
 parser = add_rllib_example_script_args(default_reward=450.0, default_iters=20, default_timesteps=100_000)
-parser.add_argument("--evaluation-num-env-runners", type=int, default=2)
-parser.add_argument("--evaluation-interval", type=int, default=1)
+parser.set_defaults(no_tune=True, evaluation_num_env_runners=2)  # in this process; RLlib's flags, other defaults
 
 
 def build_config(args) -> PPOConfig:
@@ -27,7 +26,7 @@ def build_config(args) -> PPOConfig:
         .env_runners(num_envs_per_env_runner=4)
         .debugging(seed=args.seed)
         .evaluation(
-            evaluation_interval=args.evaluation_interval,
+            evaluation_interval=max(args.evaluation_interval, 1),
             evaluation_num_env_runners=args.evaluation_num_env_runners,
             evaluation_duration="auto",
             evaluation_parallel_to_training=True,
@@ -41,5 +40,5 @@ def build_config(args) -> PPOConfig:
 if __name__ == "__main__":
     args = parser.parse_args()
     run_rllib_example_script_experiment(
-        build_config(args), args,
+        build_config(args), args, keep_config=True,
         success_metric={"evaluation/env_runners/episode_return_mean": args.stop_reward})

@@ -21,9 +21,8 @@ from relayrl.testing.example_script import add_rllib_example_script_args
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     add_rllib_example_script_args(parser, default_reward=450.0, default_iters=100, default_timesteps=500_000)
-    parser.add_argument("--num-samples", type=int, default=4, help="population size (trials)")
+    parser.set_defaults(num_samples=4)  # the population size (trials)
     parser.add_argument("--perturbation-interval", type=int, default=4, help="iterations between exploits")
-    parser.add_argument("--num-cpus", type=int, default=None, help="CPUs for Ray (default: all)")
     parser.add_argument("--storage-path", default=os.environ.get("RELAYRL_RESULTS_DIR"),
                         help="where Tune writes results and checkpoints (default: $RELAYRL_RESULTS_DIR, else "
                              "Tune's ~/ray_results)")
@@ -43,7 +42,7 @@ def main(argv=None):
         perturbation_interval=args.perturbation_interval,
         hyperparam_mutations={"lr": tune.loguniform(1e-4, 3e-3), "entropy_coeff": tune.uniform(0.0, 0.02)},
     )
-    ray.init(num_cpus=args.num_cpus, include_dashboard=False)
+    ray.init(num_cpus=args.num_cpus or None, include_dashboard=False)
     try:
         tuner = tune.Tuner(
             PPO,

@@ -30,6 +30,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     add_rllib_example_script_args(parser, default_reward=450.0, default_iters=200,
                                   default_timesteps=300_000)
+    parser.set_defaults(no_tune=True)  # train in this process (RLlib's default is Ray Tune)
     parser.add_argument("--num-envs", type=int, default=None, help="envs per EnvRunner (default: 8, or TUNED's 16)")
     parser.add_argument("--tuned", action="store_true", help="relayrl's tuned CartPole settings (TUNED)")
     parser.add_argument("--rllib-tuned", action="store_true", help="RLlib's PPO defaults and tuned CartPole settings")

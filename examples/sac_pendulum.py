@@ -16,6 +16,7 @@ from relayrl.testing.example_script import add_rllib_example_script_args, run_rl
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     add_rllib_example_script_args(parser, default_reward=-250.0, default_iters=1000, default_timesteps=20_000)
+    parser.set_defaults(no_tune=True)  # train in this process (RLlib's default is Ray Tune)
     args = parser.parse_args(argv)
 
     config = (

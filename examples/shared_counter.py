@@ -45,7 +45,7 @@ class CountedCartPole(gym.Wrapper):
 
 def main(argv=None):
     parser = add_rllib_example_script_args(default_reward=150.0, default_iters=20, default_timesteps=100_000)
-    parser.add_argument("--num-env-runners", type=int, default=2)
+    parser.set_defaults(no_tune=True, num_env_runners=2)  # in this process; RLlib's flags, other defaults
     args = parser.parse_args(argv)
     if not ray.is_initialized():
         ray.init(include_dashboard=False, log_to_driver=False)

@@ -19,6 +19,7 @@ from relayrl.callbacks import CallbackDispatch
 from relayrl.checkpoints.checkpointable import Checkpointable
 from relayrl.core.columns import DEFAULT_MODULE_ID
 from relayrl.env.env_runner_group import EnvRunnerGroup
+from relayrl.env.wrappers.video_recorder import with_video_dir
 from relayrl.metrics import (
     ENV_RUNNER_RESULTS,
     EVALUATION_RESULTS,
@@ -26,6 +27,7 @@ from relayrl.metrics import (
     NUM_ENV_STEPS_SAMPLED_LIFETIME,
     NUM_ENV_STEPS_TRAINED_LIFETIME,
 )
+from relayrl.metrics.legacy_result_keys import add_legacy_result_keys
 from relayrl.metrics.thread_safe_metrics_logger import ThreadSafeMetricsLogger
 from relayrl.tune.trainable_base import TrainableBase, split_tune_entries
 
@@ -67,6 +69,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         # Under Tune, Tune logs the results (unless logger_config asks for relayrl's files too).
         skip_logger = built_by_tune and logger_creator is None and config.logger_config is None
         self._result_logger = None if skip_logger else self._make_result_logger(config, logger_creator)
+        self.config = config = with_video_dir(config, self.logdir)
         self.setup(config)
         self._callbacks("on_algorithm_init", algorithm=self, metrics_logger=self.metrics)
         if built_by_tune:
@@ -120,6 +123,12 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         return self.env_runner_group.local_env_runner
 
     @property
+    def eval_env_runner(self):
+        """The local evaluation EnvRunner (None without evaluation, or when evaluation runs on remote ones only)."""
+        group = self.eval_env_runner_group
+        return None if group is None else group.local_env_runner
+
+    @property
     def workers(self) -> EnvRunnerGroup:
         """The seeds' older name for `env_runner_group`."""
         return self.env_runner_group
@@ -159,6 +168,8 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         result = self._compile_result(elapsed, calls)
         if eval_results is not None:
             result.update(eval_results)
+        if self.config.legacy_result_keys:
+            add_legacy_result_keys(result)
         self._callbacks("on_train_result", algorithm=self, metrics_logger=self.metrics, result=result)
         if self._result_logger is not None:
             self._result_logger.on_result(result)

@@ -18,6 +18,7 @@ from relayrl.algorithms.options import (
     Option,
     either,
     is_int,
+    is_real,
     one_of,
     optional,
     schedule_or,
@@ -78,7 +79,22 @@ def replay_buffer_names(value: Any, import_name: Callable) -> Any:
     return {**value, "type": resolve_replay_buffer_class(value["type"], import_name)}
 
 
+_STR = Check("a str", lambda v: isinstance(v, str), str)
+
 _SEED = optional(Check("an int >= 0", lambda v: is_int(v) and v >= 0, int))
+_FRAMEWORK = Check("'torch' (relayrl's RLModules and Learners are torch-only: 'tf2' and 'tf' are not "
+                   "supported; write TF models as a torch RLModule)", lambda v: v == "torch", str)
+_NUM_GPUS = Check("0 (the old API stack's GPUs for the algorithm process; relayrl's local Learner trains on the "
+                  "CPU: for a GPU use config.learners(num_learners=1, num_gpus_per_learner=1))",
+                  lambda v: is_real(v) and v == 0, float)
+
+
+def _whole_number(value: Any) -> bool:
+    return is_int(value) or (is_real(value) and float(value).is_integer())
+
+
+_HORIZON = Check("None or a positive whole number of steps", lambda v: v is None or (_whole_number(v) and v >= 1),
+                 Optional[int], lambda v: v if v is None else int(v))
 
 BASE_OPTIONS = (
     # environment()
@@ -98,13 +114,19 @@ BASE_OPTIONS = (
     Option("disable_env_checking", False, "Skip the one-time checks of each sub-env's first reset() "
            "and step() results (gymnasium API: shapes, 5-tuple step, (obs, info) reset, numeric "
            "rewards).", "environment", BOOL),
+    Option("record_video_every_n_episodes", None, "Write an mp4 of about every N-th episode of the whole "
+           "run (all runners and sub-envs together) into video_dir; needs the video extra.", "environment",
+           optional(POSITIVE_INT)),
+    Option("video_dir", None, "Folder of the training videos; None: <logdir>/videos (the working "
+           "directory's videos/ without a logdir).", "environment", optional(_STR)),
     # env_runners()
     Option("num_env_runners", 0, "Remote EnvRunner actors (Ray); 0 samples in the driver process.",
            "env_runners", NON_NEGATIVE_INT, aliases=("num_rollout_workers", "num_workers")),
     Option("num_envs_per_env_runner", 1, "Vectorised envs each EnvRunner steps at once.",
            "env_runners", POSITIVE_INT, aliases=("num_envs_per_worker",)),
     Option("rollout_fragment_length", "auto", "Steps per env in each sample() call; 'auto' derives "
-           "it from the train batch size.", "env_runners", _INT_OR_AUTO, mutable=True),
+           "it from the train batch size.", "env_runners", _INT_OR_AUTO, mutable=True,
+           aliases=("sample_batch_size",)),
     Option("batch_mode", "truncate_episodes", "'truncate_episodes' cuts episodes at the fragment "
            "length; 'complete_episodes' finishes them.", "env_runners",
            one_of("truncate_episodes", "complete_episodes")),
@@ -119,6 +141,12 @@ BASE_OPTIONS = (
            "module-to-env pieces.", "env_runners", BOOL),
     Option("episode_lookback_horizon", 1, "Past steps a cut episode keeps for connectors that look "
            "back.", "env_runners", NON_NEGATIVE_INT),
+    Option("horizon", None, "Cut every episode after this many steps (truncated, as a gymnasium TimeLimit); "
+           "None: the env's own limit.", "env_runners", _HORIZON, remakes_env=True),
+    Option("soft_horizon", False, "At the horizon, end the episode (metrics, value bootstrap) but do not reset "
+           "the env: the next episode goes on from its last observation.", "env_runners", BOOL, remakes_env=True),
+    Option("no_done_at_end", False, "Report every episode end as truncated, never terminated, so value targets "
+           "always bootstrap (for envs that never truly end).", "env_runners", BOOL, remakes_env=True),
     Option("explore", True, "Sample actions stochastically (forward_exploration) instead of "
            "greedily.", "env_runners", BOOL, mutable=True),
     Option("exploration_config", {}, "{'type': name | Exploration subclass | 'pkg.mod:Class', **its "
@@ -211,19 +239,26 @@ BASE_OPTIONS = (
            "algorithm's default module.", "rl_module", None, cli=False),
     # reporting()
     Option("metrics_num_episodes_for_smoothing", 100, "Recent episodes that episode metrics "
-           "average over.", "reporting", POSITIVE_INT),
+           "average over.", "reporting", POSITIVE_INT, aliases=("metrics_smoothing_episodes",)),
     Option("min_time_s_per_iteration", None, "train() repeats training_step() for at least this "
-           "many seconds.", "reporting", optional(NON_NEGATIVE_FLOAT), mutable=True),
+           "many seconds.", "reporting", optional(NON_NEGATIVE_FLOAT), mutable=True,
+           aliases=("min_iter_time_s", "min_time_s_per_reporting")),
     Option("min_sample_timesteps_per_iteration", 0, "train() repeats training_step() until this "
-           "many env steps were sampled.", "reporting", NON_NEGATIVE_INT, mutable=True),
+           "many env steps were sampled.", "reporting", NON_NEGATIVE_INT, mutable=True,
+           aliases=("timesteps_per_iteration", "min_sample_timesteps_per_reporting")),
     Option("min_train_timesteps_per_iteration", 0, "train() repeats training_step() until this "
-           "many env steps were trained on.", "reporting", NON_NEGATIVE_INT, mutable=True),
+           "many env steps were trained on.", "reporting", NON_NEGATIVE_INT, mutable=True,
+           aliases=("min_train_timesteps_per_reporting",)),
+    Option("legacy_result_keys", False, "Also report the old API stack's top-level result keys "
+           "(episode_reward_mean/min/max, episode_len_mean, episodes_this_iter, policy_reward_mean, custom_metrics, "
+           "timesteps_this_iter), for old Tune stop criteria and PBT metrics.", "reporting", BOOL, mutable=True),
     # evaluation()
     Option("evaluation_interval", None, "Evaluate every this many train() calls; None or 0: no "
            "evaluation.", "evaluation", optional(NON_NEGATIVE_INT)),
     Option("evaluation_duration", 10, "Episodes or timesteps (see evaluation_duration_unit) per "
            "evaluation, over all eval EnvRunners; 'auto' (parallel mode only): sample until the "
-           "training step ends.", "evaluation", _INT_OR_AUTO),
+           "training step ends.", "evaluation", _INT_OR_AUTO,
+           aliases=("evaluation_num_episodes",)),
     Option("evaluation_duration_unit", "episodes", "Unit of evaluation_duration: 'episodes' or "
            "'timesteps'.", "evaluation", one_of("episodes", "timesteps")),
     Option("evaluation_num_env_runners", 0, "Evaluation EnvRunners; 0 evaluates with one local "
@@ -237,7 +272,10 @@ BASE_OPTIONS = (
            "evaluation", optional(DICT)),
     Option("custom_evaluation_function", None, "Callable (algo, eval_env_runner_group) -> metrics "
            "dict, run instead of the built-in evaluation.", "evaluation", CALLABLE_OR_NONE,
-           cli=False),
+           cli=False, aliases=("custom_eval_function",)),
+    Option("evaluation_force_reset_envs_before_iteration", True, "Reset the evaluation envs before each "
+           "evaluation with evaluation_duration_unit='timesteps' (with 'episodes' every evaluation starts fresh "
+           "episodes anyway); False goes on with their ongoing episodes.", "evaluation", BOOL),
     Option("evaluation_sample_timeout_s", 120.0, "Stop starting new evaluation sample() calls "
            "after this many seconds (in-process sample() calls are not interrupted).",
            "evaluation", POSITIVE_FLOAT),
@@ -253,6 +291,11 @@ BASE_OPTIONS = (
            "update before the optimizer step (FloatingPointError naming the module and parameter); 'skip' "
            "drops that minibatch's step for the module and counts it (num_nonfinite_gradient_skips_lifetime).",
            "debugging", one_of("raise", "skip"), mutable=True),
+    # framework(), resources(): RLlib's, for porting; relayrl runs torch, and its local Learner the CPU
+    Option("framework_str", "torch", "Deep-learning framework; relayrl's modules and Learners are torch only.",
+           "framework", _FRAMEWORK, key="framework", positional=True),
+    Option("num_gpus", 0, "Old API stack: GPUs of the algorithm process; only 0 (GPU Learners: "
+           "config.learners(num_learners=1, num_gpus_per_learner=1)).", "resources", _NUM_GPUS),
     # checkpointing()
     Option("export_native_model_files", False, "Also write each RLModule's inference forward as TorchScript "
            "(native_models/<module_id>/model.pt) into every checkpoint.", "checkpointing", BOOL),
@@ -282,5 +325,7 @@ BASE_GROUP_HELP = {
     "debugging": "Sets the seed, the log level, where results are logged (logger_config) and what a "
                  "non-finite gradient does (on_nonfinite_gradient).",
     "callbacks": "Sets the callbacks: a RLlibCallback subclass (or list) and per-event callables.",
+    "framework": "Sets the deep-learning framework: 'torch' (relayrl's only one).",
+    "resources": "RLlib's old resources() builder: num_gpus=0 only (GPUs go to Learners: learners()).",
     "checkpointing": "Sets what checkpoints hold besides the full state: TorchScript exports of the modules.",
 }

@@ -49,7 +49,7 @@ class ConfigBuildersMixin:
         if spec.action_space is None:
             spec.action_space = self.action_space or act_space
         if spec.model_config is None:
-            spec.model_config = self.model_config
+            spec.model_config = self.model_config_for(spec.observation_space)
         spec.inference_only = inference_only
         return spec
 

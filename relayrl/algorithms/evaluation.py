@@ -101,8 +101,8 @@ class AlgorithmEvaluation:
         with self.metrics.log_time((EVALUATION_RESULTS, "timers", "evaluation_iteration"), window=1):
             if custom is not None:
                 eval_results = custom(self, group)
-                if isinstance(eval_results, tuple):  # RLlib's older (metrics, env_steps, agent_steps)
-                    eval_results = eval_results[0]
+                if isinstance(eval_results, tuple):  # RLlib 2.x's (metrics, env_steps, agent_steps)
+                    eval_results = self._logged_evaluation_metrics() or eval_results[0]
                 if eval_results is None:
                     eval_results = {}
             else:
@@ -110,6 +110,12 @@ class AlgorithmEvaluation:
         self._callbacks("on_evaluate_end", algorithm=self, metrics_logger=self.metrics,
                         evaluation_metrics=eval_results)
         return {EVALUATION_RESULTS: eval_results}
+
+    def _logged_evaluation_metrics(self) -> Dict[str, Any]:
+        """What a custom evaluation function logged under `evaluation/env_runners` (RLlib 2.x reports that, not the
+        dict it returns, e.g. `algorithm.metrics.aggregate(runner_metrics, key=("evaluation", "env_runners"))`)."""
+        key = (EVALUATION_RESULTS, ENV_RUNNER_RESULTS)
+        return {ENV_RUNNER_RESULTS: self.metrics.reduce(key=key)} if key in self.metrics else {}
 
     def _evaluate_built_in(self, train_done: Optional[threading.Event]) -> Dict[str, Any]:
         cfg = self.config
@@ -138,7 +144,8 @@ class AlgorithmEvaluation:
             n, duration = len(indices), cfg.evaluation_duration
             if cfg.evaluation_duration_unit == "timesteps":
                 share = math.ceil(duration / n)  # RLlib rounds the total up to a multiple of n
-                kwargs = {i: {"num_timesteps": share, "force_reset": True} for i in indices}
+                reset = cfg.evaluation_force_reset_envs_before_iteration
+                kwargs = {i: {"num_timesteps": share, "force_reset": reset} for i in indices}
             else:
                 base, extra = divmod(duration, n)  # the first `extra` runners run one more episode
                 kwargs = {i: {"num_episodes": base + (1 if k < extra else 0)} for k, i in enumerate(indices)}
@@ -151,4 +158,8 @@ class AlgorithmEvaluation:
         for name in EPISODE_KEYS:
             env_results.setdefault(name, float("nan"))
         env_results.setdefault("num_episodes", 0)
+        # The old API stack's evaluation keys (seed 000's sample output): episodes of this evaluation and the
+        # episodes' custom_metrics ({} when no episode set any).
+        env_results["episodes_this_iter"] = env_results["num_episodes"]
+        env_results.setdefault("custom_metrics", {})
         return {ENV_RUNNER_RESULTS: env_results}

@@ -285,6 +285,28 @@ def warn_alias(alias: str, name: str) -> None:
                   stacklevel=_caller_stacklevel())
 
 
+@dataclass(frozen=True)
+class LegacyKey:
+    """An old RLlib config-dict key with no option of its own (e.g. seed 003's `monitor`, `model`, `opt_type`).
+
+    `translate(value)` returns the {option key: value} it stands for today ({} when the old key has no effect
+    with this value) or raises ValueError saying what replaced it. Where it translates, one DeprecationWarning
+    names the key and `replaced_by`.
+    """
+
+    key: str
+    replaced_by: str  # what took its place, completing "`<key>` is an old RLlib config key: ..."
+    translate: Callable[[Any], Mapping]
+
+
+def warn_legacy_key(legacy: LegacyKey) -> None:
+    if legacy.key in _warned_aliases:
+        return
+    _warned_aliases.add(legacy.key)
+    warnings.warn(f"`{legacy.key}` is an old RLlib config key: {legacy.replaced_by}", DeprecationWarning,
+                  stacklevel=_caller_stacklevel())
+
+
 def _caller_stacklevel() -> int:
     """Stack level of the first frame outside relayrl.algorithms, so warnings point at user code."""
     frame, level = sys._getframe(2), 2  # 1 would be warn_alias itself
@@ -298,19 +320,24 @@ def _caller_stacklevel() -> int:
 class OptionTable:
     """The ordered options of a config class, with lookups by name, dict key and alias."""
 
-    def __init__(self, options: Iterable[Option] = (), group_help: Optional[Mapping] = None):
+    def __init__(self, options: Iterable[Option] = (), group_help: Optional[Mapping] = None,
+                 legacy: Iterable[LegacyKey] = ()):
         self._options: dict = {}
         self.group_help: dict = dict(group_help or {})
+        self.legacy: dict = {entry.key: entry for entry in legacy}  # consulted only for keys no option has
         for option in options:
             self._add(option)
         self._reindex()
 
     def extend(self, options: Iterable[Option] = (), defaults: Optional[Mapping] = None,
-               group_help: Optional[Mapping] = None, changes: Optional[Mapping[str, Mapping]] = None) -> "OptionTable":
+               group_help: Optional[Mapping] = None, changes: Optional[Mapping[str, Mapping]] = None,
+               legacy: Iterable[LegacyKey] = ()) -> "OptionTable":
         """A new table with more options, other defaults and/or other fields of inherited options (how a
         subclass derives its own). `changes`: {option name: {field: value}}, e.g. SAC's
-        {"lr": {"default": None, "check": optional(...)}} or {"tau": {"mutable": True}}."""
-        table = OptionTable(self._options.values(), {**self.group_help, **(group_help or {})})
+        {"lr": {"default": None, "check": optional(...)}} or {"tau": {"mutable": True}}. `legacy`: more
+        old dict keys (LegacyKey)."""
+        table = OptionTable(self._options.values(), {**self.group_help, **(group_help or {})},
+                            [*self.legacy.values(), *legacy])
         for option in options:
             table._add(option)
         for name, fields in (changes or {}).items():
@@ -404,9 +431,13 @@ class OptionTable:
         raise TypeError(message + hint)
 
     def collect(self, values: Mapping, *, owner: str, group: Optional[str] = None) -> dict:
-        """{option name: value} for the given keywords/keys, skipping NotProvided."""
+        """{option name: value} for the given keywords/keys, skipping NotProvided. In dicts (group None), an
+        old RLlib key with no option of its name is translated through its LegacyKey (or refused with the
+        LegacyKey's message)."""
         updates: dict = {}
         given_as: dict = {}
+        if group is None:
+            values = self._translate_legacy(values, owner)
         for word, value in values.items():
             if value is NotProvided:
                 continue
@@ -418,6 +449,27 @@ class OptionTable:
             updates[option.name] = value
             given_as[option.name] = word
         return updates
+
+    def _translate_legacy(self, values: Mapping, owner: str) -> Mapping:
+        if not any(word in self.legacy and word not in self._lookup for word in values):
+            return values
+        out: dict = {}
+        for word, value in values.items():
+            legacy = self.legacy.get(word) if word not in self._lookup else None
+            if legacy is None or value is NotProvided:
+                out[word] = value
+                continue
+            try:
+                translated = dict(legacy.translate(value))
+            except ValueError as error:
+                raise UnknownOptionError(f"{owner}: `{word}` is an old RLlib config key: {error}") from None
+            for key, new_value in translated.items():
+                if key in out or key in values:
+                    raise UnknownOptionError(f"{owner}: `{key}` given twice (as `{key}` and through the old key "
+                                             f"`{word}`)")
+                out[key] = new_value
+            warn_legacy_key(legacy)
+        return out
 
     def make_builder(self, group: str, owner: type) -> Callable:
         """A keyword-only builder method for `group` with a real signature and a docstring.

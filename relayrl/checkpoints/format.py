@@ -171,8 +171,13 @@ def read_state(path, manifest: Optional[Dict[str, Any]] = None, component: Optio
         if component not in components:
             from relayrl.core.suggest import did_you_mean
 
+            head = component.split("/")[0]
+            nested = (f" relayrl's checkpoints keep one folder per top-level component, not RLlib's nested "
+                      f"`{component}`: restore `{head}` (e.g. restore_from_path(path, component='{head}')), or "
+                      "save a module alone with module.save_to_path(dir) and load RLModule.from_checkpoint(dir) "
+                      "(docs/porting.md)." if "/" in component and head in components else "")
             raise CheckpointError(f"The checkpoint {root} has no component `{component}` (it has "
-                                  f"{sorted(components)}).{did_you_mean(component, list(components))}")
+                                  f"{sorted(components)}).{nested or did_you_mean(component, list(components))}")
         return _read_part(root, components[component]["path"], manifest)
     state = _read_part(root, "", manifest)
     if not isinstance(state, dict):

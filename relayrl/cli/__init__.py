@@ -17,6 +17,7 @@ __all__ = ["main"]
 COMMANDS = {
     "train": "Train an algorithm on an env until a stop criterion is met.",
     "plot": "Plot a run's learning curves (RUN_DIR/result.json) into a PNG.",
+    "evaluate": "Run a checkpoint's policy: print the returns, record videos.",
 }
 
 
@@ -40,7 +41,8 @@ def _top_parser() -> argparse.ArgumentParser:
 
 
 # Subcommand -> (module, function); imported on use so `relayrl --help` stays light.
-_COMMANDS = {"train": ("relayrl.cli.train", "run_train"), "plot": ("relayrl.cli.plot", "run_plot")}
+_COMMANDS = {"train": ("relayrl.cli.train", "run_train"), "plot": ("relayrl.cli.plot", "run_plot"),
+             "evaluate": ("relayrl.cli.evaluate", "run_evaluate")}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

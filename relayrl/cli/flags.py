@@ -41,6 +41,8 @@ class TrainArgs:
     stop_iters: Optional[int] = None
     json: bool = False
     notes: list = field(default_factory=list)  # e.g. deprecated flag names used
+    checkpoint_freq: int = 0  # save every N iterations (0: never during the run)
+    checkpoint_at_end: bool = True
 
 
 # -- help formatting -----------------------------------------------------------------------------
@@ -134,6 +136,15 @@ def _positive_int(text: str) -> int:
     return int(value)
 
 
+def _non_negative_int(text: str) -> int:
+    if text.strip() in ("0", "0.0"):
+        return 0
+    try:
+        return _positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected an int >= 0, got {text!r}") from None
+
+
 def _float(text: str) -> float:
     try:
         return float(text)
@@ -171,6 +182,10 @@ def build_train_parser(algorithm: str, config_class: type) -> argparse.ArgumentP
                      help="Stop after N training iterations (train() calls).")
     run.add_argument("--json", action="store_true",
                      help="Also print the final summary as one JSON line (last line of stdout).")
+    run.add_argument("--checkpoint-freq", "--checkpoint_freq", type=_non_negative_int, default=0, metavar="N",
+                     help="Save a checkpoint into the run folder every N iterations (0: only at the end).")
+    run.add_argument("--checkpoint-at-end", "--checkpoint_at_end", action=argparse.BooleanOptionalAction,
+                     default=True, help="Save a checkpoint into the run folder when training stops (default: yes).")
 
     table = config_class._option_table
     for group in table.groups():
@@ -229,4 +244,5 @@ def parse_train_args(argv: list) -> TrainArgs:
     if overrides.get("env", table["env"].default) is None:
         raise UserError("--env is required, e.g. --env CartPole-v1", prog=parser.prog)
     return TrainArgs(algorithm, config_class, overrides, namespace.stop_reward,
-                     namespace.stop_timesteps, namespace.stop_iters, namespace.json, namespace.notes)
+                     namespace.stop_timesteps, namespace.stop_iters, namespace.json, namespace.notes,
+                     namespace.checkpoint_freq, namespace.checkpoint_at_end)

@@ -142,6 +142,41 @@ def _jsonable(value: Any) -> Any:
     return repr(value)
 
 
+def _say(line: str) -> None:
+    print(f"relayrl train: {line}", file=sys.stderr, flush=True)
+
+
+class RunCheckpoints:
+    """Checkpoints of a `relayrl train` run: `<run folder>/checkpoint_<iteration>` every `freq` iterations
+    and at the end (RLlib's and Tune's checkpoint_freq / checkpoint_at_end)."""
+
+    def __init__(self, algo, freq: int, at_end: bool):
+        self.algo, self.freq, self.save_at_end = algo, freq, at_end
+        # The logger's folder; with logger_config type "none", a fresh one under the results root.
+        self.run_dir = algo.logdir or _fresh_run_dir(algo)
+        self.last: Optional[str] = None
+
+    def after_iteration(self, iteration: int) -> None:
+        if self.freq and iteration % self.freq == 0:
+            self._save(iteration)
+
+    def at_end(self, iteration: int) -> None:
+        if self.save_at_end and iteration > 0 and self.last != self._path(iteration):
+            self._save(iteration)
+
+    def _path(self, iteration: int) -> str:
+        return os.path.join(self.run_dir, f"checkpoint_{iteration:06d}")
+
+    def _save(self, iteration: int) -> None:
+        self.last = self.algo.save_to_path(self._path(iteration))
+
+
+def _fresh_run_dir(algo) -> str:
+    from relayrl.algorithms.result_logger import default_logdir
+
+    return default_logdir(type(algo).__name__, algo.config.env)
+
+
 def run_train(argv: list) -> int:
     args: TrainArgs = parse_train_args(argv)
     from relayrl.cli.display import Display  # rich is imported only when training
@@ -168,19 +203,26 @@ def run_train(argv: list) -> int:
         return EXIT_INTERRUPTED
     run.build_time_s = time.perf_counter() - start
 
+    checkpoints = RunCheckpoints(algo, args.checkpoint_freq, args.checkpoint_at_end)
     try:
         display.started(run)
+        _say(f"run folder: {checkpoints.run_dir}")
         with display.live(run):
             run.start()
             while run.stopped_by is None:
                 run.record(algo.train())
+                checkpoints.after_iteration(run.iteration)
                 display.iteration(run)
     except KeyboardInterrupt:
         run.stopped_by = "interrupted"
     finally:
         run.finish()
-        algo.stop()
+        try:
+            checkpoints.at_end(run.iteration)
+        finally:
+            algo.stop()
     display.summary(run)
+    _say(f"run folder: {checkpoints.run_dir}" + (f" (last checkpoint: {checkpoints.last})" if checkpoints.last else ""))
     if args.json:
         print(json.dumps(run.summary()), flush=True)
     return run.exit_code

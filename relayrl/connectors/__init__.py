@@ -34,7 +34,4 @@ __all__ = sorted(_PIECES)
 def __getattr__(name):
     if name not in _PIECES:
         raise AttributeError(f"module 'relayrl.connectors' has no attribute '{name}'")
-    module = importlib.import_module(f"relayrl.connectors.{_PIECES[name]}")
-    if name in ("FrameStackingEnvToModule", "FrameStackingLearner"):
-        return module.FrameStacking
-    return getattr(module, name)
+    return getattr(importlib.import_module(f"relayrl.connectors.{_PIECES[name]}"), name)

@@ -15,8 +15,10 @@ from relayrl.connectors.common.add_observations_from_episodes_to_batch import (
 )
 from relayrl.connectors.module_to_env.get_actions import EXPLORATION, TIMESTEP
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
+from relayrl.env.current_env_runner import set_current_env_runner
 from relayrl.env.env_checks import EnvAPIError
 from relayrl.env.env_context import EnvContext
+from relayrl.env.episode_limits import episode_limits_wrapper
 from relayrl.env.env_runner_state import EnvRunnerState
 from relayrl.env.episode_stats import EpisodeStats
 from relayrl.env.infinite_lookback_buffer import unbatch_items
@@ -33,6 +35,7 @@ from relayrl.env.vector_env import (
     unbatch,
 )
 from relayrl.env.vector_step_log import VectorStepLog
+from relayrl.env.wrappers.video_recorder import video_recorder_for
 from relayrl.exploration.env_runner_exploration import build_env_runner_exploration
 from relayrl.metrics.metrics_logger import MetricsLogger
 
@@ -86,7 +89,8 @@ class EnvRunner(EnvRunnerState):
         self.env = make_vector_env(
             creator, self.config.env_config, num_envs=self.config.num_envs_per_env_runner,
             worker_index=self.worker_index, num_workers=self.num_workers, mode=self.config.gym_env_vectorize_mode,
-            check_env=not self.config.disable_env_checking,
+            check_env=not self.config.disable_env_checking, wrap=episode_limits_wrapper(self.config),
+            record_video=video_recorder_for(self.config, self.worker_index, self.num_workers),
         )
         self._callbacks("on_environment_created", env_runner=self, metrics_logger=self.metrics, env=self.env,
                         env_context=EnvContext(self.config.env_config, self.worker_index, 0, self.num_workers))
@@ -120,6 +124,11 @@ class EnvRunner(EnvRunnerState):
             self.config, module_spaces[1], model=self.module, worker_index=self.worker_index,
             num_workers=self.num_workers)
 
+    @property
+    def policy_config(self):
+        """The old API stack's name for the runner's config: `env_runner.policy_config["in_evaluation"]`."""
+        return self.config
+
     def get_spaces(self) -> Dict[str, Any]:
         return dict(self._spaces)
 
@@ -134,6 +143,7 @@ class EnvRunner(EnvRunnerState):
         """
         if num_timesteps is not None and num_episodes is not None:
             raise ValueError("Pass num_timesteps or num_episodes to sample(), not both.")
+        set_current_env_runner(self)  # get_global_worker() in callbacks (seed 000)
         explore = self.config.explore if explore is None else explore
         complete = num_episodes is not None or self.config.batch_mode == "complete_episodes"
         if num_timesteps is None and num_episodes is None:

@@ -38,14 +38,31 @@ def resolve_env_spec(env_spec, import_name: ImportObject = import_object):
     return env_spec
 
 
+class EnvDependencyMissing(ValueError):
+    """A gymnasium id whose extra is not installed (Box2D, MuJoCo, ...): one line naming the pip command."""
+
+
+def make_gym_env(env_id: str, kwargs: dict) -> gym.Env:
+    """`gym.make(env_id, **kwargs)`, a missing extra reported as EnvDependencyMissing (gymnasium's own hint kept)."""
+    try:
+        return gym.make(env_id, **kwargs)
+    except gym.error.DependencyNotInstalled as err:
+        raise EnvDependencyMissing(f"The env {env_id!r} needs a package that is not installed: {err}") from None
+
+
 def make_env_creator(env_spec) -> Callable[[EnvContext], gym.Env]:
     """Return a function EnvContext -> gym.Env for `env_spec`; unknown ids fail here, with a hint."""
     env_spec = resolve_env_spec(env_spec)
     if isinstance(env_spec, str):
         if env_spec in _ENV_CREATORS:
             return _ENV_CREATORS[env_spec]
+        if env_spec.startswith("ALE/"):  # ale-py's games, with the standard preprocessing (env/wrappers/atari_wrappers.py)
+            from relayrl.env.wrappers.atari_wrappers import make_atari_env, register_atari_envs
+
+            register_atari_envs()
+            return lambda ctx: make_atari_env(env_spec, dict(ctx))
         if env_spec in gym.registry:
-            return lambda ctx: gym.make(env_spec, **dict(ctx))
+            return lambda ctx: make_gym_env(env_spec, dict(ctx))
         known = list(_ENV_CREATORS) + list(gym.registry)
         raise ValueError(
             f"Unknown env `{env_spec}`.{did_you_mean(env_spec, known)} Use a gymnasium id (e.g. 'CartPole-v1'), "

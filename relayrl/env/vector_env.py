@@ -1,5 +1,5 @@
 """Building the gymnasium vector env an EnvRunner steps, and reading per-env infos from it."""
-from typing import Any, Callable, List
+from typing import Any, Callable, List, Optional
 
 import cloudpickle
 import gymnasium as gym
@@ -8,32 +8,42 @@ from gymnasium.vector import AutoresetMode
 
 from relayrl.env.env_checks import install_first_call_checks
 from relayrl.env.env_context import EnvContext
+from relayrl.env.episode_limits import user_env
 
 
 class ApplyFuncWrapper(gym.Wrapper):
     """Lets `foreach_env` run a function on a sub-env living in an async worker process."""
 
     def relayrl_apply(self, func_bytes: bytes):
-        return cloudpickle.loads(func_bytes)(self.env)
+        return cloudpickle.loads(func_bytes)(user_env(self.env))
 
 
 def make_vector_env(creator: Callable, env_config: dict, *, num_envs: int, worker_index: int, num_workers: int,
-                    mode: str, check_env: bool = True) -> gym.vector.VectorEnv:
+                    mode: str, check_env: bool = True, wrap: Optional[Callable[[gym.Env], gym.Env]] = None,
+                    record_video=None) -> gym.vector.VectorEnv:
     """A Sync/Async vector env whose sub-envs each get their own EnvContext (vector_index=i).
 
     SAME_STEP autoreset: a finished sub-env is reset inside the same step() and its final
     observation comes back in infos["final_obs"], so no step is wasted on resets.
     `check_env`: each sub-env's first reset() and step() results are checked (env/env_checks.py).
+    `wrap`: applied to each sub-env after the checks (env/episode_limits.py).
+    `record_video`: None, or (vector_index -> wrapper or None) for the sub-env that records videos (outermost).
     """
     is_async = str(getattr(mode, "value", mode)).lower() == "async"
 
     def env_fn(i: int):
         def make():
-            env = creator(EnvContext(env_config, worker_index, i, num_workers))
+            wrap_for_video = record_video(i) if record_video else None
+            config = {**env_config, "render_mode": "rgb_array"} if wrap_for_video else env_config
+            env = creator(EnvContext(config, worker_index, i, num_workers))
             if not isinstance(env, gym.Env):
                 raise TypeError(f"The env creator returned {type(env).__name__}, not a gymnasium.Env.")
             if check_env:
                 install_first_call_checks(env, where=f"sub-env {i} of EnvRunner worker_index={worker_index}")
+            if wrap is not None:
+                env = wrap(env)
+            if wrap_for_video:
+                env = wrap_for_video(env)
             return ApplyFuncWrapper(env) if is_async else env
         return make
 
@@ -47,7 +57,7 @@ def foreach_sub_env(vector_env: gym.vector.VectorEnv, func: Callable) -> List:
     """`func(sub_env)` for every sub-env, in-process for sync envs and in the workers for async ones."""
     if isinstance(vector_env, gym.vector.AsyncVectorEnv):
         return list(vector_env.call("relayrl_apply", cloudpickle.dumps(func)))
-    return [func(env) for env in vector_env.envs]
+    return [func(user_env(env)) for env in vector_env.envs]
 
 
 def unbatch(space: gym.Space, batched):

@@ -547,4 +547,6 @@ def possibly_masked_mean(batch: Dict[str, Any]):
     return lambda t: t.masked_fill(masked_out, 0.0).sum() / count
 
 
-__all__ = ["Learner", "possibly_masked_mean", "DEFAULT_OPTIMIZER"]
+TorchLearner = Learner  # RLlib's name for its torch Learner base class (relayrl's Learner is torch)
+
+__all__ = ["Learner", "TorchLearner", "possibly_masked_mean", "DEFAULT_OPTIMIZER"]

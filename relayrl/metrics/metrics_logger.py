@@ -261,6 +261,10 @@ class MetricsLogger:
 
         return self._reduce(key, record)
 
+    def aggregate(self, stats_dicts: list[dict], *, key: str | tuple | None = None) -> None:
+        """RLlib 2.40+'s name for `merge_and_log_n_dicts` (merge N children's reduced dicts under `key`)."""
+        self.merge_and_log_n_dicts(stats_dicts, key=key)
+
     def merge_and_log_n_dicts(
         self,
         stats_dicts: list[dict],

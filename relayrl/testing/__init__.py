@@ -1,4 +1,5 @@
 """Deterministic toy environments for tests and examples (`from relayrl.testing import CountingEnv`)."""
 from relayrl.testing.envs import CorridorEnv, CountingEnv, SpacesEnv
+from relayrl.testing.image_envs import DotSideEnv
 
-__all__ = ["CorridorEnv", "CountingEnv", "SpacesEnv"]
+__all__ = ["CorridorEnv", "CountingEnv", "DotSideEnv", "SpacesEnv"]

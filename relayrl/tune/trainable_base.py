@@ -225,6 +225,9 @@ def become_tune_trainable() -> None:
 
     _Config.register(AlgorithmConfig)
     _register_algorithm_names()
+    from relayrl.tune.result_key_checks import install as install_result_key_checks
+
+    install_result_key_checks()
 
 
 def _register_algorithm_names() -> None:
@@ -236,9 +239,21 @@ def _register_algorithm_names() -> None:
     def register(entry) -> None:
         register_trainable(entry.name, registry.get_algorithm_class(entry.name))
 
-    for name in registry.algorithm_names():
-        register(registry.ALGORITHMS[name])
+    def register_all() -> None:
+        for name in registry.algorithm_names():
+            register(registry.ALGORITHMS[name])
+
+    register_all()
     registry.on_register(register)
+    # Tune keeps a name registered while Ray is up only in that Ray session's key-value store: after
+    # ray.shutdown() and a new ray.init() in this process, "PPO" would be an unknown trainable. Register
+    # again on every ray.init() (Tune flushes its own registry through the same hook list).
+    import ray._private.worker as ray_worker
+
+    hooks = getattr(ray_worker, "_post_init_hooks", None)
+    if hooks is not None and not any(getattr(h, "__name__", "") == "_relayrl_register_all" for h in hooks):
+        register_all.__name__ = "_relayrl_register_all"
+        hooks.append(register_all)
 
 
 class _TuneImportHook(importlib.abc.MetaPathFinder):

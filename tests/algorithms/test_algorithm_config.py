@@ -19,6 +19,7 @@ from relayrl.callbacks import RLlibCallback
 BASE_DEFAULTS = {
     "env": None, "env_config": {}, "observation_space": None, "action_space": None,
     "clip_rewards": None, "normalize_actions": True, "clip_actions": False, "disable_env_checking": False,
+    "record_video_every_n_episodes": None, "video_dir": None,  # relayrl's (RLlib: render_env + callbacks)
     "num_env_runners": 0, "num_envs_per_env_runner": 1, "rollout_fragment_length": "auto",
     "batch_mode": "truncate_episodes", "env_to_module_connector": None,
     "module_to_env_connector": None, "add_default_connectors_to_env_to_module_pipeline": True,
@@ -48,6 +49,9 @@ BASE_DEFAULTS = {
     "env_runner_restore_timeout_s": 1800.0, "num_consecutive_env_runner_failures_tolerance": 100,
     "restart_failed_sub_environments": False,
     "export_native_model_files": False, "checkpoint_trainable_policies_only": False,
+    # RLlib's, for porting (docs/porting.md)
+    "framework": "torch", "num_gpus": 0, "horizon": None, "soft_horizon": False, "no_done_at_end": False,
+    "legacy_result_keys": False, "evaluation_force_reset_envs_before_iteration": True,
 }
 PPO_OPTIONS = {
     "lambda": 1.0, "clip_param": 0.3, "vf_clip_param": 10.0, "vf_loss_coeff": 1.0,
@@ -60,7 +64,7 @@ PPO_DEFAULTS = {**BASE_DEFAULTS, **PPO_OPTIONS, "num_envs_per_env_runner": 8, "l
                 "lambda": 0.95, "clip_param": 0.2, "vf_clip_param": float("inf"), "vf_loss_coeff": 0.5,
                 "use_kl_loss": False}
 GROUPS = ["environment", "env_runners", "learners", "training", "rl_module", "reporting",
-          "evaluation", "debugging", "callbacks", "fault_tolerance", "checkpointing"]
+          "evaluation", "debugging", "callbacks", "fault_tolerance", "checkpointing", "framework", "resources"]
 
 
 @pytest.fixture(autouse=True)
@@ -131,7 +135,7 @@ def test_builder_signature_lists_its_options(group):
         for name in expected:
             assert params[name].default is NotProvided
             assert name in getattr(cls, group).__doc__
-        kinds = {p.kind for n, p in params.items() if n not in ("self", "env", "callbacks_class")}
+        kinds = {p.kind for n, p in params.items() if n not in ("self", "env", "callbacks_class", "framework_str")}
         assert kinds <= {inspect.Parameter.KEYWORD_ONLY}
 
 

@@ -86,7 +86,7 @@ def test_no_env_raises():
     (gym.spaces.Box(-1, 1, (3,)), gym.spaces.MultiDiscrete([2, 3]),
      ["action space MultiDiscrete([2 3])", "rl_module_spec"]),
     (gym.spaces.Box(0, 255, (16, 16, 3), np.uint8), gym.spaces.Discrete(2),
-     ["observation space Box(0, 255, (16, 16, 3)", "conv", "rl_module_spec"]),
+     ["images of shape (16, 16, 3)", "defaults exist for [10, 42, 64", "conv_filters=[[out_channels"]),
     (gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Discrete(3))), gym.spaces.Discrete(2),
      ["observation space Tuple(", "FlattenObservations"]),
 ])

@@ -139,7 +139,7 @@ def test_inference_only_drops_value_head_and_loads_full_state():
 
 @pytest.mark.parametrize("space, words", [
     (gym.spaces.Dict({"a": gym.spaces.Box(-1, 1, (2,))}), ["Dict", "FlattenObservations", "rl_module_spec"]),
-    (gym.spaces.Box(0, 255, (84, 84, 3), np.uint8), ["(84, 84, 3)", "rl_module_spec"]),
+    (gym.spaces.Box(0, 255, (16, 16, 3), np.uint8), ["(16, 16, 3)", "conv_filters"]),  # no default filters for 16x16
     (gym.spaces.Discrete(5), ["Discrete(5)", "FlattenObservations"]),
 ])
 def test_unsupported_observation_spaces_raise(space, words):

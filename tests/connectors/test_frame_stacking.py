@@ -51,7 +51,24 @@ def test_output_space():
         FrameStacking(gym.spaces.Discrete(3), None, num_frames=2)
     with pytest.raises(ValueError, match=">= 1"):
         FrameStacking(num_frames=0)
-    assert FrameStackingEnvToModule is FrameStacking and FrameStackingLearner is FrameStacking
+
+
+def test_rllib_side_names_pick_the_side():
+    """RLlib's FrameStackingEnvToModule / FrameStackingLearner are FrameStacking fixed to one side (a bug once
+    made FrameStackingLearner(num_frames=4) the env-to-module piece)."""
+    learner, env_to_module_piece = FrameStackingLearner(SPACE, None, num_frames=N), FrameStackingEnvToModule(
+        SPACE, None, num_frames=N)
+    assert isinstance(learner, FrameStacking) and isinstance(env_to_module_piece, FrameStacking)
+    assert learner._as_learner_connector and not env_to_module_piece._as_learner_connector
+    assert learner.observation_space == env_to_module_piece.observation_space == FrameStacking(
+        SPACE, None, num_frames=N).observation_space
+    # The Learner piece stacks every step of the episode, like FrameStacking(..., as_learner_connector=True).
+    ep = make_episode([ob(t) for t in range(7)], [0] * 6, [0.0] * 6, obs_space=SPACE)
+    rows = learner_rows(learner, ep)
+    assert rows.shape == (6, 8)
+    np.testing.assert_array_equal(rows, learner_rows(FrameStacking(SPACE, None, num_frames=N,
+                                                                   as_learner_connector=True), ep))
+    np.testing.assert_array_equal(env_to_module(env_to_module_piece, ep), expected_stack(6))
 
 
 def test_env_to_module_stacks_the_newest_observations_with_zero_left_fill():

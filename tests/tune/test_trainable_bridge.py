@@ -112,3 +112,20 @@ def test_default_resource_request(tiny_ppo_config):
     request = PPO.default_resource_request(tiny_ppo_config.copy(copy_frozen=False).env_runners(num_env_runners=1))
     assert isinstance(request, tune.PlacementGroupFactory)
     assert request.bundles == [{"CPU": 1}, {"CPU": 1}]
+
+
+def test_algorithm_names_survive_a_ray_restart():
+    """Tune keeps names registered while Ray is up in that session only: after ray.shutdown() and a new
+    ray.init() in the same process, "PPO" must still be a known trainable."""
+    out = _run("""
+        import ray
+        from ray.tune.registry import TRAINABLE_CLASS, _global_registry
+        import relayrl  # noqa: F401
+        from ray import tune  # relayrl registers its names with Tune here
+        for _ in range(2):
+            ray.init(address="local", num_cpus=1, include_dashboard=False)
+            assert _global_registry.contains(TRAINABLE_CLASS, "PPO"), "PPO unknown after ray.init"
+            ray.shutdown()
+        print("ok")
+    """)
+    assert out.strip() == "ok"

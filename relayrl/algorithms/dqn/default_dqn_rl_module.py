@@ -15,9 +15,10 @@ import torch
 from relayrl.core.columns import Columns
 from relayrl.modules.default_model_config import DefaultModelConfig
 from relayrl.modules.distributions import TorchCategorical
-from relayrl.modules.mlp import mlp, output_dim, run_layers
+from relayrl.modules.encoders import make_encoder
+from relayrl.modules.mlp import mlp, run_layers
 from relayrl.modules.rl_module import RLModule
-from relayrl.modules.space_checks import check_action_space, flat_obs_dim
+from relayrl.modules.space_checks import check_action_space
 from relayrl.modules.target_network_api import (
     TargetNetworkAPI,
     is_target_key,
@@ -47,21 +48,15 @@ class DefaultDQNTorchRLModule(RLModule, TargetNetworkAPI):
         if cfg.use_lstm:
             raise ValueError(f"{name} has no LSTM: model_config use_lstm=True is not supported. Fix: set "
                              "use_lstm=False, or give your own RLModule via config.rl_module(rl_module_spec=...).")
-        obs_dim = flat_obs_dim(self.observation_space, name)
         check_action_space(self.action_space, name, allow_box=False)
         self.action_dist_cls = TorchCategorical
         num_actions = int(self.action_space.n)
 
-        init = dict(kernel_initializer=cfg.fcnet_kernel_initializer,
-                    kernel_initializer_kwargs=cfg.fcnet_kernel_initializer_kwargs,
-                    bias_initializer=cfg.fcnet_bias_initializer,
-                    bias_initializer_kwargs=cfg.fcnet_bias_initializer_kwargs)
         head_init = dict(kernel_initializer=cfg.head_fcnet_kernel_initializer,
                          kernel_initializer_kwargs=cfg.head_fcnet_kernel_initializer_kwargs,
                          bias_initializer=cfg.head_fcnet_bias_initializer,
                          bias_initializer_kwargs=cfg.head_fcnet_bias_initializer_kwargs)
-        self.encoder = mlp(obs_dim, cfg.fcnet_hiddens, cfg.fcnet_activation, **init)
-        embed_dim = output_dim(cfg.fcnet_hiddens, obs_dim)
+        self.encoder, embed_dim = make_encoder(self.observation_space, cfg, name)  # MLP, or CNN for images
         # `af`: the advantage stream (dueling) or the whole Q head; `vf`: the value stream (dueling only).
         self.af = mlp(embed_dim, cfg.head_fcnet_hiddens, cfg.head_fcnet_activation, num_actions, **head_init)
         self.vf = (mlp(embed_dim, cfg.head_fcnet_hiddens, cfg.head_fcnet_activation, 1, **head_init)

@@ -6,9 +6,10 @@ from torch import nn
 from relayrl.core.columns import Columns
 from relayrl.modules.default_model_config import DefaultModelConfig
 from relayrl.modules.distributions import TorchCategorical, TorchDiagGaussian
-from relayrl.modules.mlp import mlp, output_dim, run_layers
+from relayrl.modules.encoders import make_encoder
+from relayrl.modules.mlp import mlp, run_layers
 from relayrl.modules.rl_module import RLModule, ValueFunctionAPI
-from relayrl.modules.space_checks import action_dim, check_action_space, flat_obs_dim
+from relayrl.modules.space_checks import action_dim, check_action_space
 
 
 class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI):
@@ -22,7 +23,6 @@ class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI):
                 f"{name} has no LSTM: model_config use_lstm=True is not supported. Fix: set use_lstm=False, "
                 "or give your own recurrent RLModule via config.rl_module(rl_module_spec=RLModuleSpec(module_class=...))."
             )
-        obs_dim = flat_obs_dim(self.observation_space, name)
         check_action_space(self.action_space, name)
         self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
         self._free_log_std = cfg.free_log_std and not self._discrete
@@ -30,12 +30,7 @@ class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI):
         self.action_dist_cls = TorchCategorical if self._discrete else TorchDiagGaussian
         self.vf_share_layers = cfg.vf_share_layers
 
-        init = dict(kernel_initializer=cfg.fcnet_kernel_initializer,
-                    kernel_initializer_kwargs=cfg.fcnet_kernel_initializer_kwargs,
-                    bias_initializer=cfg.fcnet_bias_initializer,
-                    bias_initializer_kwargs=cfg.fcnet_bias_initializer_kwargs)
-        self.encoder = mlp(obs_dim, cfg.fcnet_hiddens, cfg.fcnet_activation, **init)
-        embed_dim = output_dim(cfg.fcnet_hiddens, obs_dim)
+        self.encoder, embed_dim = make_encoder(self.observation_space, cfg, name)  # MLP, or CNN for images
         n_act = action_dim(self.action_space)
         n_out = n_act if (self._discrete or self._free_log_std) else 2 * n_act
         head_init = dict(kernel_initializer=cfg.head_fcnet_kernel_initializer,
@@ -53,7 +48,7 @@ class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI):
         if self.inference_only:
             return
         if not self.vf_share_layers:
-            self.vf_encoder = mlp(obs_dim, cfg.fcnet_hiddens, cfg.fcnet_activation, **init)
+            self.vf_encoder, _ = make_encoder(self.observation_space, cfg, name)
         self.vf = mlp(embed_dim, cfg.head_fcnet_hiddens, cfg.head_fcnet_activation, 1, **head_init)
 
     def _dist_inputs(self, embeddings, logits=None):

@@ -54,6 +54,24 @@ class FrameStacking(ConnectorV2):
         return batch
 
 
+class FrameStackingEnvToModule(FrameStacking):
+    """RLlib's env-to-module name: `FrameStacking` with as_learner_connector=False."""
+
+    def __init__(self, input_observation_space=None, input_action_space=None, *, num_frames: int = 1,
+                 multi_agent: bool = False, **kwargs):
+        super().__init__(input_observation_space, input_action_space, num_frames=num_frames,
+                         multi_agent=multi_agent, as_learner_connector=False, **kwargs)
+
+
+class FrameStackingLearner(FrameStacking):
+    """RLlib's Learner-side name: `FrameStacking` with as_learner_connector=True."""
+
+    def __init__(self, input_observation_space=None, input_action_space=None, *, num_frames: int = 1,
+                 multi_agent: bool = False, **kwargs):
+        super().__init__(input_observation_space, input_action_space, num_frames=num_frames,
+                         multi_agent=multi_agent, as_learner_connector=True, **kwargs)
+
+
 def _left_zero_fill(observations, total: int, like=None) -> np.ndarray:
     """Stack `observations` (list or array) and prepend zero frames until there are `total` rows.
 

@@ -36,6 +36,12 @@ class GeneralAdvantageEstimation(ConnectorV2):
             with torch.no_grad():
                 values = module.compute_values(module_batch).detach().cpu().numpy()
             rewards = module_batch[Columns.REWARDS].cpu().numpy()
+            if values.size != rewards.size:
+                raise ValueError(
+                    f"The train batch of module `{module_id}` has {values.size} value rows (from `obs`) but "
+                    f"{rewards.size} rewards: a Learner connector piece before GeneralAdvantageEstimation added "
+                    "`obs` for some timesteps only. A Learner piece must add one item per timestep of each "
+                    "episode (an env-to-module piece adds only the newest one).")
             mask = module_batch[Columns.LOSS_MASK].cpu().numpy().astype(bool)
             # Recurrent batches are (sequences, max_seq_len): flattened row-major, each episode's
             # steps are contiguous with its artificial step right after the last real one and the

@@ -1,0 +1,64 @@
+"""Old RLlib config-dict keys that have no option of their own: each says what replaced it.
+
+Renamed options are `Option.aliases` (base_options.py: `num_workers`, `sample_batch_size`,
+`min_iter_time_s`, `custom_eval_function`, ...). The keys here need more than a new name: they stand for
+another option with a translated value (`model` -> `model_config`), have no effect with the value given
+(`monitor=False`), or have no equivalent and are refused with a message saying what to do instead
+(`monitor=True`, `model={"custom_model": ...}`, `opt_type="rmsprop"`). A key is consulted only when no
+option of the config class has that name (DQN's `epsilon` is its own option).
+"""
+from typing import Any, Mapping
+
+from relayrl.algorithms.options import LegacyKey
+
+_RMSPROP = ("relayrl's Learners use Adam (config.training(lr=..., grad_clip=...)); for RMSProp, subclass the "
+            "Learner, override configure_optimizers_for_module(module_id, config) to call self.register_optimizer("
+            "module_id=module_id, optimizer=torch.optim.RMSprop(params, alpha=decay, momentum=momentum, eps=epsilon), "
+            "params=params, lr_or_lr_schedule=config.lr), and pass it as config.learners(learner_class=...) "
+            "(docs/porting.md)")
+
+# Old model-dict keys with another name in DefaultModelConfig.
+_MODEL_KEY_RENAMES = {"post_fcnet_hiddens": "head_fcnet_hiddens", "post_fcnet_activation": "head_fcnet_activation"}
+
+
+def _model(value: Any) -> Mapping:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"`model` must be a dict, got {value!r}")
+    model = dict(value)
+    if model.get("custom_model") is not None:
+        raise ValueError(
+            f"model={{'custom_model': {model['custom_model']!r}}} (a ModelCatalog model) has no equivalent: write the "
+            "network as an RLModule and pass config.rl_module(rl_module_spec=RLModuleSpec(module_class=MyModule, "
+            "model_config={...})) (docs/porting.md)")
+    model.pop("custom_model", None)
+    model_config = {_MODEL_KEY_RENAMES.get(key, key): v for key, v in model.items() if key != "custom_model_config"}
+    model_config.update(model.get("custom_model_config") or {})
+    return {"model_config": model_config}
+
+
+def _monitor(value: Any) -> Mapping:
+    if value:
+        raise ValueError("monitor=True (gym Monitor videos) is gone: wrap the env in gymnasium.wrappers.RecordVideo "
+                         "inside its creator (relayrl.register_env(name, creator))")
+    return {}
+
+
+def _opt_type(value: Any) -> Mapping:
+    if value == "adam":
+        return {}
+    raise ValueError(f"opt_type={value!r}: {_RMSPROP}")
+
+
+def _rmsprop_setting(value: Any) -> Mapping:
+    return {}  # meaningful only with opt_type="rmsprop", which is refused; with Adam old RLlib ignored it too
+
+
+BASE_LEGACY_KEYS = (
+    LegacyKey("model", "its default-model keys are `model_config` (config.rl_module(model_config=...)).", _model),
+    LegacyKey("monitor", "monitor=False has no effect (videos: gymnasium.wrappers.RecordVideo in the env creator).",
+              _monitor),
+    LegacyKey("opt_type", "opt_type='adam' is what relayrl's Learners use anyway; it has no effect.", _opt_type),
+    *(LegacyKey(key, f"`{key}` was an RMSProp setting of opt_type='rmsprop' (ignored with Adam, as in old "
+                     f"RLlib); {_RMSPROP}.", _rmsprop_setting)
+      for key in ("decay", "momentum", "epsilon")),
+)

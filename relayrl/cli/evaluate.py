@@ -1,0 +1,121 @@
+"""`relayrl evaluate CHECKPOINT [--episodes N] [--video-dir DIR] [--render] [--explore] [--trust MODULE ...]`.
+
+CHECKPOINT is a checkpoint folder or a `relayrl train` run folder (its newest checkpoint_* is used). Loads a checkpoint (Algorithm.from_checkpoint: the trust rules of docs/checkpoints.md apply; `--trust`
+names modules whose classes and functions the checkpoint may use), runs its policy on one env built
+from the stored config (greedy unless --explore), prints each episode's return and the mean, and with
+--video-dir writes one mp4 per episode (imageio with its ffmpeg plugin: pip install "relayrl[video]").
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from typing import List, Optional, Sequence
+
+from relayrl.cli.flags import UserError
+
+__all__ = ["run_evaluate", "evaluate_checkpoint"]
+
+PROG = "relayrl evaluate"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description="Run a checkpoint's policy; print returns, record videos.")
+    parser.add_argument("checkpoint", metavar="CHECKPOINT",
+                        help="a checkpoint folder (algo.save()), or a relayrl train run folder (its newest checkpoint)")
+    parser.add_argument("--episodes", type=int, default=5, help="episodes to run (default 5)")
+    parser.add_argument("--video-dir", default=None, help="write an mp4 of each episode into this folder")
+    parser.add_argument("--render", action="store_true", help="render to a window (the env's render_mode='human')")
+    parser.add_argument("--explore", action="store_true", help="sample actions instead of the greedy ones")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the first episode (then seed + 1, ...)")
+    parser.add_argument("--trust", nargs="*", default=[], metavar="MODULE",
+                        help="modules the checkpoint may name classes and functions from (from_checkpoint trusted=)")
+    return parser
+
+
+def run_evaluate(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(list(argv))
+    if args.episodes < 1:
+        raise UserError(f"--episodes must be >= 1, got {args.episodes}", prog=PROG)
+    checkpoint = find_checkpoint(args.checkpoint)
+    print(f"checkpoint: {checkpoint}")
+    returns = evaluate_checkpoint(checkpoint, episodes=args.episodes, video_dir=args.video_dir,
+                                  render=args.render, explore=args.explore, seed=args.seed, trusted=args.trust)
+    for i, ret in enumerate(returns):
+        print(f"episode {i}: return {ret:.2f}")
+    print(f"mean return over {len(returns)} episodes: {sum(returns) / len(returns):.2f}")
+    return 0
+
+
+def find_checkpoint(path: str) -> str:
+    """`path` if it is a checkpoint, else the newest `checkpoint_*` inside it (a `relayrl train` run folder)."""
+    from relayrl.checkpoints.format import MANIFEST
+
+    if not os.path.isdir(path):
+        raise UserError(f"no checkpoint folder at {path}", prog=PROG)
+    if os.path.isfile(os.path.join(path, MANIFEST)):
+        return path
+    found = sorted(name for name in os.listdir(path)
+                   if name.startswith("checkpoint_") and os.path.isfile(os.path.join(path, name, MANIFEST)))
+    if not found:
+        raise UserError(f"{path} is neither a checkpoint (no {MANIFEST}) nor a run folder with checkpoint_* "
+                        "folders: train with `relayrl train ... --checkpoint-freq N` or save with algo.save()",
+                        prog=PROG)
+    return os.path.join(path, found[-1])
+
+
+def evaluate_checkpoint(checkpoint: str, *, episodes: int = 5, video_dir: Optional[str] = None, render: bool = False,
+                        explore: bool = False, seed: int = 0, trusted=()) -> List[float]:
+    """The returns of `episodes` episodes of the checkpoint's policy (and their videos in `video_dir`)."""
+    from relayrl import Algorithm
+    from relayrl.env.env_context import EnvContext
+    from relayrl.env.registry import make_env_creator
+
+    algo = Algorithm.from_checkpoint(checkpoint, trusted=list(trusted) or None)
+    try:
+        env_config = dict(algo.config.env_config)
+        if video_dir or render:
+            env_config["render_mode"] = "human" if render and not video_dir else "rgb_array"
+        env = make_env_creator(algo.config.env)(EnvContext(env_config, 0))
+        writer = _VideoWriter(video_dir) if video_dir else None
+        returns = []
+        for episode in range(episodes):
+            obs, _ = env.reset(seed=seed + episode)
+            frames = [env.render()] if writer else []
+            total, done = 0.0, False
+            while not done:
+                action = algo.compute_single_action(obs, explore=explore)
+                obs, reward, terminated, truncated, _ = env.step(action)
+                total += float(reward)
+                done = terminated or truncated
+                if writer:
+                    frames.append(env.render())
+            returns.append(total)
+            if writer:
+                writer.write(frames, f"episode_{episode:03d}_return_{total:.0f}.mp4")
+        env.close()
+        return returns
+    finally:
+        algo.stop()
+
+
+class _VideoWriter:
+    """mp4 files through imageio's ffmpeg plugin (imported only when videos are asked for)."""
+
+    def __init__(self, folder: str):
+        try:
+            import imageio  # noqa: F401
+            import imageio_ffmpeg  # noqa: F401
+        except ImportError:
+            raise UserError('videos need imageio and its ffmpeg plugin: pip install "relayrl[video]"',
+                            prog=PROG) from None
+        os.makedirs(folder, exist_ok=True)
+        self.folder = folder
+
+    def write(self, frames, name: str, fps: int = 30) -> str:
+        import imageio
+
+        path = os.path.join(self.folder, name)
+        with imageio.get_writer(path, fps=fps, macro_block_size=1) as writer:
+            for frame in frames:
+                writer.append_data(frame)
+        return path

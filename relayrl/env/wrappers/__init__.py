@@ -1,0 +1,1 @@
+"""Env wrappers users apply themselves (Atari preprocessing); relayrl applies them for `ALE/...` ids."""

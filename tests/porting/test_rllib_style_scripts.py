@@ -1,0 +1,46 @@
+"""Porting by changing imports: scripts written for RLlib (tests/porting/rllib_style/: `from ray.rllib...` imports,
+`.framework("torch")`, `add_rllib_example_script_args`) run on relayrl after replacing `ray.rllib` by `relayrl` and
+nothing else, each with a tiny budget, in its own process. Each script checks its feature and prints `PORTED OK`."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import relayrl
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(relayrl.__file__)))
+SCRIPTS_DIR = os.path.join(os.path.dirname(__file__), "rllib_style")
+SCRIPTS = sorted(name for name in os.listdir(SCRIPTS_DIR) if name.endswith(".py"))
+THROUGH_TUNE = {"tune_algo_by_name.py", "pbt.py"}  # these start (and stop) a local Ray with 2 CPUs
+
+
+def port(text: str) -> str:
+    """The whole port: one substitution."""
+    return text.replace("ray.rllib", "relayrl")
+
+
+def test_there_are_ten_scripts_in_rllibs_style():
+    assert len(SCRIPTS) >= 10, SCRIPTS
+    for name in SCRIPTS:
+        with open(os.path.join(SCRIPTS_DIR, name)) as f:
+            text = f.read()
+        assert "relayrl" not in text, f"{name} must be written for RLlib"
+        assert re.search(r"^from ray\.rllib\.", text, re.M) and ".framework(\"torch\")" in text, name
+        assert "add_rllib_example_script_args" in text, name
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_script_runs_after_replacing_ray_rllib(name, tmp_path):
+    with open(os.path.join(SCRIPTS_DIR, name)) as f:
+        ported = port(f.read())
+    script = tmp_path / name
+    script.write_text(ported)
+    argv = ["--num-cpus", "2", "--verbose", "0"] if name in THROUGH_TUNE else ["--no-tune", "--stop-iters", "2"]
+    # RAY_ADDRESS=local: a script's plain ray.init() starts its own instance, never joins one already running.
+    env = {**os.environ, "PYTHONPATH": ROOT, "RAY_ADDRESS": "local", "RELAYRL_RESULTS_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, str(script), *argv], capture_output=True, text=True, timeout=400,
+                          env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-4000:]
+    assert "PORTED OK" in proc.stdout, proc.stdout[-3000:]

@@ -1,0 +1,44 @@
+"""`relayrl evaluate CHECKPOINT`: prints each return and the mean, writes one mp4 per episode."""
+import os
+
+from relayrl import PPOConfig
+from relayrl.cli import main
+
+
+def test_evaluate_prints_returns_and_writes_videos(tmp_path, capsys):
+    algo = (PPOConfig().environment("CartPole-v1").training(train_batch_size=256, minibatch_size=64, num_epochs=1)
+            .debugging(seed=0, logger_config={"type": "none"}).build_algo())
+    algo.train()
+    path = algo.save(str(tmp_path / "ckpt")).checkpoint.path
+    algo.stop()
+    videos = tmp_path / "videos"
+    code = main(["evaluate", path, "--episodes", "2", "--video-dir", str(videos)])
+    out = capsys.readouterr().out
+    assert code == 0 and "episode 1: return" in out and "mean return over 2 episodes" in out
+    files = sorted(os.listdir(videos))
+    assert len(files) == 2 and all(f.endswith(".mp4") and os.path.getsize(videos / f) > 0 for f in files)
+
+
+def test_evaluate_names_a_missing_checkpoint(tmp_path, capsys):
+    assert main(["evaluate", str(tmp_path / "nothing")]) == 2
+    assert "no checkpoint folder" in capsys.readouterr().err
+
+
+def test_train_saves_checkpoints_into_its_run_folder_and_evaluate_takes_that_folder(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    code = main(["train", "PPO", "--env", "CartPole-v1", "--stop-iters", "3", "--checkpoint-freq", "2",
+                 "--train-batch-size", "256", "--minibatch-size", "64", "--num-epochs", "1",
+                 "--logger-config", f'{{"type": "json", "logdir": "{run_dir}"}}'])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert sorted(p.name for p in run_dir.iterdir() if p.name.startswith("checkpoint_")) == \
+        ["checkpoint_000002", "checkpoint_000003"]  # every 2 iterations, and at the end
+    assert f"run folder: {run_dir}" in err and "last checkpoint" in err
+    assert main(["evaluate", str(run_dir), "--episodes", "1"]) == 0
+    out = capsys.readouterr().out
+    assert f"checkpoint: {run_dir / 'checkpoint_000003'}" in out and "mean return over 1 episodes" in out
+
+
+def test_evaluate_names_a_folder_without_checkpoints(tmp_path, capsys):
+    assert main(["evaluate", str(tmp_path)]) == 2
+    assert "neither a checkpoint" in capsys.readouterr().err
