@@ -19,9 +19,11 @@ def rllib_cartpole_config(seed: int = 0):
     """RLlib's tuned CartPole DQN settings (num_learners=0)."""
     from relayrl import DefaultModelConfig
     from relayrl.algorithms.dqn import DQNConfig
+    from relayrl.algorithms.dqn.dqn_config import RLLIB_DQN_DEFAULTS
 
     return (
         DQNConfig()
+        .update_from_dict(RLLIB_DQN_DEFAULTS)  # RLlib's tuned example changes only what follows
         .environment("CartPole-v1")
         .training(lr=0.0005, train_batch_size_per_learner=32,
                   replay_buffer_config={"type": "PrioritizedEpisodeReplayBuffer", "capacity": 50000, "alpha": 0.6,

@@ -14,12 +14,14 @@ from time_to_bar import report, train_to_bar
 
 from relayrl import DefaultModelConfig
 from relayrl.algorithms.sac import SACConfig
+from relayrl.algorithms.sac.sac_config import RLLIB_SAC_DEFAULTS
 
 
 def rllib_pendulum_config(seed: int = 0) -> SACConfig:
     """RLlib's tuned Pendulum SAC settings (num_learners=0)."""
     return (
         SACConfig()
+        .update_from_dict(RLLIB_SAC_DEFAULTS)  # RLlib's tuned example changes only what follows
         .environment("Pendulum-v1")
         .training(initial_alpha=1.001, actor_lr=2e-4, critic_lr=8e-4, alpha_lr=9e-4, lr=None, target_entropy="auto",
                   n_step=(2, 5), tau=0.005, train_batch_size_per_learner=256, target_network_update_freq=1,

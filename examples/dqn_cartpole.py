@@ -7,6 +7,7 @@ import argparse
 
 from relayrl import DefaultModelConfig
 from relayrl.algorithms.dqn import DQNConfig
+from relayrl.algorithms.dqn.dqn_config import RLLIB_DQN_DEFAULTS
 from relayrl.testing.example_script import add_rllib_example_script_args, run_rllib_example_script_experiment
 
 
@@ -21,6 +22,7 @@ def main(argv=None):
     buffer_type = "EpisodeReplayBuffer" if args.uniform_replay else "PrioritizedEpisodeReplayBuffer"
     config = (
         DQNConfig()
+        .update_from_dict(RLLIB_DQN_DEFAULTS)  # RLlib's tuned example changes only what follows
         .environment("CartPole-v1")
         .training(
             lr=0.0005,

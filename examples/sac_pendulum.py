@@ -9,6 +9,7 @@ import torch.nn as nn
 
 from relayrl import DefaultModelConfig
 from relayrl.algorithms.sac import SACConfig
+from relayrl.algorithms.sac.sac_config import RLLIB_SAC_DEFAULTS
 from relayrl.testing.example_script import add_rllib_example_script_args, run_rllib_example_script_experiment
 
 
@@ -20,6 +21,7 @@ def main(argv=None):
 
     config = (
         SACConfig()
+        .update_from_dict(RLLIB_SAC_DEFAULTS)  # RLlib's tuned example changes only what follows
         .environment("Pendulum-v1")
         .training(
             initial_alpha=1.001,

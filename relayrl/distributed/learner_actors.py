@@ -162,7 +162,8 @@ class RemoteLearners:
         while pending:  # raise a Learner's error at once, not after its peers time out waiting for it
             done, pending = ray.wait(pending, num_returns=1)
             ray.get(done[0])
-        return reduce_learner_results(ray.get(refs))
+        results = ray.get(refs)
+        return None if results[0] is None else reduce_learner_results(results)  # None: reduce_metrics=False
 
     def foreach_learner(self, func: Callable, *args, **kwargs) -> List[Any]:
         import ray

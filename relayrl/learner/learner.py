@@ -51,6 +51,7 @@ class Learner(Checkpointable):
         self._lr_options: Dict[tuple, str] = {}  # (module_id, optimizer name) -> the option its lr follows
         self._config_hooks: Dict[str, List[Callable[[Any, int], None]]] = {}  # see when_config_changes
         self._pending_stats: Dict[tuple, List[torch.Tensor]] = {}
+        self._pending_row_stats: Dict[tuple, List[Dict[str, torch.Tensor]]] = {}  # see log_row_stats
         self._learner_connector = None
         self._params_cache: Dict[str, List[torch.nn.Parameter]] = {}
         self._gradient_check = FiniteGradientCheck()
@@ -129,8 +130,13 @@ class Learner(Checkpointable):
     # -- the update --------------------------------------------------------------------------
     def update(self, *, episodes=None, batch=None, timesteps: Optional[Dict[str, Any]] = None,
                num_epochs: Optional[int] = None, minibatch_size: Optional[int] = None,
-               shuffle_batch_per_epoch: Optional[bool] = None, **kwargs) -> Dict[str, Any]:
-        """Episodes (or a ready batch) -> `num_epochs` passes of minibatch SGD; returns reduced metrics."""
+               shuffle_batch_per_epoch: Optional[bool] = None, reduce_metrics: bool = True,
+               **kwargs) -> Optional[Dict[str, Any]]:
+        """Episodes (or a ready batch) -> `num_epochs` passes of minibatch SGD; returns reduced metrics.
+
+        `reduce_metrics=False` returns None and keeps this update's statistics for a later `reduce_results()`
+        (which then reports their mean over all updates since the last reduce, and the summed step counts):
+        off-policy algorithms run many small updates per iteration and report once."""
         if (episodes is None) == (batch is None):
             raise ValueError("Learner.update() needs exactly one of `episodes` or `batch`.")
         timesteps = timesteps or {}
@@ -147,10 +153,9 @@ class Learner(Checkpointable):
                                                       minibatch_size=minibatch_size, shuffle=shuffle):
                 self._update(minibatch)
         except FloatingPointError:  # a NaN/inf loss or gradient: the stats of the failed update go with it
-            self._pending_stats = {}
+            self._pending_stats, self._pending_row_stats = {}, {}
             raise
         self.after_gradient_based_update(timesteps=timesteps)
-        self._flush_stats()
         steps = {module_id: _num_real_steps(module_batch) for module_id, module_batch in batch.items()}
         for module_id, n in steps.items():
             self.metrics.log_value((module_id, "num_module_steps_trained"), n, reduce="sum", clear_on_reduce=True)
@@ -159,6 +164,11 @@ class Learner(Checkpointable):
         if self.config.get("on_nonfinite_gradient", "raise") == "skip":  # lifetime sums: present, 0 until a skip
             for module_id in steps:
                 self.metrics.log_value((module_id, NUM_NONFINITE_GRADIENT_SKIPS_LIFETIME), 0, reduce="sum")
+        return self.reduce_results() if reduce_metrics else None
+
+    def reduce_results(self) -> Dict[str, Any]:
+        """The metrics of the updates since the last reduce: statistics averaged, step counts summed."""
+        self._flush_stats()
         return self.metrics.reduce()
 
     def update_from_batch(self, batch, **kwargs) -> Dict[str, Any]:
@@ -298,7 +308,8 @@ class Learner(Checkpointable):
     def apply_gradients(self, gradients_dict: Dict[str, Any]) -> None:
         for module_id in gradients_dict:
             for optimizer in self._optimizers.get(module_id, {}).values():
-                optimizer.step()
+                step = getattr(optimizer, "step_unhooked", None)  # relayrl's Adam: skips torch's step wrapper
+                step() if step is not None else optimizer.step()
 
     def should_module_be_updated(self, module_id: str, multi_agent_batch=None) -> bool:
         """Whether this update trains `module_id`: config.multi_agent(policies_to_train=...) (None: all)."""
@@ -324,18 +335,41 @@ class Learner(Checkpointable):
     def log_stats(self, module_id: str, stats: Dict[str, Any]) -> None:
         """Collect per-minibatch stats (tensors stay tensors: no sync per minibatch); averaged per update."""
         for key, value in stats.items():
-            value = value.detach() if isinstance(value, torch.Tensor) else torch.tensor(float(value))
+            value = value.detach() if isinstance(value, torch.Tensor) else float(value)
             self._pending_stats.setdefault((module_id, key), []).append(value)
+
+    def log_row_stats(self, module_id: str, rows: Dict[str, torch.Tensor],
+                      stats_fn: Callable[[Dict[str, torch.Tensor]], Dict[str, torch.Tensor]]) -> None:
+        """Stats computed from this minibatch's per-row tensors when the metrics are reduced, not now.
+
+        `stats_fn` (the same function every call) gets each of `rows` with a leading minibatch axis
+        (`[num_minibatches, rows]`: the minibatches since the last reduce, stacked) and returns
+        `{key: one value per minibatch}`; each key is then averaged over the minibatches like a `log_stats`
+        value. For stats of small, frequent updates (off-policy): their kernels run once per reduce
+        instead of once per update.
+        """
+        self._pending_row_stats.setdefault((module_id, stats_fn), []).append(
+            {key: value.detach() for key, value in rows.items()})
 
     def peek_stat(self, module_id: str, key: str, default=None):
         """The mean so far in this update of a stat collected by `log_stats`."""
         values = self._pending_stats.get((module_id, key))
-        return float(torch.stack(values).float().mean()) if values else default
+        return _mean(values) if values else default
 
     def _flush_stats(self) -> None:
-        for key, values in self._pending_stats.items():
-            self.metrics.log_value(key, float(torch.stack(values).float().mean()), window=1)
-        self._pending_stats = {}
+        pending = self._pending_stats
+        for (module_id, stats_fn), minibatches in self._pending_row_stats.items():
+            by_shape: Dict[tuple, list] = {}  # minibatches of one shape stack (all of them, as a rule)
+            for rows in minibatches:
+                by_shape.setdefault(tuple((k, tuple(v.shape)) for k, v in rows.items()), []).append(rows)
+            for group in by_shape.values():
+                with torch.no_grad():
+                    stats = stats_fn({key: torch.stack([rows[key] for rows in group]) for key in group[0]})
+                for key, values in stats.items():
+                    pending.setdefault((module_id, key), []).extend(values.unbind(0))
+        for key, values in pending.items():
+            self.metrics.log_value(key, _mean(values), window=1)
+        self._pending_stats, self._pending_row_stats = {}, {}
 
     # -- hyper-parameter changes in place (Algorithm.reset_config, Tune's PBT) -------------------
     def when_config_changes(self, option: str, hook: Callable[[Any, int], None]) -> None:
@@ -460,6 +494,13 @@ def clip_grad_global_norm_(params: List[torch.nn.Parameter], max_norm: float,
     with torch.no_grad():
         torch._foreach_mul_(grads, torch.clamp(max_norm / (total_norm + 1e-6), max=1.0))
     return total_norm
+
+
+def _mean(values: list) -> float:
+    """The mean of logged stat values: 0-d tensors (one stack, one sync) or plain numbers."""
+    if all(isinstance(v, torch.Tensor) for v in values):
+        return float(torch.stack(values).float().mean())
+    return float(torch.tensor([float(v) for v in values], dtype=torch.float32).mean())  # float32, as tensors
 
 
 def _to_tensors(value, device):

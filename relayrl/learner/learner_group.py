@@ -60,6 +60,14 @@ class LearnerGroup(Checkpointable):
                              minibatch_size=minibatch_size, shuffle_batch_per_epoch=shuffle_batch_per_epoch,
                              **kwargs)
 
+    def reduce_results(self) -> Dict[str, Any]:
+        """The Learners' metrics since their last reduce (after updates with `reduce_metrics=False`)."""
+        if self._remote is None:
+            return self._learner.reduce_results()
+        from relayrl.distributed.learner_actors import reduce_learner_results
+
+        return reduce_learner_results(self._remote.foreach_learner(lambda learner: learner.reduce_results()))
+
     def update_from_episodes(self, episodes, **kwargs) -> Dict[str, Any]:
         return self.update(episodes=episodes, **kwargs)
 

@@ -69,6 +69,10 @@ def iterate_minibatches(batch: Dict[str, Dict[str, Any]], *, num_epochs: int, mi
     Each epoch gathers every column once in shuffled order; minibatches are then contiguous views,
     so a minibatch costs no copies (the same rows as indexing with the permutation's slices).
     """
+    if num_epochs == 1 and not shuffle and all(  # one minibatch of every row (off-policy updates): the batch itself
+            not minibatch_size or minibatch_size >= batch_size_of(module_batch) for module_batch in batch.values()):
+        yield batch
+        return
     for _ in range(num_epochs):
         epoch, sizes = {}, {}
         for module_id, module_batch in batch.items():

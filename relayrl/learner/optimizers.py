@@ -11,6 +11,7 @@ Per minibatch of a small network torch's bookkeeping around the update costs mor
 so `zero_grad` and the fused step skip it too (same kernels, same numbers; tested).
 """
 import torch
+import torch.optim.optimizer as _optimizer_module
 
 _Optimizer = torch.optim.Optimizer
 
@@ -23,7 +24,7 @@ class Adam(torch.optim.Adam):
     add_param_group = _undecorated(_Optimizer.add_param_group)
     _torch_zero_grad = _undecorated(_Optimizer.zero_grad)
     state_dict = _undecorated(_Optimizer.state_dict)
-    load_state_dict = _undecorated(_Optimizer.load_state_dict)
+    _torch_load_state_dict = _undecorated(_Optimizer.load_state_dict)
     _torch_step = _undecorated(torch.optim.Adam.step)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -42,6 +43,18 @@ class Adam(torch.optim.Adam):
         with torch.no_grad():
             return self._torch_step(closure)
 
+    def step_unhooked(self) -> None:
+        """`step()` without the wrapper torch puts around every optimizer's step (a profiler region and the
+        step hooks: ~10-20 us a call, a good part of a small net's fused update) when no step hook is
+        registered; with one, the hooked `step()`."""
+        if (self._optimizer_step_pre_hooks or self._optimizer_step_post_hooks
+                or _optimizer_module._global_optimizer_pre_hooks or _optimizer_module._global_optimizer_post_hooks):
+            self.step()
+            return
+        if not self._fused_step():
+            with torch.no_grad():
+                self._torch_step()
+
     def _fused_step(self) -> bool:
         """torch's fused Adam update, launched directly once every parameter has its state; False (nothing
         done) where torch's own step is needed: the first step, amsgrad, capturable, tensor lr or betas, mixed
@@ -50,29 +63,59 @@ class Adam(torch.optim.Adam):
         Same kernels, arguments and order as torch's fused path, so the results are identical; what it
         skips is torch's per-step list building and grouping, which costs more than the kernel for a small net.
         """
-        work = []
-        for group in self.param_groups:
-            if (not group.get("fused") or group["amsgrad"] or group["capturable"] or group["differentiable"]
-                    or group.get("decoupled_weight_decay")
-                    or any(isinstance(v, torch.Tensor) for v in (group["lr"], *group["betas"]))):
-                return False
-            params = [p for p in group["params"] if p.grad is not None]
-            states = [self.state.get(p) for p in params]
-            if not all(states) or len({(p.device, p.dtype) for p in params}) > 1:
-                return False
-            work.append((group, params, states))
+        work = self._fused_work()
+        if work is None:
+            return False
         with torch.no_grad():
-            for group, params, states in work:
-                if not params:
-                    continue
-                steps = [state["step"] for state in states]
+            for group, params, exp_avgs, exp_avg_sqs, steps in work:
+                grads = [p.grad for p in params]
+                if any(g is None for g in grads):  # this step leaves some parameters alone: the general path
+                    kept = [i for i, g in enumerate(grads) if g is not None]
+                    if not kept:
+                        continue
+                    params, grads = [params[i] for i in kept], [grads[i] for i in kept]
+                    exp_avgs, exp_avg_sqs, steps = ([x[i] for i in kept] for x in (exp_avgs, exp_avg_sqs, steps))
                 torch._foreach_add_(steps, 1)
                 beta1, beta2 = group["betas"]
-                torch._fused_adam_(params, [p.grad for p in params], [state["exp_avg"] for state in states],
-                                   [state["exp_avg_sq"] for state in states], [], steps, amsgrad=False,
+                torch._fused_adam_(params, grads, exp_avgs, exp_avg_sqs, [], steps, amsgrad=False,
                                    lr=group["lr"], beta1=beta1, beta2=beta2, weight_decay=group["weight_decay"],
                                    eps=group["eps"], maximize=group["maximize"], grad_scale=None, found_inf=None)
         return True
+
+    def _fused_work(self):
+        """Per param group: (group, params, exp_avgs, exp_avg_sqs, steps) for the fused kernel, or None where
+        torch's own step is needed (a parameter with a gradient has no state yet, mixed devices or dtypes, a
+        group setting the fused kernel does not take). Kept between steps while every parameter has its state:
+        the moment and step tensors are updated in place; a new state object, group or parameter rebuilds it."""
+        key = (len(self.state), tuple((id(g), len(g["params"])) for g in self.param_groups))
+        cached = self.__dict__.get("_fused_cache")
+        if cached is not None and cached[0] == key and cached[2] is self.state:
+            return cached[1] if all(_fusable(entry[0]) for entry in cached[1]) else None
+        work, complete = [], True
+        for group in self.param_groups:
+            if not _fusable(group) or len({(p.device, p.dtype) for p in group["params"]}) > 1:
+                return None
+            states = [self.state.get(p) for p in group["params"]]
+            if any(not state and p.grad is not None for p, state in zip(group["params"], states)):
+                return None
+            complete = complete and all(states)
+            params = [p for p, state in zip(group["params"], states) if state]
+            states = [state for state in states if state]
+            work.append((group, params, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
+                         [s["step"] for s in states]))
+        if complete:
+            self.__dict__["_fused_cache"] = (key, work, self.state)
+        return work
+
+    def load_state_dict(self, state_dict):
+        self.__dict__.pop("_fused_cache", None)
+        return self._torch_load_state_dict(state_dict)
+
+
+def _fusable(group) -> bool:
+    return not (not group.get("fused") or group["amsgrad"] or group["capturable"] or group["differentiable"]
+                or group.get("decoupled_weight_decay")
+                or any(isinstance(v, torch.Tensor) for v in (group["lr"], *group["betas"])))
 
 
 def make_adam(params, **kwargs) -> Adam:

@@ -51,13 +51,21 @@ def make_target_networks(multi_module) -> None:
 @torch.no_grad()
 def update_target_networks(module: TargetNetworkAPI, tau: float) -> None:
     """Polyak-average every (main, target) pair of `module`; tau=1.0 copies the main weights."""
-    mains, targets = [], []
-    for main, target in module.get_target_network_pairs():
-        mains.extend(main.parameters())
-        targets.extend(target.parameters())
-        # Buffers (e.g. batch-norm statistics) are copied, not averaged, as RLlib does.
-        for main_buffer, target_buffer in zip(main.buffers(), target.buffers()):
-            target_buffer.copy_(main_buffer)
+    pairs = module.get_target_network_pairs()
+    cached = module.__dict__.get("_target_update_lists")
+    if cached is None or len(cached[0]) != len(pairs) or any(
+            a is not c or b is not d for (a, b), (c, d) in zip(pairs, cached[0])):
+        # Walking the networks' parameters every update costs more than a small net's lerp: kept per module
+        # while the (main, target) pairs are the same objects.
+        mains, targets, buffers = [], [], []
+        for main, target in pairs:
+            mains.extend(main.parameters())
+            targets.extend(target.parameters())
+            buffers.extend(zip(main.buffers(), target.buffers()))
+        cached = module.__dict__["_target_update_lists"] = (list(pairs), mains, targets, buffers)
+    _, mains, targets, buffers = cached
+    for main_buffer, target_buffer in buffers:  # buffers (e.g. batch-norm statistics) are copied, as RLlib does
+        target_buffer.copy_(main_buffer)
     if not targets:
         return
     if tau >= 1.0:

@@ -28,8 +28,9 @@ class RecordingBuffer(EpisodeReplayBuffer):
 
 def make_algo(**training):
     training = {"train_batch_size_per_learner": BATCH, "num_steps_sampled_before_learning_starts": 20,
-                "replay_buffer_config": {"type": RecordingBuffer, "capacity": 1000}, **training}
-    config = (DQNConfig().environment(CorridorEnv).training(**training)
+                "replay_buffer_config": {"type": RecordingBuffer, "capacity": 1000},
+                "n_step": 1, "training_intensity": None, **training}  # one update per env step (RLlib's)
+    config = (DQNConfig().environment(CorridorEnv).training(**training).env_runners(num_envs_per_env_runner=1)
               .rl_module(model_config={"fcnet_hiddens": [8], "head_fcnet_hiddens": [8]})
               .reporting(min_sample_timesteps_per_iteration=0)  # one training_step per train()
               .debugging(seed=0, logger_config={"type": "none"}))
@@ -193,7 +194,8 @@ class TinyQNet(RLModule, TargetNetworkAPI):
 def test_custom_module_with_the_target_network_api_trains():
     config = (DQNConfig().environment(CorridorEnv)
               .training(train_batch_size_per_learner=BATCH, num_steps_sampled_before_learning_starts=10,
-                        target_network_update_freq=5)
+                        target_network_update_freq=5, n_step=1, training_intensity=None)
+              .env_runners(num_envs_per_env_runner=1)
               .rl_module(rl_module_spec=RLModuleSpec(module_class=TinyQNet))
               .debugging(seed=0, logger_config={"type": "none"}))
     algo = config.build_algo()
@@ -209,7 +211,8 @@ def test_custom_module_with_the_target_network_api_trains():
 
 
 def test_rllib_reporting_and_greedy_evaluation_defaults():
-    config = (DQNConfig().environment(CorridorEnv).training(num_steps_sampled_before_learning_starts=5000)
+    config = (DQNConfig().environment(CorridorEnv).training(num_steps_sampled_before_learning_starts=5000, n_step=1)
+              .env_runners(num_envs_per_env_runner=1)
               .rl_module(model_config={"fcnet_hiddens": [8], "head_fcnet_hiddens": [8]})
               .evaluation(evaluation_interval=1, evaluation_duration=2)
               .debugging(seed=0, logger_config={"type": "none"}))

@@ -1,7 +1,7 @@
 """DQNConfig: RLlib's names and defaults, derived values, and clear errors for bad or unsupported settings."""
 import pytest
 
-from relayrl.algorithms.dqn.dqn_config import DEFAULT_REPLAY_BUFFER_CONFIG, DQNConfig
+from relayrl.algorithms.dqn.dqn_config import DEFAULT_REPLAY_BUFFER_CONFIG, RLLIB_DQN_DEFAULTS, DQNConfig
 from relayrl.algorithms.registry import get_config_class
 
 
@@ -9,22 +9,31 @@ def cartpole(**training):
     return DQNConfig().environment("CartPole-v1").training(**training)
 
 
-def test_rllib_defaults():
+def test_relayrl_defaults():
     config = DQNConfig()
-    assert config.lr == 5e-4
-    assert config.train_batch_size_per_learner == 32
-    assert config.grad_clip == 40.0
-    assert config.n_step == 1
+    assert config.lr == 5e-4 and config.grad_clip == 40.0
+    assert config.train_batch_size_per_learner == 64 and config.num_envs_per_env_runner == 8
+    assert config.n_step == 3 and config.training_intensity == 16
     assert config.double_q and config.dueling
     assert config.target_network_update_freq == 500 and config.tau == 1.0
     assert config.num_steps_sampled_before_learning_starts == 1000
-    assert config.training_intensity is None
-    assert config.epsilon == [(0, 1.0), (10000, 0.05)]
+    assert config.epsilon == [(0, 1.0), (10000, 0.02)]
     assert config.td_error_loss_fn == "huber"
     assert config.min_sample_timesteps_per_iteration == 1000
     assert config.evaluation_config == {"explore": False}
-    assert config.replay_buffer_config == DEFAULT_REPLAY_BUFFER_CONFIG
+    assert config.replay_buffer_config == DEFAULT_REPLAY_BUFFER_CONFIG == {
+        "type": "PrioritizedEpisodeReplayBuffer", "capacity": 50000, "alpha": 0.6, "beta": 0.4}
+    assert config.model_config["fcnet_hiddens"] == [256] and config.model_config["head_fcnet_hiddens"] == [256]
     assert DQNConfig().replay_buffer_config is not config.replay_buffer_config  # no shared mutable default
+
+
+def test_rllib_dqn_defaults_restore_rllibs_values():
+    config = DQNConfig().update_from_dict(RLLIB_DQN_DEFAULTS)
+    assert config.train_batch_size_per_learner == 32 and config.num_envs_per_env_runner == 1
+    assert config.n_step == 1 and config.training_intensity is None
+    assert config.epsilon == [(0, 1.0), (10000, 0.05)]
+    assert config.effective_replay_buffer_config == {"type": "PrioritizedEpisodeReplayBuffer", "capacity": 50000,
+                                                     "alpha": 0.6, "beta": 0.4}
 
 
 def test_registered_for_the_cli():
@@ -43,7 +52,8 @@ def test_builder_sets_every_dqn_option():
 
 
 def test_rollout_fragment_auto_is_n_step():
-    assert cartpole().get_rollout_fragment_length() == 1
+    assert cartpole().get_rollout_fragment_length() == 3  # relayrl's default n_step
+    assert cartpole(n_step=1).get_rollout_fragment_length() == 1
     assert cartpole(n_step=3).get_rollout_fragment_length() == 3
     assert cartpole(n_step=[2, 5]).get_rollout_fragment_length() == 5
     config = cartpole(n_step=3).env_runners(rollout_fragment_length=7)

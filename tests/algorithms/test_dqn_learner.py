@@ -18,6 +18,7 @@ B = 8
 
 def make_learner(**training):
     torch.manual_seed(0)
+    training = {"n_step": 1, **training}  # RLlib's: one-step targets unless a test sets n_step
     config = (DQNConfig().environment(observation_space=OBS, action_space=ACT).training(**training)
               .rl_module(model_config={"fcnet_hiddens": [16], "head_fcnet_hiddens": [16]}))
     learner = config.build_learner(spaces=SPACES)

@@ -3,6 +3,7 @@ import pytest
 
 from relayrl import DefaultModelConfig
 from relayrl.algorithms.dqn import DQNConfig
+from relayrl.algorithms.dqn.dqn_config import RLLIB_DQN_DEFAULTS
 
 SEED = 0
 STEP_BUDGET = 200_000
@@ -13,6 +14,7 @@ def rllib_tuned_cartpole_config(seed):
     """RLlib's examples/algorithms/dqn/cartpole_dqn.py settings (one local Learner)."""
     return (
         DQNConfig()
+        .update_from_dict(RLLIB_DQN_DEFAULTS)  # RLlib's tuned example changes only what follows
         .environment("CartPole-v1")
         .training(lr=0.0005, train_batch_size_per_learner=32,
                   replay_buffer_config={"type": "PrioritizedEpisodeReplayBuffer", "capacity": 50000, "alpha": 0.6,

@@ -7,6 +7,7 @@ import torch
 from relayrl.algorithms.dqn import DQN, DQNConfig
 from relayrl.algorithms.registry import get_config_class
 from relayrl.algorithms.sac import SAC, SACConfig
+from relayrl.algorithms.sac.sac_config import RLLIB_SAC_DEFAULTS
 from relayrl.core.columns import DEFAULT_MODULE_ID
 from relayrl.testing import CountingEnv
 
@@ -19,17 +20,25 @@ def small_config(env="Pendulum-v1", **training):
             .reporting(min_sample_timesteps_per_iteration=40).debugging(seed=0))
 
 
-def test_defaults_follow_rllib():
+def test_relayrl_defaults_and_rllibs_restored():
     config = SACConfig()
     assert isinstance(config, DQNConfig) and issubclass(SAC, DQN)
     assert config.lr is None and config.twin_q and config.initial_alpha == 1.0 and config.target_entropy == "auto"
-    assert (config.actor_lr, config.critic_lr, config.alpha_lr) == (3e-5, 3e-4, 3e-4)
-    assert config.tau == 0.005 and config.n_step == 1 and config.train_batch_size_per_learner == 256
-    assert config.num_steps_sampled_before_learning_starts == 1500
+    assert (config.actor_lr, config.critic_lr, config.alpha_lr) == (1e-3, 1e-3, 1e-3)
+    assert config.tau == 0.005 and config.n_step == 3 and config.train_batch_size_per_learner == 256
+    assert config.training_intensity == 64 and config.num_envs_per_env_runner == 1
+    assert config.num_steps_sampled_before_learning_starts == 1000
+    assert config.effective_replay_buffer_config == {"type": "PrioritizedEpisodeReplayBuffer", "capacity": 1_000_000,
+                                                     "alpha": 0.6, "beta": 0.4}
     assert config.normalize_actions and not config.clip_actions
     assert config.model_config["twin_q"] is True
     assert get_config_class("sac") is SACConfig
     assert SACConfig.from_dict(config.to_dict()).to_dict() == config.to_dict()
+
+    rllib = SACConfig().update_from_dict(RLLIB_SAC_DEFAULTS)
+    assert (rllib.actor_lr, rllib.critic_lr, rllib.alpha_lr) == (3e-5, 3e-4, 3e-4)
+    assert rllib.n_step == 1 and rllib.training_intensity is None
+    assert rllib.num_steps_sampled_before_learning_starts == 1500
 
 
 def test_config_errors_name_the_fix():

@@ -69,7 +69,7 @@ def _plain(value):
 def fingerprint(case: str) -> dict:
     space_name, training, per_row_columns = CASES[case]
     action_space = SPACES[space_name]
-    training = {"actor_lr": 1e-3, "critic_lr": 2e-3, "alpha_lr": 3e-3, "tau": 0.1, **training}
+    training = {"actor_lr": 1e-3, "critic_lr": 2e-3, "alpha_lr": 3e-3, "tau": 0.1, "n_step": 1, **training}
     config = (SACConfig().environment(observation_space=OBS, action_space=action_space)
               .training(**training).rl_module(model_config={"fcnet_hiddens": [16, 16]}).debugging(seed=0))
     torch.manual_seed(0)  # build_learner leaves the seed to the caller (Algorithm seeds before building)

@@ -4,6 +4,7 @@ import torch.nn as nn
 
 from relayrl import DefaultModelConfig
 from relayrl.algorithms.sac import SACConfig
+from relayrl.algorithms.sac.sac_config import RLLIB_SAC_DEFAULTS
 
 BUFFER = {"type": "PrioritizedEpisodeReplayBuffer", "capacity": 100000, "alpha": 1.0, "beta": 0.0}
 
@@ -25,6 +26,7 @@ def test_pendulum_reaches_minus_250_within_20k_steps():
     # RLlib's examples/algorithms/sac/pendulum_sac.py, one Learner.
     config = (
         SACConfig()
+        .update_from_dict(RLLIB_SAC_DEFAULTS)  # RLlib's tuned example changes only what follows
         .environment("Pendulum-v1")
         .training(initial_alpha=1.001, actor_lr=2e-4, critic_lr=8e-4, alpha_lr=9e-4, lr=None, target_entropy="auto",
                   n_step=(2, 5), tau=0.005, train_batch_size_per_learner=256, target_network_update_freq=1,
@@ -44,6 +46,7 @@ def test_pendulum_reaches_minus_250_within_20k_steps():
 def test_discrete_cartpole_reaches_150_within_20k_steps():
     config = (
         SACConfig()
+        .update_from_dict(RLLIB_SAC_DEFAULTS)  # RLlib's tuned example changes only what follows
         .environment("CartPole-v1")
         .training(initial_alpha=1.0, actor_lr=3e-4, critic_lr=1e-3, alpha_lr=3e-4, n_step=(2, 5), tau=0.005,
                   target_network_update_freq=1, replay_buffer_config=BUFFER,

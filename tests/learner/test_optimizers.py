@@ -1,4 +1,5 @@
 """relayrl's Adam equals torch.optim.Adam bit for bit, and avoids importing torch._dynamo."""
+import copy
 import subprocess
 import sys
 
@@ -75,3 +76,35 @@ def test_make_adam_prefers_the_fused_kernel_and_still_trains():
         optimizer.step()
         losses.append(loss.item())
     assert losses[-1] < 0.1 * losses[0]
+
+
+def test_cached_fused_step_after_load_state_dict_matches_torch():
+    """The fused step keeps its tensor lists between steps; loading a state replaces them (no stale moments)."""
+    ours, our_opt = _train(lambda params, **kw: Adam(params, fused=True, **kw), steps=5)
+    theirs, their_opt = _train(lambda params, **kw: torch.optim.Adam(params, fused=True, **kw), steps=5)
+    saved = copy.deepcopy(their_opt.state_dict())
+    for _ in range(3):  # our cache now holds the current moment tensors
+        for net, opt in ((ours, our_opt), (theirs, their_opt)):
+            opt.zero_grad()
+            net(torch.ones(8, 4)).pow(2).mean().backward()
+            opt.step()
+    our_opt.load_state_dict(copy.deepcopy(saved))  # load_state_dict keeps the given tensors: one copy each
+    their_opt.load_state_dict(copy.deepcopy(saved))
+    with torch.no_grad():
+        for a, b in zip(ours.parameters(), theirs.parameters()):
+            a.copy_(b)
+    for net, opt in ((ours, our_opt), (theirs, their_opt)):
+        opt.zero_grad()
+        net(torch.ones(8, 4)).pow(2).mean().backward()
+        opt.step_unhooked() if opt is our_opt else opt.step()
+    for a, b in zip(ours.parameters(), theirs.parameters()):
+        assert torch.equal(a, b)
+
+
+def test_step_unhooked_still_runs_registered_step_hooks():
+    net, optimizer = _train(lambda params, **kw: Adam(params, fused=True, **kw), steps=2)
+    calls = []
+    optimizer.register_step_post_hook(lambda opt, args, kwargs: calls.append(1))
+    net(torch.ones(2, 4)).sum().backward()
+    optimizer.step_unhooked()
+    assert calls == [1]

@@ -10,7 +10,7 @@
 3. the Learner updates target networks after its updates (`target_network_update_freq`, `tau`);
 4. sync the new weights to the EnvRunners.
 """
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 from relayrl.algorithms.algorithm import Algorithm
 from relayrl.algorithms.dqn.dqn_config import DQNConfig
@@ -34,7 +34,7 @@ class DQN(Algorithm):
         super().setup(config)
         self.local_replay_buffer = self._make_replay_buffer(config)
         self._updates_owed = 0.0  # fractional learner updates carried over (training_intensity)
-        self._last_learner_results = None
+        self._learner_results_pending = False  # updates ran since the Learners' metrics were last reduced
 
     @staticmethod
     def _make_replay_buffer(config):
@@ -57,7 +57,8 @@ class DQN(Algorithm):
             return
         with self.metrics.log_time(("timers", "learner_update_timer"), window=1):
             for _ in range(num_updates):
-                self._last_learner_results = self.update_from_replay_buffer()
+                self.update_from_replay_buffer(reduce_metrics=False)
+        self._learner_results_pending = True
         self.sync_weights()
 
     def num_updates_for(self, sampled_steps: int) -> int:
@@ -70,20 +71,38 @@ class DQN(Algorithm):
         self._updates_owed -= num_updates
         return num_updates
 
-    def update_from_replay_buffer(self) -> Dict[str, Any]:
-        """One learner update on a buffer sample; priorities updated from its TD errors."""
+    def update_from_replay_buffer(self, *, reduce_metrics: bool = True) -> Optional[Dict[str, Any]]:
+        """One learner update on a buffer sample; priorities updated from its TD errors. Returns the Learners'
+        reduced metrics, or None with `reduce_metrics=False` (training_step's updates: the iteration's result
+        reduces them once, see _compile_result)."""
         cfg = self.config
         batch_size = cfg.total_train_batch_size
         buffer = self.local_replay_buffer
-        beta = cfg.effective_replay_buffer_config.get("beta")
-        train_batch = buffer.sample(batch_size, n_step=cfg.n_step, gamma=cfg.gamma, beta=beta)
+        train_batch = buffer.sample(batch_size, n_step=cfg.n_step, gamma=cfg.gamma, beta=self._replay_beta(cfg))
         timesteps = {NUM_ENV_STEPS_SAMPLED_LIFETIME: self._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)}
         results = self.learner_group.update(batch=train_batch, timesteps=timesteps, num_epochs=1,
-                                            minibatch_size=batch_size, shuffle_batch_per_epoch=False)
+                                            minibatch_size=batch_size, shuffle_batch_per_epoch=False,
+                                            reduce_metrics=reduce_metrics)
         self._counters[NUM_ENV_STEPS_TRAINED_LIFETIME] = (self._counters.get(NUM_ENV_STEPS_TRAINED_LIFETIME, 0)
                                                           + batch_size)
-        self._update_priorities()
+        if self._replay_prioritized:
+            self._update_priorities()
         return results
+
+    @property
+    def _replay_prioritized(self) -> bool:
+        """Whether the buffer takes priorities (a uniform buffer's update_priorities does nothing: the learner's
+        TD errors are not even fetched)."""
+        from relayrl.replay import EpisodeReplayBuffer
+
+        update = getattr(type(self.local_replay_buffer), "update_priorities", None)
+        return update is not EpisodeReplayBuffer.update_priorities
+
+    def _replay_beta(self, cfg):
+        cached = self.__dict__.get("_beta_cache")
+        if cached is None or cached[0] is not cfg.replay_buffer_config:  # the dict changes with the config
+            cached = self._beta_cache = (cfg.replay_buffer_config, cfg.effective_replay_buffer_config.get("beta"))
+        return cached[1]
 
     def _update_priorities(self) -> None:
         buffer = self.local_replay_buffer
@@ -93,12 +112,12 @@ class DQN(Algorithm):
                     buffer.update_priorities(td_errors, indices)
 
     def _compile_result(self, elapsed: float, calls: int) -> Dict[str, Any]:
-        # Logged once per iteration, not per training_step: a DQN step is short and logging a
-        # learner-results dict costs about as much as sampling one env step. Learner stats are the
-        # iteration's last update's (RLlib reports them with window 1 too).
-        if self._last_learner_results is not None:
-            self.metrics.log_dict(self._last_learner_results, key=LEARNER_RESULTS, window=1)
-            self._last_learner_results = None
+        # Logged once per iteration, not per update: a DQN update is short and reducing the Learner's
+        # metrics costs a good part of one. Learner stats are the mean over the iteration's updates
+        # (step counts summed), reduced here once.
+        if self._learner_results_pending:
+            self.metrics.log_dict(self.learner_group.reduce_results(), key=LEARNER_RESULTS, window=1)
+            self._learner_results_pending = False
         self._log_replay_buffer_stats()
         return super()._compile_result(elapsed, calls)
 

@@ -73,15 +73,8 @@ class DQNLearner(Learner):
         total_loss = per_row_loss.mean()
 
         self.keep_td_errors(module_id, batch, td_errors)
-        self.log_stats(module_id, {
-            "qf_loss": total_loss,
-            "qf_mean": q_taken.mean(),
-            "qf_max": q_taken.max(),
-            "qf_min": q_taken.min(),
-            "qf_target_next_mean": targets.mean(),
-            "td_error_mean": td_errors.mean(),
-            "total_loss": total_loss,
-        })
+        self.log_stats(module_id, {"qf_loss": total_loss, "total_loss": total_loss})
+        self.log_row_stats(module_id, {"q": q_taken, "targets": targets, "td": td_errors}, _q_stats)
         return total_loss
 
     # -- TD errors for prioritized replay ----------------------------------------------------------
@@ -143,6 +136,13 @@ class DQNLearner(Learner):
         super().set_state(state)
         self._last_target_update_ts.update(state.get("last_target_update_ts", {}))
         self._num_target_updates.update(state.get("num_target_updates", {}))
+
+
+def _q_stats(rows):
+    """Per-update Q statistics from stacked per-row tensors ([updates, rows]); see Learner.log_row_stats."""
+    q = rows["q"]
+    return {"qf_mean": q.mean(-1), "qf_max": q.amax(-1), "qf_min": q.amin(-1),
+            "qf_target_next_mean": rows["targets"].mean(-1), "td_error_mean": rows["td"].mean(-1)}
 
 
 __all__ = ["DQNLearner", "TD_ERROR_KEY", "LAST_TARGET_UPDATE_TS", "NUM_TARGET_UPDATES"]

@@ -135,15 +135,13 @@ class SACLearner(DQNLearner):
 
         total_loss = sum(critic_losses.values()) + actor_loss + alpha_loss
         self.keep_td_errors(module_id, batch, abs_td)
-        q = fwd_out[QF_PREDS].detach()
         self.log_stats(module_id, {
             **{f"{name}_loss": loss for name, loss in critic_losses.items()},
-            "qf_mean": q.mean(), "qf_max": q.max(), "qf_min": q.min(), "qf_target_mean": targets.mean(),
-            "td_error_mean": abs_td.mean(),
-            "actor_loss": actor_loss, "alpha_loss": alpha_loss, "entropy": -expected_logp.mean(),
-            "alpha_value": alpha, "log_alpha": log_alpha.detach(), "target_entropy": target_entropy,
-            "total_loss": total_loss,
+            "actor_loss": actor_loss, "alpha_loss": alpha_loss, "alpha_value": alpha, "log_alpha": log_alpha,
+            "target_entropy": target_entropy, "total_loss": total_loss,
         })
+        self.log_row_stats(module_id, {"q": fwd_out[QF_PREDS], "targets": targets, "abs_td": abs_td,
+                                       "logp": expected_logp}, _sac_row_stats)
         return total_loss
 
     # -- gradients -----------------------------------------------------------------------------------
@@ -175,6 +173,13 @@ class SACLearner(DQNLearner):
         with torch.no_grad():
             for mid, value in state.get("curr_log_alpha", {}).items():
                 self.curr_log_alpha[mid].fill_(value)
+
+
+def _sac_row_stats(rows):
+    """Per-update statistics from stacked per-row tensors ([updates, rows]); see Learner.log_row_stats."""
+    q = rows["q"]
+    return {"qf_mean": q.mean(-1), "qf_max": q.amax(-1), "qf_min": q.amin(-1), "qf_target_mean": rows["targets"].mean(-1),
+            "td_error_mean": rows["abs_td"].mean(-1), "entropy": -rows["logp"].mean(-1)}
 
 
 __all__ = ["SACLearner", "resolve_target_entropy"]
