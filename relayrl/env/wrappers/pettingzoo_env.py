@@ -25,19 +25,24 @@ def _require_pettingzoo_api(env, methods, kind: str) -> None:
         raise TypeError(f"{type(env).__name__} lacks {missing}: {kind} expects a PettingZoo {expected}.")
 
 
+def _take_agents_and_spaces(wrapper: MultiAgentEnv, env) -> None:
+    """The PettingZoo env's agents and per-agent spaces, as MultiAgentEnv attributes of `wrapper`."""
+    wrapper.possible_agents = list(env.possible_agents)
+    wrapper.agents = list(env.possible_agents)
+    wrapper.observation_spaces = {aid: env.observation_space(aid) for aid in wrapper.possible_agents}
+    wrapper.action_spaces = {aid: env.action_space(aid) for aid in wrapper.possible_agents}
+    wrapper.observation_space = gym.spaces.Dict(wrapper.observation_spaces)
+    wrapper.action_space = gym.spaces.Dict(wrapper.action_spaces)
+    MultiAgentEnv.__init__(wrapper)
+
+
 class PettingZooEnv(MultiAgentEnv):
     """A PettingZoo AEC env (turn-based) as a MultiAgentEnv."""
 
     def __init__(self, env):
         _require_pettingzoo_api(env, ("last", "observe", "observation_space"), "PettingZooEnv")
         self.env = env
-        self.possible_agents = list(env.possible_agents)
-        self.agents = list(env.possible_agents)
-        self.observation_spaces = {aid: env.observation_space(aid) for aid in self.possible_agents}
-        self.action_spaces = {aid: env.action_space(aid) for aid in self.possible_agents}
-        self.observation_space = gym.spaces.Dict(self.observation_spaces)
-        self.action_space = gym.spaces.Dict(self.action_spaces)
-        super().__init__()
+        _take_agents_and_spaces(self, env)
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         self.env.reset(seed=seed, options=options)
@@ -81,13 +86,7 @@ class ParallelPettingZooEnv(MultiAgentEnv):
         _require_pettingzoo_api(env, ("possible_agents", "observation_space", "action_space", "step"),
                                 "ParallelPettingZooEnv")
         self.par_env = env
-        self.possible_agents = list(env.possible_agents)
-        self.agents = list(env.possible_agents)
-        self.observation_spaces = {aid: env.observation_space(aid) for aid in self.possible_agents}
-        self.action_spaces = {aid: env.action_space(aid) for aid in self.possible_agents}
-        self.observation_space = gym.spaces.Dict(self.observation_spaces)
-        self.action_space = gym.spaces.Dict(self.action_spaces)
-        super().__init__()
+        _take_agents_and_spaces(self, env)
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         observations, infos = self.par_env.reset(seed=seed, options=options)
