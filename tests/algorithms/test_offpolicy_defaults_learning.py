@@ -6,18 +6,7 @@ import pytest
 
 from relayrl.algorithms.dqn import DQNConfig
 from relayrl.algorithms.sac import SACConfig
-
-
-def train_until(config, target: float, budget: int):
-    algo = config.build_algo()
-    try:
-        while True:
-            result = algo.train()
-            ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
-            if ret >= target or steps >= budget:
-                return ret, steps
-    finally:
-        algo.stop()
+from relayrl.testing.learning import train_until
 
 
 @pytest.mark.slow

@@ -5,20 +5,9 @@ import torch.nn as nn
 from relayrl import DefaultModelConfig
 from relayrl.algorithms.sac import SACConfig
 from relayrl.algorithms.sac.sac_config import RLLIB_SAC_DEFAULTS
+from relayrl.testing.learning import train_until
 
 BUFFER = {"type": "PrioritizedEpisodeReplayBuffer", "capacity": 100000, "alpha": 1.0, "beta": 0.0}
-
-
-def train_until(config, target: float, budget: int):
-    algo = config.build_algo()
-    try:
-        while True:
-            result = algo.train()
-            ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
-            if ret >= target or steps >= budget:
-                return ret, steps
-    finally:
-        algo.stop()
 
 
 @pytest.mark.slow

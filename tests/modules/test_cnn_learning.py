@@ -4,24 +4,13 @@ import pytest
 
 from relayrl import DQNConfig, PPOConfig
 from relayrl.testing import DotSideEnv
-
-
-def steps_to(config, target, budget):
-    algo = config.build_algo()
-    try:
-        while True:
-            result = algo.train()
-            ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
-            if ret >= target or steps >= budget:
-                return ret, steps
-    finally:
-        algo.stop()
+from relayrl.testing.learning import train_until
 
 
 @pytest.mark.slow
 def test_ppo_default_cnn_learns_the_dot_task():
     config = PPOConfig().environment(DotSideEnv).debugging(seed=0, logger_config={"type": "none"})
-    ret, steps = steps_to(config, 9.0, 150_000)
+    ret, steps = train_until(config, 9.0, 150_000)
     assert ret >= 9.0, (ret, steps)
 
 
@@ -30,5 +19,5 @@ def test_dqn_default_cnn_learns_the_dot_task():
     config = (DQNConfig().environment(DotSideEnv).env_runners(num_envs_per_env_runner=8)
               .training(num_steps_sampled_before_learning_starts=1000, epsilon=[[0, 1.0], [10_000, 0.02]])
               .debugging(seed=0, logger_config={"type": "none"}))
-    ret, steps = steps_to(config, 8.0, 60_000)
+    ret, steps = train_until(config, 8.0, 60_000)
     assert ret >= 8.0, (ret, steps)
