@@ -41,6 +41,22 @@ def _copy_value(value: Any) -> Any:
         return value
 
 
+def _own_plain_data(value: Any) -> Any:
+    """A private copy of lists/dicts of plain data, so a config never aliases the caller's containers
+    (e.g. `RLLIB_DQN_DEFAULTS["epsilon"]`); anything holding other objects is kept as given."""
+    if isinstance(value, (list, dict)) and _is_plain_data(value):
+        return copy.deepcopy(value)
+    return value
+
+
+def _is_plain_data(value: Any) -> bool:
+    if isinstance(value, (list, tuple)):
+        return all(map(_is_plain_data, value))
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_plain_data(v) for k, v in value.items())
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
 class _OptionAttribute:
     """Plain attribute access to an option (`config.lr`); writes are checked like builder args."""
 
@@ -123,7 +139,7 @@ class AlgorithmConfig(ConfigBuildersMixin):
             raise AttributeError(f"Cannot set {names} on a frozen {type(self).__name__} (the "
                                  "algorithm uses it). Change a copy: config.copy(copy_frozen=False).")
         table = self._option_table
-        checked = {name: table[name].check_value(value) for name, value in updates.items()}
+        checked = {name: _own_plain_data(table[name].check_value(value)) for name, value in updates.items()}
         self._values.update(checked)
 
     # -- plain attributes ---------------------------------------------------------------------
