@@ -1,9 +1,10 @@
-"""Benchmark: DQN on CartPole-v1 with RLlib's tuned-example settings, to mean return >= 450 within 200k steps.
+"""Benchmark: DQN on CartPole-v1 to mean return >= 450 within 200k steps.
 
-    .venv/bin/python benchmarks/dqn_cartpole.py [--seed 0] [--json benchmarks/results/dqn_cartpole.json]
+    .venv/bin/python benchmarks/dqn_cartpole.py [--settings rllib|default] [--seed 0] [--json FILE]
 
-Same settings as RLlib's `examples/algorithms/dqn/cartpole_dqn.py` (one Learner, no remote EnvRunners):
-prints one JSON line (RESULT {...}) with the env steps, wall seconds and CPU seconds it took. Peers:
+`--settings rllib` (the default): the same settings as RLlib's `examples/algorithms/dqn/cartpole_dqn.py`
+(one Learner, no remote EnvRunners); `--settings default`: relayrl's DQN defaults, nothing tuned. Prints one
+JSON line (RESULT {...}) with the env steps, wall seconds and CPU seconds it took. Peers:
 /work/shared/anchors/rllib_offpolicy.py dqn and sb3_offpolicy.py dqn.
 """
 import argparse
@@ -36,8 +37,19 @@ def rllib_cartpole_config(seed: int = 0):
     )
 
 
+def default_config(seed: int = 0):
+    """relayrl's DQN defaults: only the env and the seed are set."""
+    from relayrl.algorithms.dqn import DQNConfig
+
+    return DQNConfig().environment("CartPole-v1").debugging(seed=seed, logger_config={"type": "none"})
+
+
+CONFIGS = {"rllib": rllib_cartpole_config, "default": default_config}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--settings", choices=tuple(CONFIGS), default="rllib")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--stop-reward", type=float, default=450.0)
     parser.add_argument("--stop-timesteps", type=int, default=200_000)
@@ -45,13 +57,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     start, cpu_start = time.perf_counter(), time.process_time()
-    algo = rllib_cartpole_config(args.seed).build_algo()
+    algo = CONFIGS[args.settings](args.seed).build_algo()
     built = time.perf_counter()
     result, _ = train_to_bar(algo, stop_reward=args.stop_reward, stop_timesteps=args.stop_timesteps)
     ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
     end, cpu_s = time.perf_counter(), time.process_time() - cpu_start
     train_s = end - built
-    return report({"task": "dqn_cartpole", "seed": args.seed, "solved": bool(ret >= args.stop_reward),
+    return report({"task": "dqn_cartpole", "settings": args.settings, "seed": args.seed, "solved": bool(ret >= args.stop_reward),
                    "return": round(ret, 1), "steps": steps, "train_s": round(train_s, 1),
                    "build_s": round(built - start, 2), "wall_s": round(end - T0, 1),
                    "env_steps_per_s": round(steps / train_s, 1),

@@ -209,7 +209,9 @@ def async_rows(f: dict) -> list:
 def measure_offpolicy(peers_python) -> dict:
     out = {}
     for task, (script, sb3_anchor, rllib_anchor, _) in OFFPOLICY.items():
-        out[task] = {"relayrl": run_relayrl_script(script)}
+        # relayrl twice: with the peers' settings (RLlib's tuned example) and with its own defaults.
+        out[task] = {"relayrl": run_relayrl_script(script),
+                     "relayrl_defaults": run_relayrl_script(script, "--settings", "default")}
         if peers_python:
             out[task]["sb3"] = run_peer(peers_python, sb3_anchor)
             out[task]["rllib"] = run_peer(peers_python, rllib_anchor)
@@ -227,14 +229,20 @@ def offpolicy_rows(f: dict) -> list:
     rows = []
     for task, (_, _, _, work) in OFFPOLICY.items():
         runs = f.get("offpolicy", {}).get(task, {})
-        mine, ratios = runs.get("relayrl", {}), []
-        for peer, label in (("sb3", "SB3"), ("rllib", "RLlib")):
-            other = runs.get(peer, {})
-            if "wall_s" in mine and "train_s" in other and mine.get("solved") and other.get("solved"):
-                ratios.append(f"{_seconds_to_bar(other) / mine['wall_s']:.1f}x faster than {label}")
-        rows.append((work + ", wall s from `python` start (env steps)", _time_to_bar(mine),
-                     _time_to_bar(runs.get("sb3")), _time_to_bar(runs.get("rllib")), "-",
-                     ", ".join(ratios) or "-"))
+        for key, settings in (("relayrl", "RLlib's tuned settings"), ("relayrl_defaults", "relayrl's defaults")):
+            if key not in runs:
+                continue  # JSON files from before the defaults row
+            mine, ratios = runs[key], []
+            for peer, label in (("sb3", "SB3"), ("rllib", "RLlib")):
+                other = runs.get(peer, {})
+                if "wall_s" in mine and "train_s" in other and mine.get("solved") and other.get("solved"):
+                    ratios.append(f"{_seconds_to_bar(other) / mine['wall_s']:.1f}x faster than {label}")
+                elif "wall_s" in mine and "train_s" in other and mine.get("solved") and not other.get("solved"):
+                    ratios.append(f"> {_seconds_to_bar(other) / mine['wall_s']:.1f}x faster than {label} "
+                                  f"({label} did not reach the bar)")
+            rows.append((f"{work}, relayrl with {settings}, wall s from `python` start (env steps)",
+                         _time_to_bar(mine), _time_to_bar(runs.get("sb3")), _time_to_bar(runs.get("rllib")), "-",
+                         ", ".join(ratios) or "-"))
     return rows
 
 

@@ -76,3 +76,15 @@ def test_table_ratios_come_from_the_median_runs_and_a_failed_peer_shows_as_error
 def test_median_run_counts_unsolved_runs_as_slowest(times, expected):
     runs = [{"solved": t is not None, "wall_s": t if t is not None else 0.1} for t in times]
     assert suite.median_run(runs, lambda r: r["wall_s"])["wall_s"] == expected
+
+
+def test_offpolicy_rows_show_relayrl_with_rllibs_settings_and_with_its_defaults():
+    runs = {"relayrl": {"solved": True, "steps": 81000, "wall_s": 60.0},
+            "relayrl_defaults": {"solved": True, "steps": 72000, "wall_s": 40.0},
+            "sb3": {"solved": False, "steps": 200000, "train_s": 190.0, "build_s": 10.0},
+            "rllib": {"solved": True, "steps": 37000, "train_s": 110.0, "build_s": 10.0}}
+    rows = suite.offpolicy_rows({"offpolicy": {"dqn_cartpole": runs}})
+    tuned, defaults = [row for row in rows if row[0].startswith("DQN")]
+    assert "RLlib's tuned settings" in tuned[0] and "relayrl's defaults" in defaults[0]
+    assert defaults[1] == "40.0 s (72,000)" and tuned[1] == "60.0 s (81,000)"
+    assert defaults[5] == "> 5.0x faster than SB3 (SB3 did not reach the bar), 3.0x faster than RLlib"
