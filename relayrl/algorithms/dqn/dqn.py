@@ -43,7 +43,8 @@ class DQN(Algorithm):
         defaults = {"batch_size_B": config.total_train_batch_size}
         if config.seed is not None:
             defaults["seed"] = config.seed
-        return make_replay_buffer(dict(config.effective_replay_buffer_config), **defaults)
+        return make_replay_buffer(dict(config.effective_replay_buffer_config), multi_agent=config.is_multi_agent,
+                                  **defaults)
 
     # -- the step ------------------------------------------------------------------------------
     def training_step(self) -> None:
@@ -95,6 +96,9 @@ class DQN(Algorithm):
         TD errors are not even fetched)."""
         from relayrl.replay import EpisodeReplayBuffer
 
+        prioritized = getattr(self.local_replay_buffer, "is_prioritized", None)  # multi-agent: its module buffers'
+        if prioritized is not None:
+            return prioritized
         update = getattr(type(self.local_replay_buffer), "update_priorities", None)
         return update is not EpisodeReplayBuffer.update_priorities
 
@@ -106,9 +110,14 @@ class DQN(Algorithm):
 
     def _update_priorities(self) -> None:
         buffer = self.local_replay_buffer
+        per_module = hasattr(buffer, "module_buffer")  # a multi-agent buffer: each module's rows in its own buffer
         for td_errors_per_module in self.learner_group.foreach_learner(lambda learner: learner.get_td_errors()):
-            for indices, td_errors in td_errors_per_module.values():
-                if indices is not None:
+            for module_id, (indices, td_errors) in td_errors_per_module.items():
+                if indices is None:
+                    continue
+                if per_module:
+                    buffer.update_priorities(td_errors, indices, module_id=module_id)
+                else:
                     buffer.update_priorities(td_errors, indices)
 
     def _compile_result(self, elapsed: float, calls: int) -> Dict[str, Any]:
