@@ -12,7 +12,7 @@ from relayrl.env.multi_agent_env import make_multi_agent
 from relayrl.testing.learning import train_until
 
 
-@pytest.mark.slow  # ~50 s
+@pytest.mark.slow  # ~50 s (100 s at load 9 on the 2 shared cores)
 def test_dqn_two_policies_reach_150_within_20k_env_steps():
     config = (DQNConfig().environment(make_multi_agent("CartPole-v1"), env_config={"num_agents": 2})
               .rl_module(model_config={"fcnet_hiddens": [64], "head_fcnet_hiddens": [64]})
