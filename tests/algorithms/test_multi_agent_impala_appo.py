@@ -3,14 +3,12 @@ leaving the other modules (and APPO's target networks) untouched, bit-identical 
 import pytest
 import torch
 
+from multi_agent_checks import assert_resume_is_bit_identical, by_id, same, weights
+
 from relayrl import APPOConfig, IMPALAConfig
 from relayrl.env.multi_agent_env import make_multi_agent
 
 MultiAgentCartPole = make_multi_agent("CartPole-v1")
-
-
-def by_id(agent_id, episode, **kwargs):
-    return f"p{agent_id}"
 
 
 def config(config_cls, **multi_agent):
@@ -21,13 +19,6 @@ def config(config_cls, **multi_agent):
             .multi_agent(policies={"p0", "p1"}, policy_mapping_fn=by_id, **multi_agent)
             .debugging(seed=3, logger_config={"type": "none"}))
 
-
-def weights(algo, module_id):
-    return {k: v.clone() for k, v in algo.learner_group.get_module(module_id).state_dict().items()}
-
-
-def same(a, b):
-    return set(a) == set(b) and all(torch.equal(a[k], b[k]) for k in a)
 
 
 @pytest.mark.parametrize("config_cls, loss_key", [(IMPALAConfig, "pi_loss"), (APPOConfig, "policy_loss")])
@@ -72,17 +63,4 @@ def test_appo_keeps_a_kl_coefficient_and_target_updates_per_module():
 
 
 def test_impala_resume_is_bit_identical(tmp_path):
-    from relayrl import Algorithm
-
-    algo = config(IMPALAConfig).build_algo()
-    algo.train()
-    path = algo.save_to_path(tmp_path / "ckpt")
-    first = algo.train()
-    restored = Algorithm.from_checkpoint(path, config_overrides={"policy_mapping_fn": by_id,
-                                                                 "env": MultiAgentCartPole})
-    second = restored.train()
-    for module_id in ("p0", "p1"):
-        assert same(weights(algo, module_id), weights(restored, module_id)), module_id
-        assert first["learners"][module_id]["total_loss"] == second["learners"][module_id]["total_loss"]
-    algo.stop()
-    restored.stop()
+    assert_resume_is_bit_identical(config(IMPALAConfig), tmp_path, env=MultiAgentCartPole, loss_key="total_loss")

@@ -1,18 +1,14 @@
 """Multi-agent DQN and SAC: a replay buffer per module (RLlib's MultiAgentEpisodeReplayBuffer semantics), the
 Learner updating each trained module, policies_to_train leaving the others untouched, resume."""
 import pytest
-import torch
+from multi_agent_checks import assert_resume_is_bit_identical, by_id, same, weights
 
-from relayrl import Algorithm, DQNConfig, SACConfig
+from relayrl import DQNConfig, SACConfig
 from relayrl.env.multi_agent_env import make_multi_agent
 from relayrl.replay import MultiAgentEpisodeReplayBuffer, MultiAgentPrioritizedEpisodeReplayBuffer
 
 MultiAgentCartPole = make_multi_agent("CartPole-v1")
 MultiAgentPendulum = make_multi_agent("Pendulum-v1")
-
-
-def by_id(agent_id, episode, **kwargs):
-    return f"p{agent_id}"
 
 
 def config(config_cls, **multi_agent):
@@ -25,13 +21,6 @@ def config(config_cls, **multi_agent):
             .multi_agent(policies={"p0", "p1"}, policy_mapping_fn=by_id, **multi_agent)
             .debugging(seed=2, logger_config={"type": "none"}))
 
-
-def weights(algo, module_id):
-    return {k: v.clone() for k, v in algo.learner_group.get_module(module_id).state_dict().items()}
-
-
-def same(a, b):
-    return set(a) == set(b) and all(torch.equal(a[k], b[k]) for k in a)
 
 
 @pytest.mark.parametrize("config_cls, loss_key", [(DQNConfig, "qf_loss"), (SACConfig, "qf_loss")])
@@ -73,15 +62,4 @@ def test_uniform_replay_type_is_kept_per_module():
 
 
 def test_dqn_resume_is_bit_identical(tmp_path):
-    algo = config(DQNConfig).build_algo()
-    algo.train()
-    path = algo.save_to_path(tmp_path / "ckpt")
-    first = algo.train()
-    restored = Algorithm.from_checkpoint(path, config_overrides={"policy_mapping_fn": by_id,
-                                                                 "env": MultiAgentCartPole})
-    second = restored.train()
-    for module_id in ("p0", "p1"):
-        assert same(weights(algo, module_id), weights(restored, module_id)), module_id
-        assert first["learners"][module_id]["qf_loss"] == second["learners"][module_id]["qf_loss"]
-    algo.stop()
-    restored.stop()
+    assert_resume_is_bit_identical(config(DQNConfig), tmp_path, env=MultiAgentCartPole, loss_key="qf_loss")

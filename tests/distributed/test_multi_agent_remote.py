@@ -38,7 +38,7 @@ def test_remote_multi_agent_runners_train_two_policies():
         algo.stop()
 
 
-@pytest.mark.slow  # Ray and two runner actors: ~40 s on a loaded 2-core machine
+@pytest.mark.slow  # Ray and two runner actors: ~50 s on a loaded 2-core machine (plus Ray's start)
 def test_remote_multi_agent_impala_trains_each_module_from_the_async_flow():
     from relayrl import IMPALAConfig
 
