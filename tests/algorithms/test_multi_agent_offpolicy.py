@@ -50,6 +50,8 @@ def test_policies_to_train_leaves_the_other_module_untouched(config_cls):
     algo.train()
     assert same(before["p0"], weights(algo, "p0"))
     assert not same(before["p1"], weights(algo, "p1"))
+    buffer = algo.local_replay_buffer  # only the trained module's transitions are replayed
+    assert buffer.module_buffer("p0").get_sampled_timesteps() == 0 < buffer.module_buffer("p1").get_sampled_timesteps()
     algo.stop()
 
 

@@ -79,7 +79,8 @@ class DQN(Algorithm):
         cfg = self.config
         batch_size = cfg.total_train_batch_size
         buffer = self.local_replay_buffer
-        train_batch = buffer.sample(batch_size, n_step=cfg.n_step, gamma=cfg.gamma, beta=self._replay_beta(cfg))
+        train_batch = buffer.sample(batch_size, n_step=cfg.n_step, gamma=cfg.gamma, beta=self._replay_beta(cfg),
+                                    **self._modules_to_sample(buffer))
         timesteps = {NUM_ENV_STEPS_SAMPLED_LIFETIME: self._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)}
         results = self.learner_group.update(batch=train_batch, timesteps=timesteps, num_epochs=1,
                                             minibatch_size=batch_size, shuffle_batch_per_epoch=False,
@@ -89,6 +90,15 @@ class DQN(Algorithm):
         if self._replay_prioritized:
             self._update_priorities()
         return results
+
+    def _modules_to_sample(self, buffer) -> Dict[str, Any]:
+        """Multi-agent: sample only the modules that train (policies_to_train); the others' rows would be dropped."""
+        to_train = self.config.policies_to_train
+        if to_train is None or not hasattr(buffer, "module_buffer"):
+            return {}
+        from relayrl.algorithms.multi_agent_mapping import trains_module
+
+        return {"modules_to_sample": [m for m in buffer.module_ids if trains_module(to_train, m)]}
 
     @property
     def _replay_prioritized(self) -> bool:
