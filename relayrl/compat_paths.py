@@ -24,6 +24,7 @@ _MODULES = "relayrl.modules"
 _CONNECTORS = "relayrl.connectors"
 _TESTING_SCRIPT = "relayrl.testing.example_script"
 _ENVS = "relayrl.testing.example_envs"
+_MA_ENVS = "relayrl.testing.multi_agent_example_envs"
 _EXPLORATION = "relayrl.exploration"
 
 
@@ -100,6 +101,9 @@ RLLIB_PATHS: Dict[str, Exports] = {
     "relayrl.env.single_agent_env_runner": _same("relayrl.env.env_runner", "SingleAgentEnvRunner"),
     "relayrl.env.env_runner_group": _same("relayrl.env.env_runner_group", "EnvRunnerGroup"),
     "relayrl.env.single_agent_episode": _same("relayrl.env.single_agent_episode", "SingleAgentEpisode"),
+    "relayrl.env.multi_agent_env": _same("relayrl.env.multi_agent_env", "MultiAgentEnv", "make_multi_agent"),
+    "relayrl.env.multi_agent_env_runner": _same("relayrl.env.multi_agent_env_runner", "MultiAgentEnvRunner"),
+    "relayrl.env.multi_agent_episode": _same("relayrl.episodes.multi_agent_episode", "MultiAgentEpisode"),
     "relayrl.evaluation": {},
     "relayrl.evaluation.rollout_worker": _same("relayrl.env.current_env_runner", "get_global_worker"),
     # utils
@@ -120,7 +124,15 @@ RLLIB_PATHS: Dict[str, Exports] = {
     "relayrl.utils.exploration.gaussian_noise": _same(_EXPLORATION, "GaussianNoise"),
     "relayrl.utils.exploration.ornstein_uhlenbeck_noise": _same(_EXPLORATION, "OrnsteinUhlenbeckNoise"),
     "relayrl.utils.exploration.random": _same(_EXPLORATION, "Random"),
-    "relayrl.utils.replay_buffers": _same("relayrl.replay", "EpisodeReplayBuffer", "PrioritizedEpisodeReplayBuffer"),
+    "relayrl.utils.replay_buffers": _same("relayrl.replay", "EpisodeReplayBuffer", "PrioritizedEpisodeReplayBuffer",
+                                          "MultiAgentEpisodeReplayBuffer", "MultiAgentPrioritizedEpisodeReplayBuffer"),
+    "relayrl.utils.replay_buffers.episode_replay_buffer": _same("relayrl.replay", "EpisodeReplayBuffer"),
+    "relayrl.utils.replay_buffers.prioritized_episode_buffer": _same("relayrl.replay",
+                                                                     "PrioritizedEpisodeReplayBuffer"),
+    "relayrl.utils.replay_buffers.multi_agent_episode_buffer": _same("relayrl.replay",
+                                                                     "MultiAgentEpisodeReplayBuffer"),
+    "relayrl.utils.replay_buffers.multi_agent_prioritized_episode_buffer": _same(
+        "relayrl.replay", "MultiAgentPrioritizedEpisodeReplayBuffer"),
     # the example scripts' helpers and envs
     "relayrl.examples": {},
     "relayrl.examples.utils": _EXAMPLE_SCRIPT,
@@ -133,6 +145,8 @@ RLLIB_PATHS: Dict[str, Exports] = {
         _ENVS, "CartPoleWithDictObservationSpace"),
     "relayrl.examples.envs.classes.random_env": _same(_ENVS, "RandomEnv"),
     "relayrl.examples.envs.classes.action_mask_env": _same(_ENVS, "ActionMaskEnv"),
+    "relayrl.examples.envs.classes.multi_agent": _same(_MA_ENVS, "MultiAgentCartPole", "MultiAgentMountainCar",
+                                                       "MultiAgentPendulum", "MultiAgentStatelessCartPole"),
 }
 
 # relayrl's own modules among the paths: they define (or hook) the names themselves; never generated.
@@ -140,7 +154,7 @@ RLLIB_PATHS: Dict[str, Exports] = {
 # get the generated one.)
 OWN_MODULES = ("relayrl.algorithms.algorithm", "relayrl.algorithms.algorithm_config", "relayrl.callbacks",
                "relayrl.core", "relayrl.core.columns", "relayrl.env.env_runner", "relayrl.env.env_runner_group",
-               "relayrl.env.single_agent_episode")
+               "relayrl.env.single_agent_episode", "relayrl.env.multi_agent_env", "relayrl.env.multi_agent_env_runner")
 
 STUB_MARKER = "Generated from relayrl/compat_paths.py (its main())"
 

@@ -247,3 +247,15 @@ def test_terminal_display_is_one_live_line_and_a_table():
     assert "50% of 1,000" in text and "21.50" in text
     assert "total_loss" in text and "num_module_steps_trained" not in text
     assert run.exit_code == 1 and run.stopped_by is None
+
+
+def test_train_runs_a_multi_agent_env_with_one_shared_policy(capsys, spy_algos):
+    env = "relayrl.examples.envs.classes.multi_agent.MultiAgentCartPole"
+    code, out, _ = run_cli(capsys, "train", "PPO", "--env", env,
+                           "--env-config", '{"num_agents": 2}', "--train-batch-size", "256", "--minibatch-size", "64",
+                           "--num-epochs", "1", "--seed", "0", "--stop-iters", "1", "--json")
+    assert code == 0
+    summary = json_line(out)
+    assert summary["num_env_steps_sampled_lifetime"] == 256 and "policy_loss" in summary["learners"]["default_policy"]
+    (algo,) = spy_algos
+    assert algo.config.is_multi_agent and type(algo.env_runner).__name__ == "MultiAgentEnvRunner"

@@ -79,7 +79,7 @@ class AlgorithmConfig(ConfigBuildersMixin):
     >>> config = PPOConfig().environment("CartPole-v1").training(lr=3e-4, num_epochs=6)
     """
 
-    SUPPORTS_MULTI_AGENT = False  # whether the algorithm trains on multi-agent episodes (PPO does)
+    SUPPORTS_MULTI_AGENT = False  # whether the algorithm trains on multi-agent episodes (all built-in ones do)
 
     _checkpoint_kind = "algorithm config"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)
 
@@ -366,7 +366,7 @@ class AlgorithmConfig(ConfigBuildersMixin):
         if not self.SUPPORTS_MULTI_AGENT:
             name = type(self).__name__.replace("Config", "")
             raise ValueError(f"{name} does not train multi-agent configs (config.multi_agent(policies=...)) yet; "
-                             "use PPO, or a single-agent env.")
+                             "use one of relayrl's algorithms (PPO, IMPALA, APPO, DQN, SAC), or a single-agent env.")
         to_train = self.policies_to_train
         if to_train is not None and not callable(to_train):
             unknown = [m for m in to_train if m not in self.policies]

@@ -192,7 +192,7 @@ def run_train(argv: list) -> int:
     start = time.perf_counter()
     try:
         with display.building(run):
-            config = args.config_class().update_from_dict(args.overrides)
+            config = _with_shared_policy_for_multi_agent_env(args.config_class().update_from_dict(args.overrides))
             algo = config.build_algo()
     except ValueError as err:  # bad env id, inconsistent options, bad model_config, ...
         if os.environ.get("RELAYRL_TRACEBACK"):
@@ -226,3 +226,17 @@ def run_train(argv: list) -> int:
     if args.json:
         print(json.dumps(run.summary()), flush=True)
     return run.exit_code
+
+
+def _with_shared_policy_for_multi_agent_env(config):
+    """An env class that is a MultiAgentEnv (e.g. `--env relayrl.examples.envs.classes.multi_agent.MultiAgentCartPole
+    --env-config '{"num_agents": 2}'`) trains multi-agent with one module every agent maps to (RLlib's default
+    mapping: `default_policy`). Per-agent policies need a Python config (config.multi_agent(...)): a mapping
+    function is code, not a flag."""
+    from relayrl.env.multi_agent_env import MultiAgentEnv
+    from relayrl.env.registry import resolve_env_spec
+
+    env = resolve_env_spec(config.env)
+    if config.is_multi_agent or not (isinstance(env, type) and issubclass(env, MultiAgentEnv)):
+        return config
+    return config.multi_agent(policies={"default_policy"})

@@ -26,7 +26,7 @@ from relayrl.episodes.single_agent_episode import SingleAgentEpisode
 
 PARTS = ("rl_module", "env_to_module_connector", "module_to_env_connector", "exploration", "metrics", "sampling")
 SAMPLING_KEYS = ("seed", "episode_stats", "prev_chunks", "action_space_rng", "attributes", "ongoing", "episodes",
-                 "cached_to_module", "env")
+                 "cached_to_module", "env", "cached_map_structure")
 _SPACE_KEYS = ("observation_space", "action_space")
 _GENERATOR = "__np_generator_state__"  # how `attributes` marks a numpy Generator's state
 # Derived from the config when the module is built; relayrl 0.1.0 stored it: read, not applied.

@@ -70,7 +70,7 @@ class MultiAgentEnvRunner(EnvRunner):
         spec = config.get_multi_rl_module_spec(spaces=self._spaces, inference_only=True)
         self.module = spec.build()
         self.module.eval()
-        self.exploration, self._use_exploration = {}, False
+        self.exploration, self._use_exploration = ExplorationByModule(), False
         for module_id, sub_module in self.module.items():
             exploration, used, _ = build_env_runner_exploration(
                 config, sub_module.action_space, model=sub_module, worker_index=self.worker_index,
@@ -184,6 +184,21 @@ class MultiAgentEnvRunner(EnvRunner):
     def _module_state_of(self, state):
         return state
 
+    def _sampling_state(self) -> Dict[str, Any]:
+        """Plus which (episode, agent) each row of the cached batch is: the first step after a restore sends
+        the module's actions to those agents (without it, no agent would get one)."""
+        state = super()._sampling_state()
+        if state["ongoing"]:
+            state["cached_map_structure"] = {mid: [list(key) for key in keys]
+                                             for mid, keys in self._cached_map_structure.items()}
+        return state
+
+    def _set_sampling_state(self, state: Dict[str, Any]) -> None:
+        super()._set_sampling_state(state)
+        if not self._needs_reset:
+            self._cached_map_structure = {mid: [tuple(key) for key in keys]
+                                          for mid, keys in state.get("cached_map_structure", {}).items()}
+
     def _episode_to_state(self, episode: MultiAgentEpisode) -> Dict[str, Any]:
         state = episode.get_state()
         state["agent_episodes"] = [[aid, _without_spaces(s)] for aid, s in state["agent_episodes"]]
@@ -196,6 +211,26 @@ class MultiAgentEnvRunner(EnvRunner):
 
     def _is_sync(self) -> bool:
         return isinstance(self.env, MultiAgentVectorEnv)
+
+
+class ExplorationByModule(dict):
+    """{module_id: exploration}, checkpointed as one part: each module's exploration state (e.g. EpsilonGreedy's
+    RNG) under its id, so a resumed multi-agent run explores exactly as the original."""
+
+    def get_state(self) -> Dict[str, Any]:
+        return {mid: e.get_state() for mid, e in self.items() if callable(getattr(e, "get_state", None))}
+
+    def check_state(self, state: Dict[str, Any], where) -> None:
+        from relayrl.checkpoints.state_checks import check_mapping
+
+        for mid, module_state in check_mapping(state, where, known=list(self), owner="a MultiAgentEnvRunner").items():
+            check = getattr(self[mid], "check_state", None)
+            if check is not None:
+                check(module_state, where / mid)
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        for mid, module_state in state.items():
+            self[mid].set_state(module_state)
 
 
 def _entry(space, module_id):

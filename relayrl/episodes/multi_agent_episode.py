@@ -183,18 +183,23 @@ class MultiAgentEpisode:
         self.env_t += 1
         index = self.env_t - self.env_t_started
         stepped = {}
+        # Agents already done: data for them is an error (one set per step, not a lookup per agent and dict).
+        done = [agent_id for agent_id, episode in self.agent_episodes.items() if episode.is_done]
         for agent_id in actions:
-            self._check_not_done(agent_id, "an action")
+            if done and agent_id in done:
+                self._check_not_done(agent_id, "an action")
             self._hanging_actions_end[agent_id] = actions[agent_id]
             self._hanging_extra_model_outputs_end[agent_id] = extra_model_outputs.get(agent_id) or {}
         for agent_id, reward in rewards.items():
-            self._check_not_done(agent_id, "a reward")
+            if done and agent_id in done:
+                self._check_not_done(agent_id, "a reward")
             if agent_id in self.agent_episodes:
                 self._hanging_rewards_end[agent_id] = self._hanging_rewards_end.get(agent_id, 0.0) + reward
             else:  # before the agent's first observation
                 self._hanging_rewards_begin[agent_id] = self._hanging_rewards_begin.get(agent_id, 0.0) + reward
         for agent_id, observation in observations.items():
-            self._check_not_done(agent_id, "an observation")
+            if done and agent_id in done:
+                self._check_not_done(agent_id, "an observation")
             term, trunc = bool(terminateds.get(agent_id, False)), bool(truncateds.get(agent_id, False))
             if agent_id not in self.agent_episodes:
                 self._new_agent(agent_id, observation, infos.get(agent_id), env_index=index)

@@ -5,14 +5,18 @@ from typing import Any, Dict
 from relayrl.core.imports import ImportObject, import_object, module_and_name
 from relayrl.core.suggest import did_you_mean
 from relayrl.replay.episode_replay_buffer import _IGNORED_INIT_KWARGS, EpisodeReplayBuffer
+from relayrl.replay.multi_agent_episode_replay_buffer import (
+    MultiAgentEpisodeReplayBuffer,
+    MultiAgentPrioritizedEpisodeReplayBuffer,
+    multi_agent_buffer_class,
+)
 from relayrl.replay.prioritized_episode_replay_buffer import PrioritizedEpisodeReplayBuffer
 
 BUILT_IN_BUFFERS = {
     "EpisodeReplayBuffer": EpisodeReplayBuffer,
     "PrioritizedEpisodeReplayBuffer": PrioritizedEpisodeReplayBuffer,
-    # RLlib's multi-agent names: one module ("default_policy") is the single-agent buffer.
-    "MultiAgentEpisodeReplayBuffer": EpisodeReplayBuffer,
-    "MultiAgentPrioritizedEpisodeReplayBuffer": PrioritizedEpisodeReplayBuffer,
+    "MultiAgentEpisodeReplayBuffer": MultiAgentEpisodeReplayBuffer,
+    "MultiAgentPrioritizedEpisodeReplayBuffer": MultiAgentPrioritizedEpisodeReplayBuffer,
 }
 
 
@@ -39,8 +43,11 @@ def _accepted_keys(cls):
     return named, any(p.kind == p.VAR_KEYWORD for p in params)
 
 
-def make_replay_buffer(replay_buffer_config: Dict[str, Any], **defaults):
+def make_replay_buffer(replay_buffer_config: Dict[str, Any], *, multi_agent: bool = False, **defaults):
     """Build the buffer `replay_buffer_config["type"]` (default: EpisodeReplayBuffer).
+
+    `multi_agent=True` (a multi-agent config): a single-agent type becomes its multi-agent version, one buffer
+    of that type per module (e.g. PrioritizedEpisodeReplayBuffer -> MultiAgentPrioritizedEpisodeReplayBuffer).
 
     `defaults` (e.g. an algorithm's `capacity` or `seed`) apply where the config does not set a key
     and the buffer type takes them; the others are left out. Unknown config keys raise.
@@ -51,8 +58,13 @@ def make_replay_buffer(replay_buffer_config: Dict[str, Any], **defaults):
         raise TypeError(f"replay_buffer_config must be a dict, got {type(replay_buffer_config).__name__}.")
     config = dict(replay_buffer_config)
     cls = resolve_replay_buffer_class(config.pop("type", EpisodeReplayBuffer))
+    if multi_agent:
+        cls = multi_agent_buffer_class(cls)
     named, takes_kwargs = _accepted_keys(cls)
     built_in = cls in BUILT_IN_BUFFERS.values()
+    if issubclass(cls, MultiAgentEpisodeReplayBuffer) and not built_in:  # a user's buffer class, one per module
+        named, takes_kwargs = _accepted_keys(cls.MODULE_BUFFER_CLASS)
+        named = named + ["replay_mode"]
     if built_in:
         accepted = list(cls._INIT_ARGS + _IGNORED_INIT_KWARGS)
     else:

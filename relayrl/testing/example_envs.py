@@ -11,7 +11,7 @@ Each takes an optional `config` dict (or EnvContext) as RLlib's does:
 * `ActionMaskEnv`: a RandomEnv whose observation is {"action_mask", "observations"}; an action the mask
   forbids raises.
 
-(RLlib's MultiAgentCartPole is not here: relayrl has no multi-agent envs yet.)
+(RLlib's multi-agent ones, MultiAgentCartPole and others, are in relayrl/testing/multi_agent_example_envs.py.)
 """
 import copy
 

@@ -28,7 +28,8 @@ def add_rllib_example_script_args(parser: Optional[argparse.ArgumentParser] = No
     add("--env", type=str, default=None, help="the gymnasium env id, if the script sets none")
     add("--num-env-runners", type=int, default=None, help="remote EnvRunners (Ray actors); default: the config's")
     add("--num-envs-per-env-runner", type=int, default=None, help="vectorised envs per EnvRunner")
-    add("--num-agents", type=int, default=0, help="multi-agent: not in relayrl yet (> 0 is an error)")
+    add("--num-agents", type=int, default=0, help="multi-agent: agents in the script's env (its config must be "
+        "multi-agent: config.multi_agent(...))")
     add("--evaluation-num-env-runners", type=int, default=0)
     add("--evaluation-interval", type=int, default=0, help="evaluate every this many iterations (0: never)")
     add("--evaluation-duration", type=lambda v: v if v == "auto" else int(v), default=10)
@@ -93,14 +94,16 @@ def _refuse_unsupported(args) -> None:
             raise ValueError(message)
     if getattr(args, "num_gpus", None):
         raise ValueError("--num-gpus is the old API stack's: use --num-gpus-per-learner=1 with --num-learners=N")
-    if getattr(args, "num_agents", 0):
-        raise ValueError("--num-agents > 0: relayrl has no multi-agent envs and modules yet")
     if getattr(args, "num_aggregator_actors_per_learner", None):
         raise ValueError("--num-aggregator-actors-per-learner: relayrl has no aggregator actors")
 
 
 def _apply_args(config, args) -> None:
     """RLlib's: the flags given override the script's config."""
+    if getattr(args, "num_agents", 0) and not config.is_multi_agent:
+        raise ValueError(f"--num-agents={args.num_agents}, but the script's config is single-agent; build a "
+                         "multi-agent env and call config.multi_agent(policies=..., policy_mapping_fn=...) with it "
+                         "(see examples/multi_agent_cartpole.py).")
     config.framework(args.framework)
     if args.env is not None and config.env is None:
         config.environment(args.env)

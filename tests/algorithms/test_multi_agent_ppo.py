@@ -2,6 +2,7 @@
 module, policies_to_train, and bit-identical checkpoint resume."""
 import pytest
 import torch
+from multi_agent_checks import by_id, same, weights
 
 from relayrl import Algorithm, PPOConfig
 from relayrl.env.multi_agent_env import make_multi_agent
@@ -17,18 +18,6 @@ def config(**multi_agent):
             .training(train_batch_size=256, minibatch_size=64, num_epochs=2)
             .multi_agent(policies={"p0", "p1"}, policy_mapping_fn=by_id, **multi_agent)
             .debugging(seed=5, logger_config={"type": "none"}))
-
-
-def by_id(agent_id, episode, **kwargs):
-    return f"p{agent_id}"
-
-
-def weights(algo, module_id):
-    return {k: v.clone() for k, v in algo.learner_group.get_module(module_id).state_dict().items()}
-
-
-def same(a, b):
-    return set(a) == set(b) and all(torch.equal(a[k], b[k]) for k in a)
 
 
 def test_each_module_trains_and_results_use_rllibs_keys():

@@ -126,10 +126,13 @@ def test_policies_option_is_checked():
 
 
 def test_algorithms_without_multi_agent_support_say_so_and_unknown_trained_ids_are_named():
-    from relayrl.algorithms.dqn import DQNConfig
+    from relayrl import AlgorithmConfig
 
-    config = DQNConfig().environment(make_multi_agent("CartPole-v1")).multi_agent(policies={"p0"})
-    with pytest.raises(ValueError, match="DQN does not train multi-agent configs.*use PPO"):
+    class MyAlgoConfig(AlgorithmConfig):  # a user's algorithm that did not declare SUPPORTS_MULTI_AGENT
+        pass
+
+    config = MyAlgoConfig().environment(make_multi_agent("CartPole-v1")).multi_agent(policies={"p0"})
+    with pytest.raises(ValueError, match="MyAlgo does not train multi-agent configs.*PPO, IMPALA, APPO, DQN, SAC"):
         config.validate()
     config = PPOConfig().environment(make_multi_agent("CartPole-v1")).multi_agent(
         policies={"p0", "p1"}, policies_to_train=["p0", "p2"])

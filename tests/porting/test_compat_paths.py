@@ -27,6 +27,19 @@ ISSUE_PATHS = {
     "relayrl.examples.utils": "add_rllib_example_script_args", "relayrl.utils.test_utils":
         "run_rllib_example_script_experiment", "relayrl.examples.envs.classes": "StatelessCartPole",
 }
+# Issue 22's multi-agent paths (RLlib's multi-agent example envs, episode, runner and replay buffers).
+MULTI_AGENT_PATHS = {
+    "relayrl.examples.envs.classes.multi_agent": ["MultiAgentCartPole", "MultiAgentPendulum",
+                                                  "MultiAgentStatelessCartPole", "MultiAgentMountainCar"],
+    "relayrl.env.multi_agent_env": ["MultiAgentEnv", "make_multi_agent"],
+    "relayrl.env.multi_agent_episode": ["MultiAgentEpisode"],
+    "relayrl.env.multi_agent_env_runner": ["MultiAgentEnvRunner"],
+    "relayrl.utils.replay_buffers": ["MultiAgentEpisodeReplayBuffer", "MultiAgentPrioritizedEpisodeReplayBuffer",
+                                     "EpisodeReplayBuffer", "PrioritizedEpisodeReplayBuffer"],
+    "relayrl.utils.replay_buffers.multi_agent_episode_buffer": ["MultiAgentEpisodeReplayBuffer"],
+    "relayrl.utils.replay_buffers.multi_agent_prioritized_episode_buffer": [
+        "MultiAgentPrioritizedEpisodeReplayBuffer"],
+}
 
 
 @pytest.mark.parametrize("path", sorted(RLLIB_PATHS))
@@ -52,6 +65,24 @@ def test_star_import_gives_the_listed_names():
 @pytest.mark.parametrize("path, name", sorted(ISSUE_PATHS.items()))
 def test_the_issues_paths_are_there(path, name):
     assert getattr(importlib.import_module(path), name) is not None
+
+
+@pytest.mark.parametrize("path", sorted(MULTI_AGENT_PATHS))
+def test_the_multi_agent_paths_are_there(path):
+    module = importlib.import_module(path)
+    for name in MULTI_AGENT_PATHS[path]:
+        assert getattr(module, name) is not None, (path, name)
+
+
+def test_rllibs_multi_agent_cartpole_is_two_cartpoles_by_agent_id():
+    from relayrl.examples.envs.classes.multi_agent import MultiAgentCartPole, MultiAgentPendulum
+
+    env = MultiAgentCartPole({"num_agents": 2})
+    observations, _ = env.reset(seed=0)
+    assert set(observations) == {0, 1} and env.get_observation_space(1).shape == (4,)
+    _, rewards, terminateds, _, _ = env.step({0: 0, 1: 1})
+    assert rewards == {0: 1.0, 1: 1.0} and terminateds["__all__"] is False
+    assert MultiAgentPendulum({"num_agents": 3}).get_action_space(2).shape == (1,)
 
 
 def test_the_algorithm_packages_mirror_rllibs():

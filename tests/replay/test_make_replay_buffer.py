@@ -1,7 +1,13 @@
 """make_replay_buffer: types by name / class / import path, defaults, clear errors."""
 import pytest
 
-from relayrl.replay import EpisodeReplayBuffer, PrioritizedEpisodeReplayBuffer, make_replay_buffer
+from relayrl.replay import (
+    EpisodeReplayBuffer,
+    MultiAgentEpisodeReplayBuffer,
+    MultiAgentPrioritizedEpisodeReplayBuffer,
+    PrioritizedEpisodeReplayBuffer,
+    make_replay_buffer,
+)
 
 
 class MyBuffer(EpisodeReplayBuffer):
@@ -21,9 +27,13 @@ def test_built_in_types_and_defaults():
     assert isinstance(buffer, PrioritizedEpisodeReplayBuffer)
     assert (buffer.capacity, buffer.alpha, buffer.beta) == (500, 0.6, 0.3)  # config wins over defaults
     assert type(make_replay_buffer({})) is EpisodeReplayBuffer
-    assert type(make_replay_buffer({"type": "MultiAgentEpisodeReplayBuffer"})) is EpisodeReplayBuffer
+    assert type(make_replay_buffer({"type": "MultiAgentEpisodeReplayBuffer"})) is MultiAgentEpisodeReplayBuffer
     assert type(make_replay_buffer({"type": "MultiAgentPrioritizedEpisodeReplayBuffer"})) is \
-        PrioritizedEpisodeReplayBuffer
+        MultiAgentPrioritizedEpisodeReplayBuffer
+    # a multi-agent config: the single-agent type becomes its per-module version
+    prioritized = make_replay_buffer({"type": "PrioritizedEpisodeReplayBuffer", "alpha": 0.5}, multi_agent=True)
+    assert type(prioritized) is MultiAgentPrioritizedEpisodeReplayBuffer and prioritized.is_prioritized
+    assert type(make_replay_buffer({}, multi_agent=True)) is MultiAgentEpisodeReplayBuffer
     # a default the type does not take (alpha for the uniform buffer) is left out
     assert make_replay_buffer({"type": "EpisodeReplayBuffer"}, alpha=0.5, capacity=7).capacity == 7
 

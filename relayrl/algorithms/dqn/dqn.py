@@ -43,7 +43,8 @@ class DQN(Algorithm):
         defaults = {"batch_size_B": config.total_train_batch_size}
         if config.seed is not None:
             defaults["seed"] = config.seed
-        return make_replay_buffer(dict(config.effective_replay_buffer_config), **defaults)
+        return make_replay_buffer(dict(config.effective_replay_buffer_config), multi_agent=config.is_multi_agent,
+                                  **defaults)
 
     # -- the step ------------------------------------------------------------------------------
     def training_step(self) -> None:
@@ -78,7 +79,8 @@ class DQN(Algorithm):
         cfg = self.config
         batch_size = cfg.total_train_batch_size
         buffer = self.local_replay_buffer
-        train_batch = buffer.sample(batch_size, n_step=cfg.n_step, gamma=cfg.gamma, beta=self._replay_beta(cfg))
+        train_batch = buffer.sample(batch_size, n_step=cfg.n_step, gamma=cfg.gamma, beta=self._replay_beta(cfg),
+                                    **self._modules_to_sample(buffer))
         timesteps = {NUM_ENV_STEPS_SAMPLED_LIFETIME: self._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)}
         results = self.learner_group.update(batch=train_batch, timesteps=timesteps, num_epochs=1,
                                             minibatch_size=batch_size, shuffle_batch_per_epoch=False,
@@ -89,12 +91,24 @@ class DQN(Algorithm):
             self._update_priorities()
         return results
 
+    def _modules_to_sample(self, buffer) -> Dict[str, Any]:
+        """Multi-agent: sample only the modules that train (policies_to_train); the others' rows would be dropped."""
+        to_train = self.config.policies_to_train
+        if to_train is None or not hasattr(buffer, "module_buffer"):
+            return {}
+        from relayrl.algorithms.multi_agent_mapping import trains_module
+
+        return {"modules_to_sample": [m for m in buffer.module_ids if trains_module(to_train, m)]}
+
     @property
     def _replay_prioritized(self) -> bool:
         """Whether the buffer takes priorities (a uniform buffer's update_priorities does nothing: the learner's
         TD errors are not even fetched)."""
         from relayrl.replay import EpisodeReplayBuffer
 
+        prioritized = getattr(self.local_replay_buffer, "is_prioritized", None)  # multi-agent: its module buffers'
+        if prioritized is not None:
+            return prioritized
         update = getattr(type(self.local_replay_buffer), "update_priorities", None)
         return update is not EpisodeReplayBuffer.update_priorities
 
@@ -106,9 +120,14 @@ class DQN(Algorithm):
 
     def _update_priorities(self) -> None:
         buffer = self.local_replay_buffer
+        per_module = hasattr(buffer, "module_buffer")  # a multi-agent buffer: each module's rows in its own buffer
         for td_errors_per_module in self.learner_group.foreach_learner(lambda learner: learner.get_td_errors()):
-            for indices, td_errors in td_errors_per_module.values():
-                if indices is not None:
+            for module_id, (indices, td_errors) in td_errors_per_module.items():
+                if indices is None:
+                    continue
+                if per_module:
+                    buffer.update_priorities(td_errors, indices, module_id=module_id)
+                else:
                     buffer.update_priorities(td_errors, indices)
 
     def _compile_result(self, elapsed: float, calls: int) -> Dict[str, Any]:

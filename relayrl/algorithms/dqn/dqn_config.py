@@ -64,6 +64,8 @@ _UNSUPPORTED = {
 class DQNConfig(AlgorithmConfig):
     """Config for DQN: `DQNConfig().environment("CartPole-v1").training(n_step=3, double_q=True)`."""
 
+    SUPPORTS_MULTI_AGENT = True  # a replay buffer per module (MultiAgentEpisodeReplayBuffer); SAC inherits it
+
     _OPTIONS = (
         Option("replay_buffer_config", copy.deepcopy(DEFAULT_REPLAY_BUFFER_CONFIG),
                "The replay buffer: {'type': class name | class | dotted path, 'capacity': ..., "

@@ -32,6 +32,8 @@ RLLIB_IMPALA_DEFAULTS = {
 class IMPALAConfig(AlgorithmConfig):
     """Config for IMPALA: `IMPALAConfig().environment("CartPole-v1").env_runners(num_env_runners=2)`."""
 
+    SUPPORTS_MULTI_AGENT = True  # a V-trace loss per module (docs/multi_agent.md); APPO inherits it
+
     _OPTIONS = (
         Option("vtrace", True, "Use V-trace off-policy corrections (IMPALA needs them: must stay True).",
                "training", BOOL),
