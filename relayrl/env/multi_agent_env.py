@@ -98,7 +98,8 @@ def make_multi_agent(env_name_or_creator: Union[str, Callable[[dict], gym.Env]])
 
     class MultiEnv(MultiAgentEnv):
         def __init__(self, config: Optional[dict] = None):
-            config = copy.deepcopy(dict(config or {}))
+            # A copy of the same type: an EnvContext keeps worker_index etc. for the creator function.
+            config = copy.deepcopy(config) if isinstance(config, dict) else dict(config or {})
             num = int(config.pop("num_agents", 1))
             if isinstance(env_name_or_creator, str):
                 self.envs = [gym.make(env_name_or_creator) for _ in range(num)]

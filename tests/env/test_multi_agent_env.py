@@ -5,6 +5,7 @@ import pytest
 
 from multi_agent_envs import StrangerEnv, TurnBasedCount
 from relayrl.env.env_checks import EnvAPIError
+from relayrl.env.env_context import EnvContext
 from relayrl.env.multi_agent_env import MultiAgentEnv, MultiAgentEnvError, make_multi_agent
 from relayrl.env.multi_agent_vector_env import MultiAgentVectorEnv
 
@@ -77,3 +78,15 @@ def test_vector_env_resets_an_env_whose_episode_ended_in_the_same_call():
 def test_not_a_multi_agent_env_is_a_clear_error():
     with pytest.raises(TypeError, match="not a MultiAgentEnv.*make_multi_agent"):
         MultiAgentVectorEnv(lambda ctx: gym.make("CartPole-v1"), {}, num_envs=1, worker_index=0, num_workers=0)
+
+
+def test_make_multi_agent_gives_the_creator_the_env_context_with_worker_index():
+    seen = []
+
+    def creator(config):
+        seen.append((type(config).__name__, config.worker_index, dict(config)))
+        return gym.make("CartPole-v1")
+
+    env_class = make_multi_agent(creator)
+    env_class(EnvContext({"num_agents": 2, "size": 3}, worker_index=2, num_workers=4))
+    assert seen == [("EnvContext", 2, {"size": 3})] * 2
