@@ -40,6 +40,13 @@ class LSTMEncoder(nn.Module):
         tokens = run_layers(obs.reshape((batch * time,) + obs.shape[2:]), self.tokenizer)
         tokens = tokens.reshape(batch, time, -1)
         h, c = state["h"], state["c"]
+        if time == 1 and not torch.is_grad_enabled():
+            # One env step (the runners' case): the fused cell op, without nn.LSTM's per-call checks and
+            # (1, B, cell) transposes. Same arithmetic as the sequence kernel.
+            params = self.lstm._parameters
+            h, c = torch.lstm_cell(tokens[:, 0], (h[:, 0], c[:, 0]), params["weight_ih_l0"], params["weight_hh_l0"],
+                                   params["bias_ih_l0"], params["bias_hh_l0"])
+            return h[:, None], {"h": h[:, None], "c": c[:, None]}
         out, (h, c) = self.lstm(tokens, (h.transpose(0, 1).contiguous(), c.transpose(0, 1).contiguous()))
         return out, {"h": h.transpose(0, 1), "c": c.transpose(0, 1)}
 
