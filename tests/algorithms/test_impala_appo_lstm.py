@@ -19,6 +19,7 @@ def test_trains_with_an_lstm(config_class, minibatch_size):
     config = (config_class().environment(stateless_cartpole)
               .env_runners(num_envs_per_env_runner=3, rollout_fragment_length=20)
               .training(minibatch_size=minibatch_size)
+              .reporting(min_time_s_per_iteration=0, min_sample_timesteps_per_iteration=300)
               .rl_module(model_config=DefaultModelConfig(use_lstm=True, lstm_cell_size=8, fcnet_hiddens=[8],
                                                          max_seq_len=6, vf_share_layers=False))
               .debugging(seed=5))
