@@ -7,7 +7,8 @@
 - sb3-contrib's RecurrentPPO with rl-zoo's CartPoleNoVel-v1 settings (../shared/anchors/sb3_recurrent_stateless.py);
 - RLlib 2.60's LSTM PPO example (../shared/anchors/rllib_lstm_stateless.py).
 
-Usage: python benchmarks/lstm_stateless.py [--peers PEER_PYTHON] [--anchors DIR] [--budget STEPS] [--out FILE]
+Usage: python benchmarks/lstm_stateless.py [--peers PEER_PYTHON] [--anchors DIR] [--budget STEPS] [--peer-max-s S]
+                                          [--skip NAMES] [--out FILE]
 Prints one RESULT json line per contestant and a summary table; `--run NAME` runs one relayrl contestant in this
 process (what the driver calls). Wall seconds include imports and start-up (subprocess start to exit).
 """
@@ -21,6 +22,8 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 TARGET = 350.0
+# The peers' scripts: ../shared/anchors beside the main checkout (a worktree sits one folder deeper).
+ANCHOR_DIRS = [HERE.parents[1] / "shared" / "anchors", HERE.parents[2] / "shared" / "anchors"]
 
 # relayrl's LSTM PPO settings: rl-zoo's CartPoleNoVel-v1 RecurrentPPO settings in RLlib's option names
 # (8 envs x 32 steps, 20 epochs over the whole batch, gamma 0.98, lambda 0.8, lr 1e-3 decaying linearly,
@@ -67,12 +70,14 @@ def run_relayrl(name: str, budget: int, seed: int) -> dict:
     algo = lstm_ppo_config(use_lstm=name == "relayrl-lstm", seed=seed).build_algo()
     best, ret, steps = float("-inf"), float("nan"), 0
     try:
-        while ret < TARGET and steps < budget:
+        while True:
             result = algo.train()
             ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
             best = max(best, ret)
             if result["training_iteration"] % 40 == 0:
                 print(f"steps={steps} return={ret:.1f} t={time.perf_counter() - start:.0f}s", flush=True)
+            if ret >= TARGET or steps >= budget:
+                break
     finally:
         algo.stop()
     return {"name": name, "solved": ret >= TARGET, "steps": steps, "best": round(best, 1),
@@ -85,7 +90,8 @@ def run_process(name: str, command: list, env: dict) -> dict:
     proc = subprocess.run(command, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - start
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT")]
-    summary = {"name": name, "wall_s": round(wall, 1), "result": lines[-1] if lines else None}
+    summary = {"name": name, "wall_s": round(wall, 1), "result": lines[-1][len("RESULT "):] if lines else None,
+               "progress": [line for line in proc.stdout.splitlines() if line.startswith(("steps=", "iter="))][-40:]}
     if proc.returncode != 0 or not lines:
         summary["error"] = (proc.stderr or proc.stdout)[-600:]
     print("RESULT " + json.dumps(summary), flush=True)
@@ -96,16 +102,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", choices=["relayrl-lstm", "relayrl-mlp"])
     parser.add_argument("--peers", default="/work/peers/venv/bin/python", help="the peers' venv python ('' skips)")
-    parser.add_argument("--anchors", default=str(HERE.parents[1] / "shared" / "anchors"))
+    parser.add_argument("--anchors", default=next((str(p) for p in ANCHOR_DIRS if p.is_dir()), str(ANCHOR_DIRS[0])))
     parser.add_argument("--budget", type=int, default=300_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--peer-max-s", type=float, default=600.0,
+                        help="stop a peer after this many seconds (ANCHOR_MAX_S); it then reports solved=False")
     parser.add_argument("--skip", default="", help="comma-separated contestants to leave out")
     parser.add_argument("--out", type=pathlib.Path)
     args = parser.parse_args()
     if args.run:
         print("RESULT " + json.dumps(run_relayrl(args.run, args.budget, args.seed)))
         return
-    env = dict(os.environ, OMP_NUM_THREADS="1", RAY_ADDRESS="local")
+    env = dict(os.environ, OMP_NUM_THREADS="1", RAY_ADDRESS="local", ANCHOR_MAX_S=str(args.peer_max_s))
     me = [sys.executable, str(pathlib.Path(__file__).resolve())]
     contestants = [("relayrl-lstm", me + ["--run", "relayrl-lstm", "--budget", str(args.budget),
                                           "--seed", str(args.seed)]),
