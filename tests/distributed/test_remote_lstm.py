@@ -15,7 +15,7 @@ def stateless_cartpole(config):
 
 def test_ppo_with_an_lstm_on_remote_runners():
     config = (PPOConfig().environment(stateless_cartpole)
-              .env_runners(num_env_runners=2, num_envs_per_env_runner=2, rollout_fragment_length=16)
+              .env_runners(num_env_runners=1, num_envs_per_env_runner=2, rollout_fragment_length=16)
               .training(train_batch_size=64, minibatch_size=32, num_epochs=1)
               .rl_module(model_config=DefaultModelConfig(use_lstm=True, lstm_cell_size=8, fcnet_hiddens=[8],
                                                          max_seq_len=5, vf_share_layers=False))
@@ -29,7 +29,7 @@ def test_ppo_with_an_lstm_on_remote_runners():
         weights = learner.module[DEFAULT_MODULE_ID].get_state()
         remote = algo.env_runner_group.foreach_env_runner(lambda runner: runner.module.get_state(),
                                                           local_env_runner=False)
-        assert len(remote) == 2 and any(k.startswith("vf_encoder.lstm") for k in remote[0])
+        assert len(remote) == 1 and any(k.startswith("vf_encoder.lstm") for k in remote[0])
         for state in remote:
             assert all(np.array_equal(state[k], weights[k]) for k in state)
         # Episodes from a remote runner: the Learner's sequences give back the sampler's logits.
