@@ -191,3 +191,18 @@ def test_sampled_state_resets_at_episode_starts_and_is_carried_otherwise():
                                        rtol=1e-5, atol=1e-6)
     finally:
         algo.stop()
+
+
+def test_two_chunks_of_one_episode_are_padded_apart_in_nested_columns_too():
+    """A separate critic's state_out column is {"actor": {"h", "c"}, "critic": {...}}: its rows are split by
+    chunk like every other column (a sequence running from one chunk into the next would shift the batch)."""
+    from relayrl.connectors.common.add_time_dim_to_batch_and_zero_pad import _pad_chunks
+
+    rows = np.arange(7, dtype=np.float32)[:, None]
+    nested = {"actor": {"h": rows, "c": rows}, "critic": {"h": rows, "c": rows}}
+    padded, lens = _pad_chunks(nested, [2, 5], seq_len=3)
+    np.testing.assert_array_equal(lens, [2, 3, 2])
+    np.testing.assert_array_equal(padded["critic"]["h"][..., 0], [[0, 1, 0], [2, 3, 4], [5, 6, 0]])
+    flat, flat_lens = _pad_chunks(rows, [2, 5], seq_len=3)
+    np.testing.assert_array_equal(flat_lens, [2, 3, 2])
+    np.testing.assert_array_equal(flat[..., 0], [[0, 1, 0], [2, 3, 4], [5, 6, 0]])

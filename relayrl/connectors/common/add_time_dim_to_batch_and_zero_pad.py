@@ -76,7 +76,10 @@ def _is_per_episode(data) -> bool:
 
 def _pad_chunks(array, lengths, seq_len: int):
     """Each chunk's rows (`lengths`, in batch order) padded into sequences; one chunk if the rows do not add up."""
-    rows = len(next(iter(array.values()))) if isinstance(array, dict) else len(array)
+    leaf = array
+    while isinstance(leaf, dict):  # nested columns (e.g. a separate critic's state: {"actor": {"h", ...}})
+        leaf = next(iter(leaf.values()))
+    rows = len(leaf)
     if not lengths or len(lengths) == 1 or sum(lengths) != rows:
         return _pad_into_sequences(array, seq_len)
     parts, start = [], 0
