@@ -35,6 +35,10 @@ class DefaultModelConfig:
     lstm_cell_size: int = 256
     lstm_use_prev_action: bool = False
     lstm_use_prev_reward: bool = False
+    lstm_kernel_initializer: Optional[Union[str, Callable]] = None
+    lstm_kernel_initializer_kwargs: Optional[dict] = None
+    lstm_bias_initializer: Optional[Union[str, Callable]] = None
+    lstm_bias_initializer_kwargs: Optional[dict] = None
 
     def __post_init__(self) -> None:
         check_model_config_values({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
@@ -125,6 +129,10 @@ _RULES = {
     "lstm_cell_size": (_is_positive_int, "a positive int", "256"),
     "lstm_use_prev_action": _BOOL,
     "lstm_use_prev_reward": _BOOL,
+    "lstm_kernel_initializer": _INIT,
+    "lstm_kernel_initializer_kwargs": _KWARGS,
+    "lstm_bias_initializer": _INIT,
+    "lstm_bias_initializer_kwargs": _KWARGS,
 }
 
 

@@ -1,5 +1,6 @@
 """Deterministic toy environments for tests and examples (`from relayrl.testing import CountingEnv`)."""
 from relayrl.testing.envs import CorridorEnv, CountingEnv, SpacesEnv
+from relayrl.testing.example_envs import StatelessCartPole
 from relayrl.testing.image_envs import DotSideEnv
 
-__all__ = ["CorridorEnv", "CountingEnv", "DotSideEnv", "SpacesEnv"]
+__all__ = ["CorridorEnv", "CountingEnv", "DotSideEnv", "SpacesEnv", "StatelessCartPole"]

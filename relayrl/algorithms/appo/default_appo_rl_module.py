@@ -20,6 +20,11 @@ class DefaultAPPOTorchRLModule(DefaultPPOTorchRLModule, TargetNetworkAPI):
         return [(self.encoder, self._target_encoder), (self.pi, self._target_pi)]
 
     def forward_target(self, batch, **kwargs):
+        if self._recurrent:  # the target LSTM starts each sequence from the actor's sampled state
+            state_in = self._state_in(batch)
+            features, _ = self._target_encoder(batch[Columns.OBS], state_in if self.vf_share_layers else state_in["actor"])
+            logits = run_layers(features, self._target_pi)
+            return {TARGET_NETWORK_ACTION_DIST_INPUTS: self._dist_inputs(None, logits)}
         logits = run_layers(batch[Columns.OBS], self._target_encoder, self._target_pi)
         return {TARGET_NETWORK_ACTION_DIST_INPUTS: self._dist_inputs(None, logits)}
 

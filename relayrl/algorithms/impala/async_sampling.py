@@ -15,6 +15,7 @@ import numpy as np
 
 from relayrl.algorithms.impala.impala_learner import WEIGHTS_SEQ_NO, build_impala_learner_pipeline
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
+from relayrl.core.tree import map_structure
 
 _TRAIN_BATCH_PIPELINES: Dict[int, Any] = {}  # id(EnvRunner) -> its Learner pipeline (inside the actor)
 
@@ -36,8 +37,8 @@ def sample_train_batch(runner) -> Tuple[Dict[str, Dict[str, np.ndarray]], int, D
         batch = {DEFAULT_MODULE_ID: batch}
     seq_no = runner.weights_seq_no
     for module_batch in batch.values():
-        rows = len(module_batch[Columns.LOSS_MASK])
-        module_batch[WEIGHTS_SEQ_NO] = np.full(rows, seq_no, np.int64)
+        # Shaped like the loss mask: (rows,), or (sequences, max_seq_len) for a recurrent module.
+        module_batch[WEIGHTS_SEQ_NO] = np.full(np.shape(module_batch[Columns.LOSS_MASK]), seq_no, np.int64)
     states = runner.get_connector_states() if _has_connector_state(runner) else None
     return batch, steps, runner.get_metrics(), states
 
@@ -136,8 +137,9 @@ class TrainBatchPacker:
 def _concatenate(batches: List[dict]) -> dict:
     if len(batches) == 1:
         return batches[0]
-    return {mid: {col: np.concatenate([b[mid][col] for b in batches]) for col in batches[0][mid]}
-            for mid in batches[0]}
+    # map_structure: a recurrent module's state_in column is a dict of arrays ({"h", "c"}).
+    return {mid: {col: map_structure(lambda *parts: np.concatenate(parts), *[b[mid][col] for b in batches])
+                  for col in batches[0][mid]} for mid in batches[0]}
 
 
 class LearnerThread:

@@ -92,7 +92,12 @@ class IMPALALearner(Learner):
 
 
 def _chunk_cuts(loss_mask: torch.Tensor, size: int) -> list:
-    ends = (torch.nonzero(~loss_mask.bool()).reshape(-1) + 1).tolist()  # row after each artificial step
+    if loss_mask.dim() == 2:  # recurrent (sequences, max_seq_len): a chunk ends in a sequence whose last step
+        # is padding or its artificial step; cut between sequences there, `size` counting steps
+        ends = (torch.nonzero(~loss_mask[:, -1].bool()).reshape(-1) + 1).tolist()
+        size = max(1, size // loss_mask.shape[1])
+    else:
+        ends = (torch.nonzero(~loss_mask.bool()).reshape(-1) + 1).tolist()  # row after each artificial step
     cuts, next_cut = [0], size
     for end in ends:
         if end >= next_cut or end == ends[-1]:
@@ -102,7 +107,12 @@ def _chunk_cuts(loss_mask: torch.Tensor, size: int) -> list:
 
 
 def _rows(module_batch: Dict[str, Any], start: int, stop: int) -> Dict[str, Any]:
-    return {k: (v[start:stop] if isinstance(v, torch.Tensor) else v) for k, v in module_batch.items()}
+    def cut(v):  # (a recurrent module's state_in is a dict of tensors)
+        if isinstance(v, dict):
+            return {k: cut(x) for k, x in v.items()}
+        return v[start:stop] if isinstance(v, torch.Tensor) else v
+
+    return {k: cut(v) for k, v in module_batch.items()}
 
 
 __all__ = ["IMPALALearner", "WEIGHTS_SEQ_NO", "build_impala_learner_pipeline"]

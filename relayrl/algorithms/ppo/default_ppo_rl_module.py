@@ -1,4 +1,5 @@
-"""PPO's default RLModule: an MLP encoder, a policy head and a value head (optionally shared encoder)."""
+"""PPO's default RLModule: an MLP (or CNN) encoder, a policy head and a value head (optionally shared encoder);
+with `use_lstm=True` the encoder is an LSTM on top of that (modules/recurrent_actor_critic.py)."""
 import gymnasium as gym
 import torch
 from torch import nn
@@ -9,12 +10,13 @@ from relayrl.modules.distributions import TorchCategorical, TorchDiagGaussian
 from relayrl.modules.encoders import make_encoder
 from relayrl.modules.mlp import mlp, run_layers
 from relayrl.modules.numpy_forward import NumpyForwardAPI, NumpyMLP, overrides_any
+from relayrl.modules.recurrent_actor_critic import RecurrentActorCritic
 from relayrl.modules.rl_module import RLModule, ValueFunctionAPI
 from relayrl.modules.space_checks import action_dim, check_action_space
 
 
-class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI, NumpyForwardAPI):
-    """Actor-critic MLP for 1-D Box observations and Discrete or 1-D Box actions."""
+class DefaultPPOTorchRLModule(RecurrentActorCritic, RLModule, ValueFunctionAPI, NumpyForwardAPI):
+    """Actor-critic for 1-D Box or image observations and Discrete or 1-D Box actions; stateful with use_lstm."""
 
     # The methods that decide what the acting forward passes compute; a subclass overriding any of them
     # computes something else, and numpy_forward() leaves it to torch.
@@ -24,19 +26,18 @@ class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI, NumpyForwardAPI):
     def setup(self) -> None:
         cfg = DefaultModelConfig.from_dict(self.model_config)
         name = type(self).__name__
-        if cfg.use_lstm:
-            raise ValueError(
-                f"{name} has no LSTM: model_config use_lstm=True is not supported. Fix: set use_lstm=False, "
-                "or give your own recurrent RLModule via config.rl_module(rl_module_spec=RLModuleSpec(module_class=...))."
-            )
         check_action_space(self.action_space, name)
         self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
         self._free_log_std = cfg.free_log_std and not self._discrete
         self._log_std_clip = cfg.log_std_clip_param
         self.action_dist_cls = TorchCategorical if self._discrete else TorchDiagGaussian
         self.vf_share_layers = cfg.vf_share_layers
+        self._recurrent = cfg.use_lstm
 
-        self.encoder, embed_dim = make_encoder(self.observation_space, cfg, name)  # MLP, or CNN for images
+        if self._recurrent:  # the LSTM encoder(s), actor's and critic's (modules/recurrent_actor_critic.py)
+            embed_dim = self.setup_recurrent(cfg, name)
+        else:
+            self.encoder, embed_dim = make_encoder(self.observation_space, cfg, name)  # MLP, or CNN for images
         n_act = action_dim(self.action_space)
         n_out = n_act if (self._discrete or self._free_log_std) else 2 * n_act
         head_init = dict(kernel_initializer=cfg.head_fcnet_kernel_initializer,
@@ -53,7 +54,7 @@ class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI, NumpyForwardAPI):
             self.log_std = nn.Parameter(torch.zeros(n_act))
         if self.inference_only:
             return
-        if not self.vf_share_layers:
+        if not self.vf_share_layers and not self._recurrent:
             self.vf_encoder, _ = make_encoder(self.observation_space, cfg, name)
         self.vf = mlp(embed_dim, cfg.head_fcnet_hiddens, cfg.head_fcnet_activation, 1, **head_init)
 
@@ -74,21 +75,27 @@ class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI, NumpyForwardAPI):
     # The layers run as plain torch calls (run_layers): nn.Module's per-call dispatch dominates a small
     # MLP's cost, both per env step and per minibatch. Gradients flow as through the modules.
     def _forward(self, batch, **kwargs):
+        if self._recurrent:
+            return self.recurrent_forward(batch, train=False)
         logits = run_layers(batch[Columns.OBS], self.encoder, self.pi)
         return {Columns.ACTION_DIST_INPUTS: self._dist_inputs(None, logits)}
 
     def _forward_train(self, batch, **kwargs):
+        if self._recurrent:
+            return self.recurrent_forward(batch, train=True)
         embeddings = run_layers(batch[Columns.OBS], self.encoder)
         logits = run_layers(embeddings, self.pi)
         return {Columns.ACTION_DIST_INPUTS: self._dist_inputs(None, logits), Columns.EMBEDDINGS: embeddings}
 
     def numpy_forward(self):
         """Discrete actions: the logits are encoder -> pi, plain Linear layers (NumpyForwardAPI)."""
-        if not self._discrete or overrides_any(type(self), DefaultPPOTorchRLModule, self._ACTING_FORWARD_METHODS):
+        if self._recurrent or not self._discrete or overrides_any(type(self), DefaultPPOTorchRLModule, self._ACTING_FORWARD_METHODS):
             return None
         return NumpyMLP.from_sequentials(self.encoder, self.pi)
 
     def compute_values(self, batch, embeddings=None):
+        if self._recurrent:
+            return self.recurrent_values(batch, embeddings)
         if embeddings is None or not self.vf_share_layers:
             encoder = self.encoder if self.vf_share_layers else self.vf_encoder
             embeddings = run_layers(batch[Columns.OBS], encoder)
@@ -96,7 +103,7 @@ class DefaultPPOTorchRLModule(RLModule, ValueFunctionAPI, NumpyForwardAPI):
 
     def get_state(self, components=None, *, not_components=None, inference_only: bool = False, **kwargs):
         state = super().get_state()
-        if inference_only:  # env runners only need the policy part
+        if inference_only and not self._recurrent:  # env runners only need the policy part
             state = {k: v for k, v in state.items() if not k.startswith(("vf.", "vf_encoder."))}
         return state
 

@@ -3,7 +3,7 @@ import numpy as np
 
 from relayrl.connectors.common.batch_individual_items import stack_items
 from relayrl.connectors.common.stateful import is_stateful, max_seq_len
-from relayrl.connectors.connector_v2 import BatchedNdArray, ConnectorV2
+from relayrl.connectors.connector_v2 import BatchedNdArray, ConnectorV2, _episode_key
 from relayrl.core.columns import Columns
 from relayrl.core.tree import map_structure
 
@@ -43,6 +43,12 @@ class AddTimeDimToBatchAndZeroPad(ConnectorV2):
                         items[:] = [map_structure(lambda x: np.expand_dims(np.asarray(x), 0), it) for it in items]
             return batch
         seq_len = max_seq_len(rl_module)
+        # Chunks of one episode share its batch key (e.g. two fragments of it in one train batch): each
+        # chunk's rows are padded on their own, so no sequence runs from one chunk into the next.
+        chunk_lengths = {}
+        for episode in self.single_agent_episode_iterator(episodes, agents_that_stepped_only=False):
+            if len(episode):  # an empty chunk adds no rows
+                chunk_lengths.setdefault(_episode_key(episode), []).append(len(episode))
         seq_lens_added = Columns.SEQ_LENS in batch
         needs_mask = Columns.LOSS_MASK not in batch
         pad_masks = {}
@@ -51,7 +57,7 @@ class AddTimeDimToBatchAndZeroPad(ConnectorV2):
                 continue
             for key, items in data.items():
                 stacked = stack_items(items)
-                padded, lens = _pad_into_sequences(stacked, seq_len)
+                padded, lens = _pad_chunks(stacked, chunk_lengths.get(key), seq_len)
                 data[key] = [map_structure(lambda x: x.view(BatchedNdArray), padded)]
                 if not seq_lens_added:
                     batch.setdefault(Columns.SEQ_LENS, {})[key] = [lens.view(BatchedNdArray)]
@@ -66,6 +72,22 @@ class AddTimeDimToBatchAndZeroPad(ConnectorV2):
 
 def _is_per_episode(data) -> bool:
     return isinstance(data, list) or (isinstance(data, dict) and bool(data) and isinstance(next(iter(data)), tuple))
+
+
+def _pad_chunks(array, lengths, seq_len: int):
+    """Each chunk's rows (`lengths`, in batch order) padded into sequences; one chunk if the rows do not add up."""
+    leaf = array
+    while isinstance(leaf, dict):  # nested columns (e.g. a separate critic's state: {"actor": {"h", ...}})
+        leaf = next(iter(leaf.values()))
+    rows = len(leaf)
+    if not lengths or len(lengths) == 1 or sum(lengths) != rows:
+        return _pad_into_sequences(array, seq_len)
+    parts, start = [], 0
+    for length in lengths:
+        parts.append(_pad_into_sequences(map_structure(lambda x: x[start:start + length], array), seq_len))
+        start += length
+    padded = map_structure(lambda *xs: np.concatenate(xs), *[p[0] for p in parts])
+    return padded, np.concatenate([p[1] for p in parts])
 
 
 def _pad_into_sequences(array, seq_len: int):
