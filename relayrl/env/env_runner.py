@@ -18,6 +18,7 @@ from relayrl.env.episode_limits import episode_limits_wrapper
 from relayrl.env.env_runner_state import EnvRunnerState
 from relayrl.env.env_failures import SubEnvFailuresError, SubEnvRecovery  # noqa: F401 (SubEnvFailuresError: its old home)
 from relayrl.env.episode_stats import EpisodeStats
+from relayrl.env.reward_clipping import RewardClipping
 from relayrl.env.registry import make_env_creator
 from relayrl.env.sampling import SampleAmount, SamplingPlan, plan_sampling
 from relayrl.env.vector_env import batch_actions, foreach_sub_env, info_at, make_vector_env, unbatch
@@ -92,6 +93,7 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
             self._spaces[DEFAULT_MODULE_ID] = module_spaces
         self._episodes: List[SingleAgentEpisode] = []
         self._cached_to_module = None
+        self._reward_clipping = RewardClipping(self.config.clip_rewards, self.num_envs)
         self._needs_reset = True
 
     def make_module(self) -> None:
@@ -155,7 +157,7 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         """The sampling loop: the plan's action source computes the actions, the envs step, its recorder
         puts the step into the episodes (env/sampling/). Returns the env steps taken."""
         actions, recorder, explore, steps = plan.actions, plan.recorder, plan.actions.explore, 0
-        clip_rewards = reward_clipping(self.config.clip_rewards)
+        clip_rewards = self._reward_clipping
         while not amount.reached(steps):
             to_env = actions(self.num_env_steps_sampled_lifetime + steps)
             chosen = to_env.pop(Columns.ACTIONS)
@@ -188,12 +190,13 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
             self._env_to_module_call(ended, explore)
         observations = unbatch(self.env.observation_space, observations)
         for i, episode in zip(finished, ended):
+            score = self._reward_clipping.take_score(i)  # the unclipped return (None: not clipping)
             if amount.wants(i):
                 if self._cb_end:
                     self._episode_callbacks(self._cb_end, episode, i,
                                             prev_episode_chunks=self._prev_chunks.pop(episode.id_, []))
                 episode.to_numpy()  # first: the return then sums an array, not a list
-                self._stats.on_episode_done(episode)
+                self._stats.on_episode_done(episode, score=score)
                 amount.add(episode)
             else:
                 self._prev_chunks.pop(episode.id_, None)
@@ -222,6 +225,7 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
             self._stats.forget(episode)
             self._prev_chunks.pop(episode.id_, None)
         self._episodes = [self._make_episode() for _ in range(self.num_envs)]
+        self._reward_clipping.restart()
         for i, episode in enumerate(self._episodes):
             self._episode_callbacks(self._cb_created, episode, i)
         observations, infos = self.env.reset(seed=seed)
@@ -284,19 +288,6 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         if self.env is not None:
             self.env.close()
             self.env = None
-
-
-def reward_clipping(clip) -> Callable[[np.ndarray], np.ndarray]:
-    """The `clip_rewards` option as a function: None/False keeps rewards, True takes their sign, c clips to [-c, c]."""
-    if clip is True:
-        return np.sign
-    if clip:
-        return lambda rewards: np.clip(rewards, -clip, clip)
-    return _unchanged
-
-
-def _unchanged(rewards: np.ndarray) -> np.ndarray:
-    return rewards
 
 
 SingleAgentEnvRunner = EnvRunner

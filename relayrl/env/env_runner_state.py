@@ -26,7 +26,7 @@ from relayrl.episodes.single_agent_episode import SingleAgentEpisode
 
 PARTS = ("rl_module", "env_to_module_connector", "module_to_env_connector", "exploration", "metrics", "sampling")
 SAMPLING_KEYS = ("seed", "episode_stats", "prev_chunks", "action_space_rng", "attributes", "ongoing", "episodes",
-                 "cached_to_module", "env", "cached_map_structure")
+                 "cached_to_module", "env", "cached_map_structure", "unclipped_returns")
 _SPACE_KEYS = ("observation_space", "action_space")
 _GENERATOR = "__np_generator_state__"  # how `attributes` marks a numpy Generator's state
 # Derived from the config when the module is built; relayrl 0.1.0 stored it: read, not applied.
@@ -67,6 +67,9 @@ class EnvRunnerState:
             state["episodes"] = [self._episode_to_state(e) for e in self._episodes]
             state["cached_to_module"] = self._cached_to_module
             state["env"] = get_vector_env_state(self.env)
+            scores = self._reward_clipping.get_state()
+            if scores is not None:
+                state["unclipped_returns"] = scores
         return state
 
     def _is_sync(self) -> bool:
@@ -113,6 +116,10 @@ class EnvRunnerState:
                 [self._episode_from_state(s) for s in state["episodes"]]
                 require(isinstance(state.get("cached_to_module"), dict), where / "cached_to_module",
                         "expected the batch computed for the ongoing episodes.")
+                scores = state.get("unclipped_returns", [])
+                require(isinstance(scores, list) and len(scores) in (0, self.num_envs)
+                        and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in scores),
+                        where / "unclipped_returns", f"expected {self.num_envs} numbers (one score per sub-env).")
         except CheckpointError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
@@ -147,6 +154,7 @@ class EnvRunnerState:
             set_vector_env_state(self.env, state["env"])
             self._episodes = [self._episode_from_state(s) for s in state["episodes"]]
             self._cached_to_module = state["cached_to_module"]
+            self._reward_clipping.set_state(state.get("unclipped_returns"))
             self._needs_reset = False
         else:  # nothing ongoing saved (or ASYNC envs): the next sample() starts fresh episodes
             self._needs_reset = True

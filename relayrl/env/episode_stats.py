@@ -1,4 +1,6 @@
 """Per-episode statistics an EnvRunner logs: return and length over all chunks of an episode."""
+from typing import Optional
+
 from relayrl.metrics.metrics_logger import MetricsLogger
 
 
@@ -23,10 +25,11 @@ class EpisodeStats:
         """Drop what is remembered of an episode that will never finish (e.g. discarded by a reset)."""
         self._carried.pop(episode.id_, None)
 
-    def on_episode_done(self, episode) -> None:
+    def on_episode_done(self, episode, score: Optional[float] = None) -> None:
+        """`score`: the return to report when it is not the episode's own (clip_rewards: the unclipped one)."""
         ret, length = self._carried.pop(episode.id_, (0.0, 0))[:2]  # (subclasses carry more)
-        self._done.append((ret + float(episode.get_return()), length + len(episode), episode.get_duration_s(),
-                           episode.custom_metrics))
+        ret = ret + float(episode.get_return()) if score is None else score
+        self._done.append((ret, length + len(episode), episode.get_duration_s(), episode.custom_metrics))
 
     def on_steps(self, n: int) -> None:
         """The end of a sampling run: its `n` env steps and the episodes that finished in it."""

@@ -31,6 +31,9 @@ class MultiAgentEnvRunner(EnvRunner):
     EPISODE_STATS = MultiAgentEpisodeStats
 
     def __init__(self, *, config, **kwargs):
+        if config.clip_rewards:
+            raise ValueError("clip_rewards is not available for multi-agent envs yet; clip the rewards in your "
+                             "MultiAgentEnv, or set config.environment(clip_rewards=None).")
         self._cached_map_structure: Dict[str, list] = {}  # which (episode, agent) each row of the cached batch is
         super().__init__(config=config, **kwargs)
 

@@ -387,7 +387,23 @@ def test_clip_rewards_float_clips():
                          environment={"clip_rewards": 2.5})
     episode = runner.sample()[0]
     np.testing.assert_array_equal(episode.get_rewards(), [1.0, 2.0, 2.5, 2.5])
-    assert merged_metrics(runner)["episode_return_mean"] == 8.0
+    # The Learner gets the clipped rewards; the return reported is the env's own score, 1 + 2 + 3 + 4.
+    assert merged_metrics(runner)["episode_return_mean"] == 10.0
+
+
+def test_unclipped_score_spans_chunks_and_survives_a_checkpoint():
+    def runner():
+        return make_runner(env_config={"episode_len": 6}, rollout_fragment_length=4,
+                           environment={"clip_rewards": 1.0})
+
+    first = runner()
+    chunk = first.sample()[0]  # 4 of the episode's 6 steps: rewards 1..4 clipped to 1
+    np.testing.assert_array_equal(chunk.get_rewards(), [1.0] * 4)
+    restored = runner()
+    restored.set_state(first.get_state())
+    for r in (first, restored):
+        r.sample()  # the episode's last 2 steps (5, 6), then a new one
+        assert merged_metrics(r)["episode_return_mean"] == 21.0  # 1 + ... + 6, not 6 clipped ones
 
 
 def test_no_reward_clipping_by_default():

@@ -151,3 +151,10 @@ def test_random_actions_come_from_each_acting_agents_space():
     episodes = runner.sample(num_episodes=3, random_actions=True)
     assert len(episodes) == 3 and all(len(e) == 4 for e in episodes)
     assert all(len(sent) == 1 and list(sent.values())[0] in (0, 1) for sent in envs[0].sent)
+
+
+def test_clip_rewards_is_refused_for_multi_agent_envs_with_the_fix():
+    config = config_for(make_multi_agent("CartPole-v1"), {"p0", "p1"}, by_id)
+    config.environment(env_config={"num_agents": 2}, clip_rewards=True)
+    with pytest.raises(ValueError, match="clip_rewards is not available for multi-agent envs"):
+        MultiAgentEnvRunner(config=config)

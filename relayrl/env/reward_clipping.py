@@ -1,0 +1,49 @@
+"""The `clip_rewards` option: episodes (what the Learner trains on) get the clipped rewards, while the
+returns reported (`episode_return_mean/min/max`) stay the env's own scores, as RLlib's and SB3's Atari
+set-ups report game scores rather than sums of clipped rewards."""
+from typing import Callable, List, Optional
+
+import numpy as np
+
+
+class RewardClipping:
+    """`clipping(rewards)` clips one vector step's rewards and adds the unclipped ones to each sub-env's
+    running score; `take_score(i)` hands out sub-env i's score when its episode ends (None without
+    clipping: the episode's own return is the score)."""
+
+    def __init__(self, clip, num_envs: int):
+        self._clip = clip_function(clip)
+        self.active = self._clip is not None
+        self.scores = np.zeros(num_envs)
+
+    def __call__(self, rewards: np.ndarray) -> np.ndarray:
+        if not self.active:
+            return rewards
+        self.scores += rewards
+        return self._clip(rewards)
+
+    def take_score(self, env_index: int) -> Optional[float]:
+        if not self.active:
+            return None
+        score, self.scores[env_index] = float(self.scores[env_index]), 0.0
+        return score
+
+    def restart(self) -> None:
+        """All sub-envs start new episodes."""
+        self.scores[:] = 0.0
+
+    def get_state(self) -> Optional[List[float]]:
+        return self.scores.tolist() if self.active else None
+
+    def set_state(self, scores: Optional[List[float]]) -> None:
+        if self.active and scores is not None:
+            self.scores = np.asarray(scores, dtype=np.float64)
+
+
+def clip_function(clip) -> Optional[Callable[[np.ndarray], np.ndarray]]:
+    """None/False: no clipping (None); True: the reward's sign; a number c: clip to [-c, c]."""
+    if clip is True:
+        return np.sign
+    if clip:
+        return lambda rewards: np.clip(rewards, -clip, clip)
+    return None
