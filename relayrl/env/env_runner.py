@@ -157,7 +157,7 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         """The sampling loop: the plan's action source computes the actions, the envs step, its recorder
         puts the step into the episodes (env/sampling/). Returns the env steps taken."""
         actions, recorder, explore, steps = plan.actions, plan.recorder, plan.actions.explore, 0
-        clip_rewards = self._reward_clipping
+        clip_rewards = self._reward_clipping.use(self.config.clip_rewards)
         while not amount.reached(steps):
             to_env = actions(self.num_env_steps_sampled_lifetime + steps)
             chosen = to_env.pop(Columns.ACTIONS)

@@ -12,9 +12,17 @@ class RewardClipping:
     clipping: the episode's own return is the score)."""
 
     def __init__(self, clip, num_envs: int):
-        self._clip = clip_function(clip)
-        self.active = self._clip is not None
         self.scores = np.zeros(num_envs)
+        self.use(clip)
+
+    def use(self, clip) -> "RewardClipping":
+        """Follow the `clip_rewards` option, which Tune's reset_config may change between sample() calls
+        (an episode ongoing when clipping starts reports only the score from then on)."""
+        option = (type(clip), clip)  # True (the sign) and 1.0 (clip to [-1, 1]) compare equal
+        if getattr(self, "_option", None) != option:
+            self._option, self._clip = option, clip_function(clip)
+            self.active = self._clip is not None
+        return self
 
     def __call__(self, rewards: np.ndarray) -> np.ndarray:
         if not self.active:

@@ -494,3 +494,12 @@ def test_sample_num_episodes_takes_an_equal_share_from_every_sub_env():
         assert sorted(len(e) for e in episodes) == [2, 2, 10]
     finally:
         runner.stop()
+
+
+def test_clip_rewards_changed_in_the_runner_config_applies_at_the_next_sample():
+    runner = make_runner(env_config={"episode_len": 4}, rollout_fragment_length=4)
+    np.testing.assert_array_equal(runner.sample()[0].get_rewards(), [1.0, 2.0, 3.0, 4.0])
+    runner.config.environment(clip_rewards=True)  # as Tune's reset_config does
+    np.testing.assert_array_equal(runner.sample()[0].get_rewards(), [1.0, 1.0, 1.0, 1.0])
+    runner.config.environment(clip_rewards=1.5)
+    np.testing.assert_array_equal(runner.sample()[0].get_rewards(), [1.0, 1.5, 1.5, 1.5])
