@@ -1,0 +1,115 @@
+"""`PolicyWorkerSet`: the local PolicyRunner and its remote copies (Ray actors), the old stack's WorkerSet.
+
+Remote runners are relayrl's EnvRunnerActors (relayrl/distributed/) running a PolicyRunner: the same timeouts,
+restarts and re-syncs as the RLModule runners. `sample()` returns the joined batch of all healthy runners and
+hands the steps and episode metrics to `on_sampled` (the Algorithm counts and reports them).
+"""
+from typing import Any, Callable, Dict, List, Optional
+
+from relayrl.policy.rollout.policy_runner import PolicyRunner
+from relayrl.policy.sample_batch import concat_samples
+
+
+def policy_runner_class(policy_specs: Dict[str, Any], mapping_fn: Optional[Callable]) -> type:
+    """A PolicyRunner subclass that knows its policies (it travels to Ray actors by value)."""
+    mapping = staticmethod(mapping_fn) if mapping_fn is not None else None
+    return type("PolicyRunner", (PolicyRunner,), {"POLICY_SPECS": dict(policy_specs), "POLICY_MAPPING_FN": mapping})
+
+
+class PolicyWorkerSet:
+    def __init__(self, config, policy_specs: Dict[str, Any], mapping_fn: Optional[Callable] = None,
+                 on_sampled: Optional[Callable] = None):
+        self.config = config
+        self.runner_cls = policy_runner_class(policy_specs, mapping_fn)
+        self._local = self.runner_cls(config=config, worker_index=0, num_workers=config.num_env_runners)
+        self._actors = None
+        if config.num_env_runners > 0:
+            from relayrl.distributed.env_runner_actors import EnvRunnerActors
+
+            self._actors = EnvRunnerActors(config=config, env_runner_cls=self.runner_cls,
+                                           num_env_runners=config.num_env_runners)
+            self.sync_weights()
+        self.on_sampled = on_sampled
+
+    # -- RLlib's accessors -------------------------------------------------------------------------------
+    def local_worker(self) -> PolicyRunner:
+        return self._local
+
+    @property
+    def local_env_runner(self) -> PolicyRunner:
+        return self._local
+
+    @property
+    def is_remote(self) -> bool:
+        return self._actors is not None
+
+    def remote_workers(self) -> List[Any]:
+        """The healthy remote runners' Ray actor handles."""
+        if self._actors is None:
+            return []
+        return [self._actors.actor(i) for i in self._actors.healthy_indices()]
+
+    def num_remote_workers(self) -> int:
+        return 0 if self._actors is None else len(self._actors.indices())
+
+    num_remote_env_runners = num_remote_workers
+
+    def num_healthy_remote_workers(self) -> int:
+        return 0 if self._actors is None else len(self._actors.healthy_indices())
+
+    # -- weights -------------------------------------------------------------------------------------------
+    def sync_weights(self, policies: Optional[List[str]] = None, from_worker_or_learner_group=None,
+                     to_worker_indices: Optional[List[int]] = None, global_vars: Optional[dict] = None,
+                     **kwargs) -> None:
+        """Send the local (or given) runner's policy weights to the remote runners."""
+        if global_vars:
+            self._local.set_global_vars(global_vars)
+        if self._actors is None:
+            return
+        source = from_worker_or_learner_group or self._local
+        state = {"policy_weights": source.get_weights(policies), "global_vars": dict(self._local.global_vars)}
+        ref = self._actors.ray.put(state)
+        if policies is None:
+            self._actors.last_state_ref = ref  # what a restarted runner gets
+        ids = to_worker_indices or self._actors.healthy_indices()
+        self._actors.call(ids, method="set_state", args=(ref,), timeout=self.config.sample_timeout_s)
+
+    # -- sampling ------------------------------------------------------------------------------------------
+    def sample(self, **kwargs):
+        """One sample() from every healthy runner (the local one only if there are no remote ones)."""
+        if self._actors is None:
+            batches, metrics = [self._local.sample(**kwargs)], [self._local.get_metrics()]
+        else:
+            self._actors.restore_due
+            results = self._actors.call(self._actors.healthy_indices(), method="sample_and_get_metrics",
+                                        kwargs=kwargs, timeout=self.config.sample_timeout_s, sampling=True)
+            batches = [r.value[0] for r in results if r.ok]
+            metrics = [r.value[1] for r in results if r.ok]
+        batch = concat_samples(batches)
+        if self.on_sampled is not None:
+            self.on_sampled(batch.env_steps(), metrics)
+        return batch
+
+    def foreach_worker(self, func: Callable, local_worker: bool = True, healthy_only: bool = True) -> list:
+        out = [func(self._local)] if local_worker else []
+        if self._actors is not None:
+            out += [r.value for r in self._actors.call(self._actors.healthy_indices(), func=func,
+                                                       timeout=self.config.sample_timeout_s) if r.ok]
+        return out
+
+    foreach_env_runner = foreach_worker
+
+    def foreach_policy(self, func: Callable) -> list:
+        return [r for results in self.foreach_worker(lambda w: w.foreach_policy(func)) for r in results]
+
+    def fault_tolerance_metrics(self) -> Dict[str, int]:
+        actors = self._actors
+        restarts = 0 if actors is None else actors.num_restarts
+        return {"num_healthy_env_runners": self.num_healthy_remote_workers(),
+                "num_remote_env_runner_restarts": restarts, "num_env_runner_restarts": restarts,
+                "num_env_steps_lost": 0, "num_env_steps_lost_lifetime": 0}
+
+    def stop(self) -> None:
+        self._local.stop()
+        if self._actors is not None:
+            self._actors.stop()
