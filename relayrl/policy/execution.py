@@ -4,15 +4,17 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from relayrl.metrics import LEARNER_RESULTS, NUM_ENV_STEPS_TRAINED_LIFETIME
+from relayrl.metrics.keys import (  # noqa: F401 (RLlib's training_step code imports them from here too)
+    LEARN_ON_BATCH_TIMER,
+    NUM_AGENT_STEPS_SAMPLED,
+    NUM_AGENT_STEPS_TRAINED,
+    NUM_ENV_STEPS_SAMPLED,
+    NUM_ENV_STEPS_TRAINED,
+    WORKER_UPDATE_TIMER,
+)
 from relayrl.policy.sample_batch import concat_samples
 from relayrl.policy.torch_policy import LEARNER_STATS_KEY
 
-NUM_ENV_STEPS_SAMPLED = "num_env_steps_sampled"
-NUM_AGENT_STEPS_SAMPLED = "num_agent_steps_sampled"
-NUM_ENV_STEPS_TRAINED = "num_env_steps_trained"
-NUM_AGENT_STEPS_TRAINED = "num_agent_steps_trained"
-WORKER_UPDATE_TIMER = "update"
-LEARN_ON_BATCH_TIMER = "learn"
 
 
 def synchronous_parallel_sample(*, worker_set=None, max_agent_steps: Optional[int] = None,
