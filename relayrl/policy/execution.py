@@ -41,6 +41,7 @@ def train_one_step(algorithm, train_batch, policies_to_train: Optional[List[str]
     trainable = policies_to_train or worker.policies_to_train()
     info = {pid: worker.policy_map[pid].learn_on_batch(b) for pid, b in batch.policy_batches.items()
             if pid in trainable}
+    info = {pid: result if isinstance(result, dict) else {} for pid, result in info.items()}  # a policy may return None
     for pid, result in info.items():
         stats = {k: v for k, v in result.get(LEARNER_STATS_KEY, {}).items() if np.ndim(v) == 0}
         algorithm.metrics.log_dict(stats, key=(LEARNER_RESULTS, pid), window=1)

@@ -101,8 +101,16 @@ def build_policy_class(name: str, framework: str, *, loss_fn: Optional[Callable]
     if optimizer_fn:
         members["optimizer"] = lambda self: optimizer_fn(self, self.config)
     if extra_action_out_fn:
-        members["extra_action_out"] = lambda self, input_dict, state_batches, model, action_dist: (
-            extra_action_out_fn(self, input_dict, state_batches, model, action_dist))
+        takes_policy_only = _num_params(extra_action_out_fn) == 1  # the TF template's fn(policy) (seed 001)
+
+        def extra_action_out(self, input_dict, state_batches, model, action_dist):
+            extra = base.extra_action_out(self, input_dict, state_batches, model, action_dist)
+            if takes_policy_only:
+                extra.update(extra_action_out_fn(self))
+            else:
+                extra.update(extra_action_out_fn(self, input_dict, state_batches, model, action_dist))
+            return extra
+        members["extra_action_out"] = extra_action_out
     if extra_grad_process_fn:
         members["extra_grad_process"] = lambda self, optimizer, loss: extra_grad_process_fn(self, optimizer, loss)
     if extra_learn_fetches_fn:
@@ -125,6 +133,15 @@ def build_policy_class(name: str, framework: str, *, loss_fn: Optional[Callable]
 def build_torch_policy(name: str, *, loss_fn: Optional[Callable] = None, **kwargs):
     """`build_policy_class(name, framework="torch", ...)` (the name RLlib's docs use)."""
     return build_policy_class(name, "torch", loss_fn=loss_fn, **kwargs)
+
+
+def _num_params(fn) -> int:
+    import inspect
+
+    try:
+        return len(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return -1
 
 
 def _with_mixins(base: type, mixins: List[type]) -> type:

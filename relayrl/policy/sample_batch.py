@@ -95,6 +95,10 @@ class SampleBatch(dict):
     def __len__(self) -> int:
         return self.count
 
+    def __reduce__(self):
+        # pickle (Ray) rebuilds a dict subclass by __setitem__ before its attributes exist: rebuild in one call
+        return _rebuild, (dict(self), dict(self.__dict__))
+
     def __bool__(self) -> bool:
         return dict.__len__(self) > 0
 
@@ -335,6 +339,13 @@ def _concat_column(parts: List):
 
         return torch.cat(parts)
     return np.concatenate(parts)
+
+
+def _rebuild(columns: dict, attributes: dict) -> SampleBatch:
+    batch = SampleBatch.__new__(SampleBatch)
+    dict.update(batch, columns)
+    batch.__dict__.update(attributes)
+    return batch
 
 
 def _to_array(value):
