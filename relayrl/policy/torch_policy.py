@@ -74,6 +74,11 @@ class TorchPolicy(Policy):
 
     def compute_actions_from_input_dict(self, input_dict, explore=None, timestep=None, episodes=None, **kwargs):
         explore = self.config.get("explore", True) if explore is None else explore
+        fast = self._numpy_forward()
+        if fast is not None and not self.config.get("_disable_numpy_forward"):
+            actions, extra = fast.compute(input_dict[SampleBatch.OBS], explore)
+            self.global_timestep += len(actions)
+            return actions, [], extra
         with torch.no_grad():
             tensors = {k: _tensor(v) for k, v in input_dict.items() if k != SampleBatch.INFOS}
             state_batches = [tensors[k] for k in _numbered(tensors, "state_in_")]
@@ -90,6 +95,14 @@ class TorchPolicy(Policy):
             extra.update(self.extra_action_out(tensors, state_batches, self.model, dist))
         self.global_timestep += batch_size
         return _numpy(actions), [_numpy(s) for s in state_out], {k: _numpy(v) for k, v in extra.items()}
+
+    def _numpy_forward(self):
+        """The numpy fast path (numpy_forward.py), planned once per policy; None where it does not apply."""
+        if "_fast_forward" not in self.__dict__:
+            from relayrl.policy.numpy_forward import NumpyCategoricalMLP
+
+            self._fast_forward = NumpyCategoricalMLP.plan(self)
+        return self._fast_forward
 
     def _sample_actions(self, input_dict, state_batches, seq_lens, explore, timestep):
         if self._action_sampler_fn is not None:

@@ -225,27 +225,24 @@ def test_001_my_algo_through_tune_with_two_workers(tmp_path):
     script = tmp_path / "seed_001_tune.py"
     prelude = textwrap.dedent(f'''
         import sys
-        sys.path.insert(0, {os.path.dirname(__file__)!r})
-        from test_seed_001_snippets import postprocess_advantages, policy_gradient_loss
-        from relayrl.policy.policy_template import build_policy_class
+        sys.path.insert(0, {os.path.join(ROOT, "examples")!r})
         import ray
         from ray import tune
+        import policy_gradient_custom_policy as pg  # the seed's PG policy, with torch
+        ray.cloudpickle.register_pickle_by_value(pg)  # Tune's actors cannot import the example by name
+        MyTFPolicy = pg.MyTorchPolicy
         _init = ray.init
         ray.init = lambda *a, **kw: _init(*a, num_cpus=4, **kw)  # the seed's 3 CPUs, on a 2-core CI machine
-        MyTFPolicy = build_policy_class("MyTFPolicy", "torch", loss_fn=policy_gradient_loss,
-                                        postprocess_fn=postprocess_advantages())
-        _Tuner = tune.Tuner
-        def _tuner_with_a_stop(*args, **kwargs):
+        _Tuner, TUNERS = tune.Tuner, []
+        def _tuner_with_a_stop(*args, **kwargs):  # the seed's run has no stop criterion: it would train forever
             kwargs.setdefault("run_config", tune.RunConfig(stop={{"training_iteration": 2}}, verbose=0,
                                                            storage_path={str(tmp_path / "results")!r}))
-            results = _Tuner(*args, **kwargs)
-            return results
+            TUNERS.append(_Tuner(*args, **kwargs))
+            return TUNERS[-1]
         tune.Tuner = _tuner_with_a_stop
     ''')
     epilogue = textwrap.dedent('''
-        results = tune.Tuner(MyAlgo, param_space={"env": "CartPole-v1", "num_workers": 2,
-                                                   "logger_config": {"type": "none"}}).fit()
-        result = results.get_best_result(metric="training_iteration", mode="max")
+        result = TUNERS[0].get_results().get_best_result(metric="training_iteration", mode="max")
         assert result.error is None, result.error
         print("ITERATIONS", result.metrics["training_iteration"], result.metrics["num_env_steps_sampled_lifetime"])
     ''')
