@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-ANCHOR = pathlib.Path(__file__).resolve().parents[2] / "shared" / "anchors" / "rllib_oldstack_pg.py"
+ANCHOR = pathlib.Path(os.environ.get("RELAYRL_ANCHORS", "/work/shared/anchors")) / "rllib_oldstack_pg.py"
 
 
 def run_relayrl() -> dict:
@@ -57,9 +57,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--peers", default="/work/peers/venv/bin/python")
     args = parser.parse_args()
-    results = [run_relayrl(), run_rllib(args.peers)]
-    for r in results:
-        print("RESULT " + json.dumps(r))
+    results = []
+    for run in (run_relayrl, lambda: run_rllib(args.peers)):
+        results.append(run())
+        print("RESULT " + json.dumps(results[-1]), flush=True)
     ours, theirs = results
     print(f"ratio env_steps_per_s {ours['env_steps_per_s'] / theirs['env_steps_per_s']:.1f}x, "
           f"wall time to 150 {theirs['time_s'] / ours['time_s']:.1f}x (process start to stop), "

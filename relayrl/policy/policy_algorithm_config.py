@@ -26,6 +26,8 @@ _ANY = Check("any value", lambda v: True, Any)
 
 
 class PolicyAlgorithmConfig(AlgorithmConfig):
+    SUPPORTS_MULTI_AGENT = True  # MultiAgentEnvs run with MultiAgentPolicyRunner (rollout/)
+
     _OPTIONS = (
         Option("model", dict(MODEL_DEFAULTS), "The old stack's model dict (fcnet_hiddens, fcnet_activation, "
                "vf_share_layers, custom_model, custom_model_config, ...), given to the policy's config['model'].",

@@ -10,17 +10,40 @@ from relayrl.policy.rollout.policy_runner import PolicyRunner
 from relayrl.policy.sample_batch import concat_samples
 
 
-def policy_runner_class(policy_specs: Dict[str, Any], mapping_fn: Optional[Callable]) -> type:
+def policy_runner_class(policy_specs: Dict[str, Any], mapping_fn: Optional[Callable], multi_agent: bool) -> type:
     """A PolicyRunner subclass that knows its policies (it travels to Ray actors by value)."""
+    from relayrl.policy.rollout.multi_agent_policy_runner import MultiAgentPolicyRunner
+
     mapping = staticmethod(mapping_fn) if mapping_fn is not None else None
-    return type("PolicyRunner", (PolicyRunner,), {"POLICY_SPECS": dict(policy_specs), "POLICY_MAPPING_FN": mapping})
+    base = MultiAgentPolicyRunner if multi_agent else PolicyRunner
+    return type(base.__name__, (base,), {"POLICY_SPECS": dict(policy_specs), "POLICY_MAPPING_FN": mapping})
+
+
+def env_is_multi_agent(config) -> bool:
+    """Whether the config's env is a MultiAgentEnv (one instance is made and closed to see)."""
+    from relayrl.env.multi_agent_env import MultiAgentEnv
+    from relayrl.policy.rollout.multi_agent_policy_runner import make_env
+
+    env_spec = config.env
+    if isinstance(env_spec, type):
+        return issubclass(env_spec, MultiAgentEnv)
+    if isinstance(env_spec, str) and "/" not in env_spec:
+        import gymnasium as gym
+
+        if env_spec in gym.registry:
+            return False
+    env = make_env(config, 0, config.num_env_runners)
+    try:
+        return isinstance(env, MultiAgentEnv)
+    finally:
+        env.close()
 
 
 class PolicyWorkerSet:
     def __init__(self, config, policy_specs: Dict[str, Any], mapping_fn: Optional[Callable] = None,
                  on_sampled: Optional[Callable] = None):
         self.config = config
-        self.runner_cls = policy_runner_class(policy_specs, mapping_fn)
+        self.runner_cls = policy_runner_class(policy_specs, mapping_fn, env_is_multi_agent(config))
         self._local = self.runner_cls(config=config, worker_index=0, num_workers=config.num_env_runners)
         self._actors = None
         if config.num_env_runners > 0:
