@@ -246,7 +246,10 @@ def test_001_my_algo_through_tune_with_two_workers(tmp_path):
         assert result.error is None, result.error
         print("ITERATIONS", result.metrics["training_iteration"], result.metrics["num_env_steps_sampled_lifetime"])
     ''')
-    script.write_text(prelude + snippet("001_my_algo_tune.txt") + epilogue)
+    # Guarded as a script: relayrl's checkpoint naming imports the algorithm's module by name inside Tune's actor,
+    # which must not run the experiment again.
+    body = prelude + snippet("001_my_algo_tune.txt") + epilogue
+    script.write_text("if __name__ == '__main__':\n" + textwrap.indent(body, "    "))
     env = {**os.environ, "PYTHONPATH": ROOT, "RAY_ADDRESS": "local"}
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=400, env=env)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]

@@ -105,10 +105,24 @@ class PolicyRunner:
     def ping(self) -> str:
         return "pong"
 
-    def get_state(self) -> Dict[str, Any]:
+    def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
         return {"policy_weights": self.get_weights(), "global_vars": dict(self.global_vars)}
 
-    def set_state(self, state: Dict[str, Any]) -> None:
+    def check_state(self, state: Dict[str, Any], where) -> None:
+        """Raise a CheckpointError if `state` names policies this runner lacks or weights that do not fit."""
+        weights = state.get("policy_weights", {})
+        unknown = sorted(set(weights) - set(self.policy_map))
+        if unknown:
+            raise where.error(f"the checkpoint has policies {unknown} this algorithm does not (it has "
+                              f"{sorted(self.policy_map)}).")
+        for pid, w in weights.items():
+            mine = self.policy_map[pid].get_weights()
+            if isinstance(mine, dict) and isinstance(w, dict):
+                bad = [k for k in mine if k not in w or np.shape(w[k]) != np.shape(mine[k])]
+                if bad:
+                    raise where.error(f"policy {pid!r}: the weights {bad} are missing or differ in shape.")
+
+    def set_state(self, state: Dict[str, Any], **kwargs) -> None:
         self.set_weights(state.get("policy_weights", {}), state.get("global_vars"))
 
     def apply(self, func: Callable, *args, **kwargs):
