@@ -219,9 +219,10 @@ def test_001_tf_snippets_need_tensorflow():
         run("001_tf_build_policy.txt", policy_gradient_loss=policy_gradient_loss)
 
 
+@pytest.mark.slow
 def test_001_my_algo_through_tune_with_two_workers(tmp_path):
     """`tune.Tuner(MyAlgo, param_space={"env": "CartPole-v1", "num_workers": 2}).fit()`, as written; the policy is the
-    torch version of MyTFPolicy (the test adds a stop: the seed's run has none)."""
+    torch version of MyTFPolicy (the test adds a stop: the seed's run has none). ~70 s (Ray start, 2 runners)."""
     script = tmp_path / "seed_001_tune.py"
     prelude = textwrap.dedent(f'''
         import sys
