@@ -1,10 +1,10 @@
 """The old stack's training_step helpers (RLlib's `execution/rollout_ops.py` and `execution/train_ops.py`)."""
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 import numpy as np
 
 from relayrl.metrics import LEARNER_RESULTS, NUM_ENV_STEPS_TRAINED_LIFETIME
-from relayrl.metrics.keys import (  # noqa: F401 (RLlib's training_step code imports them from here too)
+from relayrl.metrics.keys import (
     LEARN_ON_BATCH_TIMER,
     NUM_AGENT_STEPS_SAMPLED,
     NUM_AGENT_STEPS_TRAINED,
@@ -16,9 +16,8 @@ from relayrl.policy.sample_batch import concat_samples
 from relayrl.policy.torch_policy import LEARNER_STATS_KEY
 
 
-
-def synchronous_parallel_sample(*, worker_set=None, max_agent_steps: Optional[int] = None,
-                                max_env_steps: Optional[int] = None, concat: bool = True, **kwargs):
+def synchronous_parallel_sample(*, worker_set=None, max_agent_steps: int | None = None,
+                                max_env_steps: int | None = None, concat: bool = True, **kwargs):
     """sample() from all runners at once, repeated until `max_env_steps` (or agent steps) are in; one round if
     neither is given."""
     if worker_set is None:
@@ -34,7 +33,7 @@ def synchronous_parallel_sample(*, worker_set=None, max_agent_steps: Optional[in
     return concat_samples(batches) if concat else batches
 
 
-def train_one_step(algorithm, train_batch, policies_to_train: Optional[List[str]] = None) -> Dict[str, Any]:
+def train_one_step(algorithm, train_batch, policies_to_train: list[str] | None = None) -> dict[str, Any]:
     """learn_on_batch of the local runner's trainable policies; {policy_id: results}. Logs the learner stats."""
     worker = algorithm.workers.local_worker()
     batch = train_batch.as_multi_agent()
@@ -53,7 +52,7 @@ def train_one_step(algorithm, train_batch, policies_to_train: Optional[List[str]
 multi_gpu_train_one_step = train_one_step
 
 
-def standardize_fields(samples, fields: List[str]):
+def standardize_fields(samples, fields: list[str]):
     """Each field of each policy's batch to mean 0, std 1 (in place); returns `samples`."""
     is_single = not hasattr(samples, "policy_batches")
     batches = [samples] if is_single else samples.policy_batches.values()
@@ -65,6 +64,16 @@ def standardize_fields(samples, fields: List[str]):
     return samples
 
 
-__all__ = ["synchronous_parallel_sample", "train_one_step", "multi_gpu_train_one_step", "standardize_fields",
-           "NUM_ENV_STEPS_SAMPLED", "NUM_AGENT_STEPS_SAMPLED", "NUM_ENV_STEPS_TRAINED", "NUM_AGENT_STEPS_TRAINED",
-           "WORKER_UPDATE_TIMER", "LEARN_ON_BATCH_TIMER", "LEARNER_STATS_KEY"]
+__all__ = [
+    "LEARNER_STATS_KEY",
+    "LEARN_ON_BATCH_TIMER",
+    "NUM_AGENT_STEPS_SAMPLED",
+    "NUM_AGENT_STEPS_TRAINED",
+    "NUM_ENV_STEPS_SAMPLED",
+    "NUM_ENV_STEPS_TRAINED",
+    "WORKER_UPDATE_TIMER",
+    "multi_gpu_train_one_step",
+    "standardize_fields",
+    "synchronous_parallel_sample",
+    "train_one_step",
+]

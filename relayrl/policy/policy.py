@@ -4,9 +4,7 @@ Subclass it and implement `compute_actions` (and `learn_on_batch`, `get_weights`
 that learns), or build one from functions with `build_policy_class` (policy_template.py). Policies run inside
 an Algorithm whose `get_default_policy_class(config)` returns one (policy_algorithm.py).
 """
-import json
-import os
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -55,7 +53,7 @@ class Policy:
             episodes=episodes, explore=explore, timestep=timestep, **kwargs)
 
     def compute_single_action(self, obs=None, state=None, *, prev_action=None, prev_reward=None, info=None,
-                              input_dict=None, episode=None, explore=None, timestep=None, **kwargs) -> Tuple:
+                              input_dict=None, episode=None, explore=None, timestep=None, **kwargs) -> tuple:
         """One observation in, (action, state_outs, extra fetches) out: compute_actions on a batch of one."""
         if input_dict is None:
             if obs is None:
@@ -89,7 +87,7 @@ class Policy:
     def loss(self, model, dist_class, train_batch):
         raise NotImplementedError(f"{type(self).__name__} does not implement loss().")
 
-    def learn_on_batch(self, samples: SampleBatch) -> Dict[str, Any]:
+    def learn_on_batch(self, samples: SampleBatch) -> dict[str, Any]:
         """One update from a train batch; returns stats. Default: apply_gradients(compute_gradients(samples))."""
         grads, info = self.compute_gradients(samples)
         self.apply_gradients(grads)
@@ -102,11 +100,11 @@ class Policy:
     def apply_gradients(self, gradients) -> None:
         raise NotImplementedError(f"{type(self).__name__} does not implement apply_gradients().")
 
-    def on_global_var_update(self, global_vars: Dict[str, Any]) -> None:
+    def on_global_var_update(self, global_vars: dict[str, Any]) -> None:
         self.global_timestep = int(global_vars.get("timestep", self.global_timestep))
 
     # -- recurrent state --------------------------------------------------------------------------------
-    def get_initial_state(self) -> List:
+    def get_initial_state(self) -> list:
         return []
 
     def is_recurrent(self) -> bool:
@@ -122,10 +120,10 @@ class Policy:
     def set_weights(self, weights) -> None:
         raise NotImplementedError(f"{type(self).__name__} does not implement set_weights().")
 
-    def get_exploration_state(self) -> Dict:
+    def get_exploration_state(self) -> dict:
         return {}
 
-    def get_state(self) -> Dict[str, Any]:
+    def get_state(self) -> dict[str, Any]:
         """weights, global_timestep, num_grad_updates and the policy_spec (class, spaces, config)."""
         try:
             weights = self.get_weights()
@@ -135,7 +133,7 @@ class Policy:
                 "num_grad_updates": self.num_grad_updates,
                 "policy_spec": PolicySpec(type(self), self.observation_space, self.action_space, self.config)}
 
-    def set_state(self, state: Dict[str, Any]) -> None:
+    def set_state(self, state: dict[str, Any]) -> None:
         if state.get("weights") is not None:
             self.set_weights(state["weights"])
         self.global_timestep = int(state.get("global_timestep", self.global_timestep))
@@ -156,7 +154,7 @@ class Policy:
         return read_policy_checkpoint(checkpoint, trusted=trusted)
 
     @staticmethod
-    def from_state(state: Dict[str, Any]) -> "Policy":
+    def from_state(state: dict[str, Any]) -> "Policy":
         spec = state["policy_spec"]
         policy = spec.policy_class(spec.observation_space, spec.action_space, spec.config)
         policy.set_state(state)
@@ -171,7 +169,7 @@ class Policy:
         return platform.node()
 
 
-def _numbered(mapping, prefix: str) -> List[str]:
+def _numbered(mapping, prefix: str) -> list[str]:
     keys = [k for k in mapping.keys() if isinstance(k, str) and k.startswith(prefix) and k[len(prefix):].isdigit()]
     return sorted(keys, key=lambda k: int(k[len(prefix):]))
 

@@ -4,7 +4,8 @@ The base options plus the old stack's keys that policies read from their config 
 `use_gae`, ...), and the old `multiagent` dict key. Unknown keys still raise (with a did-you-mean); a policy
 with settings of its own takes them from PolicySpec(config={...}) or the `policy_config` dict option.
 """
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from relayrl.algorithms.algorithm_config import AlgorithmConfig
 from relayrl.algorithms.options import BOOL, DICT, FRACTION, Check, LegacyKey, Option

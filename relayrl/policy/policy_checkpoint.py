@@ -3,7 +3,7 @@
 The class and spaces are stored by name and description (checkpoints/by_name.py); loading resolves the class
 through a Trust, so it runs no code the caller did not import or trust.
 """
-from typing import Any, Dict
+from typing import Any
 
 from relayrl.checkpoints.by_name import Unstorable, describe, rebuild
 from relayrl.checkpoints.errors import CheckpointError
@@ -12,7 +12,7 @@ from relayrl.checkpoints.state_checks import Where
 from relayrl.checkpoints.trust import Trust
 
 
-def write_policy_checkpoint(policy, export_dir: str, state: Dict[str, Any]) -> str:
+def write_policy_checkpoint(policy, export_dir: str, state: dict[str, Any]) -> str:
     state = dict(state)
     state["policy_spec"] = describe(state["policy_spec"])
     return write_checkpoint(export_dir, state, cls=type(policy), metadata={"type": "Policy"})

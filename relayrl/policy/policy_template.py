@@ -5,7 +5,7 @@ The constructor runs the hooks in RLlib's order: validate_spaces -> before_init 
 builds the class again with some arguments replaced.
 """
 import sys
-from typing import Callable, List, Optional
+from collections.abc import Callable
 
 from relayrl.policy.models.catalog import MODEL_DEFAULTS, ModelCatalog
 from relayrl.policy.torch_policy import LEARNER_STATS_KEY, TorchPolicy
@@ -30,19 +30,19 @@ _ARGUMENTS = ("loss_fn", "get_default_config", "stats_fn", "postprocess_fn", "ex
               "get_batch_divisibility_req", "extra_action_fetches_fn", "gradients_fn")
 
 
-def build_policy_class(name: str, framework: str, *, loss_fn: Optional[Callable] = None,
-                       get_default_config: Optional[Callable] = None, stats_fn: Optional[Callable] = None,
-                       postprocess_fn: Optional[Callable] = None, extra_action_out_fn: Optional[Callable] = None,
-                       extra_grad_process_fn: Optional[Callable] = None,
-                       extra_learn_fetches_fn: Optional[Callable] = None, optimizer_fn: Optional[Callable] = None,
-                       validate_spaces: Optional[Callable] = None, before_init: Optional[Callable] = None,
-                       before_loss_init: Optional[Callable] = None, after_init: Optional[Callable] = None,
-                       _after_loss_init: Optional[Callable] = None, action_sampler_fn: Optional[Callable] = None,
-                       action_distribution_fn: Optional[Callable] = None, make_model: Optional[Callable] = None,
-                       make_model_and_action_dist: Optional[Callable] = None,
-                       compute_gradients_fn: Optional[Callable] = None, apply_gradients_fn: Optional[Callable] = None,
-                       mixins: Optional[List[type]] = None, get_batch_divisibility_req: Optional[Callable] = None,
-                       extra_action_fetches_fn: Optional[Callable] = None, gradients_fn: Optional[Callable] = None):
+def build_policy_class(name: str, framework: str, *, loss_fn: Callable | None = None,
+                       get_default_config: Callable | None = None, stats_fn: Callable | None = None,
+                       postprocess_fn: Callable | None = None, extra_action_out_fn: Callable | None = None,
+                       extra_grad_process_fn: Callable | None = None,
+                       extra_learn_fetches_fn: Callable | None = None, optimizer_fn: Callable | None = None,
+                       validate_spaces: Callable | None = None, before_init: Callable | None = None,
+                       before_loss_init: Callable | None = None, after_init: Callable | None = None,
+                       _after_loss_init: Callable | None = None, action_sampler_fn: Callable | None = None,
+                       action_distribution_fn: Callable | None = None, make_model: Callable | None = None,
+                       make_model_and_action_dist: Callable | None = None,
+                       compute_gradients_fn: Callable | None = None, apply_gradients_fn: Callable | None = None,
+                       mixins: list[type] | None = None, get_batch_divisibility_req: Callable | None = None,
+                       extra_action_fetches_fn: Callable | None = None, gradients_fn: Callable | None = None):
     """A Policy class named `name`; see the module docstring for the order of the hooks."""
     original_kwargs = {k: v for k, v in locals().items() if k in _ARGUMENTS}
     if framework not in ("torch", "jax"):
@@ -130,7 +130,7 @@ def build_policy_class(name: str, framework: str, *, loss_fn: Optional[Callable]
     return cls
 
 
-def build_torch_policy(name: str, *, loss_fn: Optional[Callable] = None, **kwargs):
+def build_torch_policy(name: str, *, loss_fn: Callable | None = None, **kwargs):
     """`build_policy_class(name, framework="torch", ...)` (the name RLlib's docs use)."""
     return build_policy_class(name, "torch", loss_fn=loss_fn, **kwargs)
 
@@ -144,7 +144,7 @@ def _num_params(fn) -> int:
         return -1
 
 
-def _with_mixins(base: type, mixins: List[type]) -> type:
+def _with_mixins(base: type, mixins: list[type]) -> type:
     """A class whose MRO puts the mixins before `base`, so their methods take precedence."""
     if not mixins:
         return base
@@ -159,4 +159,4 @@ def _caller_module() -> str:
     return frame.f_globals.get("__name__", "__main__") if frame is not None else "__main__"
 
 
-__all__ = ["build_policy_class", "build_torch_policy", "POLICY_DEFAULT_CONFIG"]
+__all__ = ["POLICY_DEFAULT_CONFIG", "build_policy_class", "build_torch_policy"]

@@ -88,5 +88,10 @@ def compute_gae_for_sample_batch(policy, sample_batch: SampleBatch, other_agent_
     return batch
 
 
-__all__ = ["Postprocessing", "discount_cumsum", "compute_advantages", "compute_bootstrap_value",
-           "compute_gae_for_sample_batch"]
+__all__ = [
+    "Postprocessing",
+    "compute_advantages",
+    "compute_bootstrap_value",
+    "compute_gae_for_sample_batch",
+    "discount_cumsum",
+]

@@ -3,7 +3,7 @@
 A SampleBatch is a dict of equally long columns (numpy arrays, or torch tensors inside a loss), one row per
 timestep. A MultiAgentBatch maps policy IDs to SampleBatches and counts env steps separately from agent steps.
 """
-from typing import Dict, Iterable, List, Optional
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -42,9 +42,9 @@ class SampleBatch(dict):
     RETURNS_TO_GO = "returns_to_go"
     ATTENTION_MASKS = "attention_masks"
 
-    def __init__(self, *args, _time_major: Optional[bool] = None, _max_seq_len: Optional[int] = None,
-                 _zero_padded: bool = False, _is_training: Optional[bool] = None,
-                 _num_grad_updates: Optional[int] = None, **kwargs):
+    def __init__(self, *args, _time_major: bool | None = None, _max_seq_len: int | None = None,
+                 _zero_padded: bool = False, _is_training: bool | None = None,
+                 _num_grad_updates: int | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         if self.DONES in self:
             raise KeyError("SampleBatch has no `dones` column: give `terminateds` and `truncateds` "
@@ -121,7 +121,7 @@ class SampleBatch(dict):
             return self._like(dict(self))
         return self._like({k: (list(v) if isinstance(v, list) else _copy(v)) for k, v in self.items()})
 
-    def columns(self, keys: Iterable[str]) -> List:
+    def columns(self, keys: Iterable[str]) -> list:
         return [self[k] for k in keys]
 
     def rows(self):
@@ -153,7 +153,7 @@ class SampleBatch(dict):
             dict.__setitem__(self, key, [value[i] for i in order] if isinstance(value, list) else value[order])
         return self
 
-    def split_by_episode(self, key: Optional[str] = None) -> List["SampleBatch"]:
+    def split_by_episode(self, key: str | None = None) -> list["SampleBatch"]:
         """One batch per episode: by `eps_id` (or `key`), else cut after each terminated/truncated row."""
         key = key or (self.EPS_ID if self.EPS_ID in self else None)
         if key is not None:
@@ -167,7 +167,7 @@ class SampleBatch(dict):
         bounds = [0, *cuts, self.count]
         return [self.slice(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
-    def timeslices(self, size: Optional[int] = None, num_slices: Optional[int] = None, k: Optional[int] = None):
+    def timeslices(self, size: int | None = None, num_slices: int | None = None, k: int | None = None):
         size = size or k
         if size is None:
             size = -(-self.count // num_slices)
@@ -185,7 +185,7 @@ class SampleBatch(dict):
         self._is_training = training
 
     def is_terminated_or_truncated(self) -> bool:
-        last = lambda col: bool(np.asarray(self[col])[-1]) if col in self and self.count else False  # noqa: E731
+        last = lambda col: bool(np.asarray(self[col])[-1]) if col in self and self.count else False
         return last(self.TERMINATEDS) or last(self.TRUNCATEDS)
 
     def is_single_trajectory(self) -> bool:
@@ -194,7 +194,7 @@ class SampleBatch(dict):
         ids = np.asarray(self[self.EPS_ID])
         return bool((ids == ids[0]).all())
 
-    def as_multi_agent(self, module_id: Optional[str] = None) -> "MultiAgentBatch":
+    def as_multi_agent(self, module_id: str | None = None) -> "MultiAgentBatch":
         return MultiAgentBatch({module_id or DEFAULT_POLICY_ID: self}, self.count)
 
     def size_bytes(self) -> int:
@@ -243,7 +243,7 @@ class SampleBatch(dict):
 class MultiAgentBatch:
     """`{policy_id: SampleBatch}` plus the number of env steps they came from."""
 
-    def __init__(self, policy_batches: Dict[str, SampleBatch], env_steps: int):
+    def __init__(self, policy_batches: dict[str, SampleBatch], env_steps: int):
         self.policy_batches = dict(policy_batches)
         self.count = int(env_steps)
 
@@ -283,7 +283,7 @@ class MultiAgentBatch:
         return sum(b.size_bytes() for b in self.policy_batches.values())
 
     @staticmethod
-    def wrap_as_needed(policy_batches: Dict[str, SampleBatch], env_steps: int):
+    def wrap_as_needed(policy_batches: dict[str, SampleBatch], env_steps: int):
         """The bare SampleBatch when the only policy is `default_policy`, else a MultiAgentBatch."""
         if len(policy_batches) == 1 and DEFAULT_POLICY_ID in policy_batches:
             return policy_batches[DEFAULT_POLICY_ID]
@@ -295,7 +295,7 @@ class MultiAgentBatch:
                                   "relayrl.policy.sample_batch.concat_samples(samples).")
 
 
-def concat_samples(samples: List) -> "SampleBatch | MultiAgentBatch":
+def concat_samples(samples: list) -> "SampleBatch | MultiAgentBatch":
     """One batch from many: rows appended column by column (MultiAgentBatches: per policy)."""
     samples = [s for s in samples if s is not None and s.count > 0]
     if any(isinstance(s, MultiAgentBatch) for s in samples):
@@ -319,8 +319,8 @@ def concat_samples(samples: List) -> "SampleBatch | MultiAgentBatch":
                        _is_training=first._is_training, _num_grad_updates=num_grad_updates)
 
 
-def _concat_multi_agent(samples: List) -> MultiAgentBatch:
-    per_policy: Dict[str, List[SampleBatch]] = {}
+def _concat_multi_agent(samples: list) -> MultiAgentBatch:
+    per_policy: dict[str, list[SampleBatch]] = {}
     env_steps = 0
     for s in samples:
         ma = s.as_multi_agent()
@@ -330,7 +330,7 @@ def _concat_multi_agent(samples: List) -> MultiAgentBatch:
     return MultiAgentBatch({pid: concat_samples(b) for pid, b in per_policy.items()}, env_steps)
 
 
-def _concat_column(parts: List):
+def _concat_column(parts: list):
     first = parts[0]
     if isinstance(first, list):
         return [item for part in parts for item in part]
@@ -370,5 +370,10 @@ def convert_ma_batch_to_sample_batch(batch) -> SampleBatch:
 
 
 DEFAULT_POLICY_ID = DEFAULT_POLICY_ID
-__all__ = ["SampleBatch", "MultiAgentBatch", "concat_samples", "convert_ma_batch_to_sample_batch",
-           "DEFAULT_POLICY_ID"]
+__all__ = [
+    "DEFAULT_POLICY_ID",
+    "MultiAgentBatch",
+    "SampleBatch",
+    "concat_samples",
+    "convert_ma_batch_to_sample_batch",
+]

@@ -77,4 +77,4 @@ class ValueNetworkMixin:
         return extra
 
 
-__all__ = ["LearningRateSchedule", "KLCoeffMixin", "ValueNetworkMixin"]
+__all__ = ["KLCoeffMixin", "LearningRateSchedule", "ValueNetworkMixin"]

@@ -3,7 +3,7 @@
 `build_policy_class` (policy_template.py) subclasses it and fills its hooks from the user's functions; every
 hook left out has the default written here.
 """
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 import numpy as np
 import torch
@@ -39,10 +39,10 @@ class TorchPolicy(Policy):
             return []
         return torch.optim.Adam(self.model.parameters(), lr=self.config.get("lr", 1e-3))
 
-    def extra_action_out(self, input_dict, state_batches, model, action_dist) -> Dict[str, Any]:
+    def extra_action_out(self, input_dict, state_batches, model, action_dist) -> dict[str, Any]:
         return {}
 
-    def extra_grad_process(self, optimizer, loss) -> Dict[str, Any]:
+    def extra_grad_process(self, optimizer, loss) -> dict[str, Any]:
         grad_clip = self.config.get("grad_clip")
         if grad_clip is None:
             return {}
@@ -50,14 +50,14 @@ class TorchPolicy(Policy):
         norm = torch.nn.utils.clip_grad_norm_(params, grad_clip)
         return {"grad_gnorm": float(norm)}
 
-    def extra_compute_grad_fetches(self) -> Dict[str, Any]:
+    def extra_compute_grad_fetches(self) -> dict[str, Any]:
         return {LEARNER_STATS_KEY: {}}
 
-    def stats_fn(self, train_batch) -> Dict[str, Any]:
+    def stats_fn(self, train_batch) -> dict[str, Any]:
         return {}
 
     # -- acting ------------------------------------------------------------------------------------------
-    def get_initial_state(self) -> List:
+    def get_initial_state(self) -> list:
         return [np.asarray(_numpy(s)) for s in self._state_inputs]
 
     def compute_actions(self, obs_batch, state_batches=None, prev_action_batch=None, prev_reward_batch=None,
@@ -187,7 +187,7 @@ class TorchPolicy(Policy):
             optimizer.step()
         self.num_grad_updates += 1
 
-    def learn_on_batch(self, postprocessed_batch: SampleBatch) -> Dict[str, Any]:
+    def learn_on_batch(self, postprocessed_batch: SampleBatch) -> dict[str, Any]:
         """One optimizer step per optimizer on the whole batch; returns {"learner_stats": {...}, ...}."""
         result = {}
         if self.callbacks is not None:
@@ -202,18 +202,18 @@ class TorchPolicy(Policy):
         return fetches
 
     # -- weights -----------------------------------------------------------------------------------------
-    def get_weights(self) -> Dict[str, np.ndarray]:
+    def get_weights(self) -> dict[str, np.ndarray]:
         return {k: v.detach().cpu().numpy().copy() for k, v in self.model.state_dict().items()}
 
     def set_weights(self, weights) -> None:
         self.model.load_state_dict({k: torch.as_tensor(np.asarray(v)) for k, v in weights.items()})
 
-    def get_state(self) -> Dict[str, Any]:
+    def get_state(self) -> dict[str, Any]:
         state = super().get_state()
         state["_optimizer_variables"] = [o.state_dict() for o in self._optimizers]
         return state
 
-    def set_state(self, state: Dict[str, Any]) -> None:
+    def set_state(self, state: dict[str, Any]) -> None:
         for optimizer, saved in zip(self._optimizers, state.get("_optimizer_variables") or []):
             optimizer.load_state_dict(saved)
         super().set_state(state)
@@ -246,4 +246,4 @@ def _scalar(value):
     return value
 
 
-__all__ = ["TorchPolicy", "LEARNER_STATS_KEY"]
+__all__ = ["LEARNER_STATS_KEY", "TorchPolicy"]

@@ -3,7 +3,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-import torch.nn as nn
+from torch import nn
 
 from relayrl.policy.models.catalog import ModelCatalog
 from relayrl.policy.models.modelv2 import TorchModelV2
@@ -34,7 +34,7 @@ def _batch(n=8):
 
 def test_hooks_run_in_rllib_order_and_template_arguments_apply():
     calls = []
-    hook = lambda name: (lambda policy, obs, act, config: calls.append(name))  # noqa: E731
+    hook = lambda name: (lambda policy, obs, act, config: calls.append(name))
 
     class Mixin:
         def extra_method(self):

@@ -25,6 +25,10 @@ from relayrl.policy.torch_mixins import KLCoeffMixin, LearningRateSchedule, Valu
 from relayrl.testing.learning import train_until
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(relayrl.__file__)))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+# The seed's two policy_gradient_loss versions, with torch instead of tf (the example holds them).
+from policy_gradient_custom_policy import policy_gradient_loss, raw_reward_loss
+
 SNIPPETS = os.path.join(os.path.dirname(__file__), "seed_snippets")
 
 
@@ -172,20 +176,6 @@ def postprocess_advantages():
     return functions_of("001_tf_postprocess_advantages.txt", "postprocess_advantages")["postprocess_advantages"]
 
 
-def policy_gradient_loss(policy, model, dist_class, train_batch):
-    """The seed's second policy_gradient_loss with torch instead of tf."""
-    logits, _ = model.from_batch(train_batch)
-    action_dist = dist_class(logits, model)
-    return -torch.mean(action_dist.logp(train_batch[SampleBatch.ACTIONS]) * train_batch[Postprocessing.ADVANTAGES])
-
-
-def raw_reward_loss(policy, model, dist_class, train_batch):
-    """The seed's first policy_gradient_loss (1-step rewards) with torch instead of tf."""
-    logits, _ = model.from_batch(train_batch)
-    action_dist = dist_class(logits, model)
-    return -torch.mean(action_dist.logp(train_batch[SampleBatch.ACTIONS]) * train_batch[SampleBatch.REWARDS])
-
-
 def pg_config(policy_class):
     class MyAlgo(Algorithm):
         def get_default_policy_class(self, config):
@@ -279,10 +269,16 @@ def kl_stats(policy, train_batch):
 def test_001_ppo_snippets_with_torch_policy():
     """The PPO class, training_step (its body indented: in the seed it sits at the def's level, a seed bug),
     vf_preds_and_logits_fetches and setup_mixins, on a torch policy built with the seed's arguments."""
-    from relayrl.core.annotations import override
-    from relayrl.policy.execution import (LEARNER_STATS_KEY, NUM_AGENT_STEPS_SAMPLED, NUM_ENV_STEPS_SAMPLED,
-                                          WORKER_UPDATE_TIMER, multi_gpu_train_one_step, standardize_fields,
-                                          synchronous_parallel_sample, train_one_step)
+    from relayrl.policy.execution import (
+        LEARNER_STATS_KEY,
+        NUM_AGENT_STEPS_SAMPLED,
+        NUM_ENV_STEPS_SAMPLED,
+        WORKER_UPDATE_TIMER,
+        multi_gpu_train_one_step,
+        standardize_fields,
+        synchronous_parallel_sample,
+        train_one_step,
+    )
 
     fetches = run("001_vf_preds_and_logits_fetches.txt", SampleBatch=SampleBatch,
                   BEHAVIOUR_LOGITS="behaviour_logits")["vf_preds_and_logits_fetches"]
@@ -294,11 +290,14 @@ def test_001_ppo_snippets_with_torch_policy():
         loss_fn=ppo_surrogate_loss, stats_fn=kl_stats, extra_action_out_fn=fetches,
         postprocess_fn=compute_gae_for_sample_batch, before_loss_init=setup_mixins,
         mixins=[LearningRateSchedule, KLCoeffMixin, ValueNetworkMixin])
-    ppo = run("001_ppo_class.txt", Algorithm=Algorithm, override=override, AlgorithmConfigDict=dict,
+    # relayrl's `override` checks the parent has the method; RLlib's old Algorithm.validate_config is not in relayrl
+    # (config.validate() does it), so the fragment gets a plain decorator for that name.
+    ppo = run("001_ppo_class.txt", Algorithm=Algorithm, override=lambda parent: (lambda method: method),
+              AlgorithmConfigDict=dict,
               DEFAULT_CONFIG=None, PPOTFPolicy=PPOTorchPolicy)["PPO"]
     lines = snippet("001_ppo_training_step.txt").splitlines()
     source = "\n".join([lines[0]] + ["    " + line for line in lines[1:]])  # the seed's indentation bug, fixed
-    training_step = run("training_step", source, ResultDict=dict, synchronous_parallel_sample=synchronous_parallel_sample,
+    seed_training_step = run("training_step", source, ResultDict=dict, synchronous_parallel_sample=synchronous_parallel_sample,
                         NUM_AGENT_STEPS_SAMPLED=NUM_AGENT_STEPS_SAMPLED, NUM_ENV_STEPS_SAMPLED=NUM_ENV_STEPS_SAMPLED,
                         standardize_fields=standardize_fields, train_one_step=train_one_step,
                         multi_gpu_train_one_step=multi_gpu_train_one_step, WORKER_UPDATE_TIMER=WORKER_UPDATE_TIMER,
@@ -306,8 +305,8 @@ def test_001_ppo_snippets_with_torch_policy():
 
     class SeedPPO(ppo):
         get_default_config = classmethod(lambda cls: PolicyAlgorithmConfig(algo_class=cls))
-        validate_config = lambda self, config: None  # noqa: E731 (the seed's is `...`)
-        training_step = training_step
+        validate_config = lambda self, config: None
+        training_step = seed_training_step
 
     algo = SeedPPO(config=quiet({"env": "CartPole-v1", "train_batch_size": 64}))
     try:

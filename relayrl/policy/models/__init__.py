@@ -2,4 +2,4 @@
 from relayrl.policy.models.catalog import MODEL_DEFAULTS, ModelCatalog
 from relayrl.policy.models.modelv2 import ModelV2, TorchModelV2
 
-__all__ = ["ModelCatalog", "MODEL_DEFAULTS", "ModelV2", "TorchModelV2"]
+__all__ = ["MODEL_DEFAULTS", "ModelCatalog", "ModelV2", "TorchModelV2"]

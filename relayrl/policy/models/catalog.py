@@ -1,5 +1,4 @@
 """`ModelCatalog`: the old API stack's registry of custom models and action distributions."""
-from typing import Dict, Tuple
 
 import gymnasium as gym
 
@@ -21,8 +20,8 @@ MODEL_DEFAULTS = {
 class ModelCatalog:
     """`register_custom_model(name, cls)`; then `"model": {"custom_model": name, "custom_model_config": {...}}`."""
 
-    _custom_models: Dict[str, type] = {}
-    _custom_action_dists: Dict[str, type] = {}
+    _custom_models: dict[str, type] = {}
+    _custom_action_dists: dict[str, type] = {}
 
     @staticmethod
     def register_custom_model(model_name: str, model_class: type) -> None:
@@ -34,7 +33,7 @@ class ModelCatalog:
 
     @staticmethod
     def get_action_dist(action_space: gym.Space, config: dict, dist_type=None, framework: str = "torch",
-                        **kwargs) -> Tuple[type, int]:
+                        **kwargs) -> tuple[type, int]:
         """(dist class, number of model outputs it needs) for `action_space`."""
         config = config or {}
         custom = config.get("custom_action_dist")
@@ -74,4 +73,4 @@ class ModelCatalog:
         return (default_model or FullyConnectedNetwork)(obs_space, action_space, num_outputs, model_config, name)
 
 
-__all__ = ["ModelCatalog", "MODEL_DEFAULTS"]
+__all__ = ["MODEL_DEFAULTS", "ModelCatalog"]

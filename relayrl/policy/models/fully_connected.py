@@ -1,8 +1,6 @@
 """The default policy model: an MLP for the logits and, unless `vf_share_layers`, a separate MLP for values."""
-from typing import List
 
-import torch
-import torch.nn as nn
+from torch import nn
 
 from relayrl.policy.models.modelv2 import TorchModelV2, flat_obs_size
 
@@ -10,7 +8,7 @@ _ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "swish": nn.SiLU, "silu": nn.S
                 "linear": None, None: None}
 
 
-def _mlp(in_size: int, hiddens: List[int], activation: str) -> nn.Sequential:
+def _mlp(in_size: int, hiddens: list[int], activation: str) -> nn.Sequential:
     if activation not in _ACTIVATIONS:
         raise ValueError(f"model fcnet_activation={activation!r}: use one of {sorted(k for k in _ACTIVATIONS if k)}.")
     layers = []

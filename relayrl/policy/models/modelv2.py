@@ -4,7 +4,6 @@ A model maps an input dict (`obs`, `obs_flat`, `state_in_*`, ...) and RNN state 
 inputs: `forward(input_dict, state, seq_lens) -> (outputs, state_out)`; `value_function()` gives the value of
 the last forward pass's inputs.
 """
-from typing import Dict, List, Optional
 
 import gymnasium as gym
 import numpy as np
@@ -25,10 +24,10 @@ class ModelV2:
         self._last_output = None
         self.view_requirements = {}
 
-    def get_initial_state(self) -> List:
+    def get_initial_state(self) -> list:
         return []
 
-    def forward(self, input_dict: Dict, state: List, seq_lens):
+    def forward(self, input_dict: dict, state: list, seq_lens):
         raise NotImplementedError(f"{type(self).__name__} must implement forward(input_dict, state, seq_lens) "
                                   "-> (outputs, state_out).")
 
@@ -39,7 +38,7 @@ class ModelV2:
     def custom_loss(self, policy_loss, loss_inputs):
         return policy_loss
 
-    def metrics(self) -> Dict:
+    def metrics(self) -> dict:
         return {}
 
     def last_output(self):
@@ -48,7 +47,7 @@ class ModelV2:
     def is_time_major(self) -> bool:
         return self.time_major
 
-    def __call__(self, input_dict, state: Optional[List] = None, seq_lens=None):
+    def __call__(self, input_dict, state: list | None = None, seq_lens=None):
         """forward() on `input_dict` with `obs_flat` added; the state defaults to its `state_in_*` entries."""
         restored = dict(input_dict)
         obs = restored["obs"]
@@ -74,7 +73,7 @@ class ModelV2:
         return obs  # the torch model flattens
 
 
-def _state_keys(input_dict, prefix: str) -> List[str]:
+def _state_keys(input_dict, prefix: str) -> list[str]:
     keys = [k for k in input_dict.keys() if isinstance(k, str) and k.startswith(prefix)]
     return sorted(keys, key=lambda k: int(k[len(prefix):]))
 
@@ -83,7 +82,7 @@ class TorchModelV2(ModelV2):
     """Torch models subclass this and `torch.nn.Module` (`class M(TorchModelV2, nn.Module)`)."""
 
     def __init__(self, obs_space, action_space, num_outputs, model_config, name):
-        import torch.nn as nn
+        from torch import nn
 
         if isinstance(self, nn.Module) and "_parameters" not in self.__dict__:
             nn.Module.__init__(self)  # so attributes can be set before the subclass's nn.Module.__init__

@@ -94,4 +94,4 @@ def default_dist_class(action_space: gym.Space):
                      "handle Discrete and Box actions; for others, pass make_model / action_distribution_fn.")
 
 
-__all__ = ["TorchDistributionWrapper", "TorchCategorical", "TorchDiagGaussian", "default_dist_class"]
+__all__ = ["TorchCategorical", "TorchDiagGaussian", "TorchDistributionWrapper", "default_dist_class"]

@@ -1,7 +1,7 @@
 """`PolicyEpisode`: the old API stack's `episode` object handed to policies and callbacks."""
 import random
 import time
-from typing import Any, Dict
+from typing import Any
 
 
 class PolicyEpisode:
@@ -14,12 +14,12 @@ class PolicyEpisode:
         self.worker = worker
         self.length = 0
         self.total_reward = 0.0
-        self.agent_rewards: Dict[tuple, float] = {}
-        self.user_data: Dict[str, Any] = {}
-        self.custom_metrics: Dict[str, float] = {}
-        self.hist_data: Dict[str, list] = {}
-        self.media: Dict[str, Any] = {}
-        self._last_infos: Dict[Any, dict] = {}
+        self.agent_rewards: dict[tuple, float] = {}
+        self.user_data: dict[str, Any] = {}
+        self.custom_metrics: dict[str, float] = {}
+        self.hist_data: dict[str, list] = {}
+        self.media: dict[str, Any] = {}
+        self._last_infos: dict[Any, dict] = {}
         self._start = time.perf_counter()
 
     # the names relayrl's EpisodeStats reads

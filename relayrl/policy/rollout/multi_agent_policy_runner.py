@@ -5,7 +5,7 @@ each policy computes the actions of all its acting agents in one call. As in RLl
 postprocessed together, when the episode ends or sample() cuts it, each with the others' batches as
 `other_agent_batches`. sample() returns a MultiAgentBatch counting env steps.
 """
-from typing import Any, Dict, List
+from typing import Any
 
 import numpy as np
 
@@ -18,9 +18,6 @@ from relayrl.policy.rollout.policy_map import build_policy_map
 from relayrl.policy.rollout.policy_runner import PolicyRunner
 from relayrl.policy.rollout.trajectory import Trajectory
 from relayrl.policy.sample_batch import MultiAgentBatch, SampleBatch, concat_samples
-from relayrl.env.episode_stats import EpisodeStats
-from relayrl.metrics.metrics_logger import MetricsLogger
-from relayrl.policy.policy_callbacks import PolicyCallbacks
 
 
 def make_env(config, worker_index: int, num_workers: int):
@@ -41,15 +38,7 @@ class _AgentSlot:
 
 class MultiAgentPolicyRunner(PolicyRunner):
     def __init__(self, *, config, worker_index: int = 0, num_workers=None, recreated_worker: bool = False):
-        self.config = config
-        self.worker_index = worker_index
-        self.num_workers = config.num_env_runners if num_workers is None else num_workers
-        self.recreated_worker = recreated_worker
-        self.metrics = MetricsLogger()
-        self._stats = EpisodeStats(self.metrics, config.metrics_num_episodes_for_smoothing)
-        self.callbacks = PolicyCallbacks(config)
-        self.global_vars: Dict[str, Any] = {"timestep": 0}
-        self._seed = None if config.seed is None else int(config.seed) + 1000 * worker_index
+        self._seed = self._init_common(config, worker_index, num_workers, recreated_worker)
         self.env = make_env(config, worker_index, self.num_workers)
         if not isinstance(self.env, MultiAgentEnv):
             raise TypeError(f"{type(self.env).__name__} is not a MultiAgentEnv.")
@@ -59,7 +48,7 @@ class MultiAgentPolicyRunner(PolicyRunner):
         self.policy_map = build_policy_map(self.POLICY_SPECS, config, spaces, seed=self._seed,
                                            mapping_fn=self._map, callbacks=self.callbacks)
         self._unroll_id = 0
-        self._pending: Dict[str, List[SampleBatch]] = {}
+        self._pending: dict[str, list[SampleBatch]] = {}
         self._reset()
 
     def _map(self, agent_id, episode=None) -> str:
@@ -72,7 +61,7 @@ class MultiAgentPolicyRunner(PolicyRunner):
         self._seed = None  # seed only the first reset; later episodes follow the env's own generator
         self._infos = infos
         self._episode = PolicyEpisode(0, worker=self)
-        self._slots: Dict[Any, _AgentSlot] = {}
+        self._slots: dict[Any, _AgentSlot] = {}
         for handler in self.callbacks.episode_start:
             handler(**episode_kwargs(self, self._episode, 0))
 
@@ -107,7 +96,7 @@ class MultiAgentPolicyRunner(PolicyRunner):
 
     def _step(self, explore: bool) -> bool:
         acting = [a for a in self._obs if not self._slot(a).done]
-        by_policy: Dict[str, list] = {}
+        by_policy: dict[str, list] = {}
         for agent in acting:
             by_policy.setdefault(self._slots[agent].policy_id, []).append(agent)
         actions, outputs = {}, {}

@@ -1,5 +1,6 @@
 """Building a runner's policies from {policy_id: PolicySpec} and the algorithm's config."""
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -7,7 +8,7 @@ import torch
 from relayrl.core.policy_spec import PolicySpec
 
 
-def policy_config(config, spec: PolicySpec) -> Dict[str, Any]:
+def policy_config(config, spec: PolicySpec) -> dict[str, Any]:
     """The policy's config dict: the algorithm's options (old key names), `model`, then the spec's overrides."""
     values = dict(config.to_dict())
     model = values.pop("model", None)
@@ -19,8 +20,8 @@ def policy_config(config, spec: PolicySpec) -> Dict[str, Any]:
     return values
 
 
-def build_policy_map(specs: Dict[str, PolicySpec], config, agent_spaces: Dict[Any, Tuple], *, seed: Optional[int],
-                     mapping_fn: Callable, callbacks) -> Dict[str, Any]:
+def build_policy_map(specs: dict[str, PolicySpec], config, agent_spaces: dict[Any, tuple], *, seed: int | None,
+                     mapping_fn: Callable, callbacks) -> dict[str, Any]:
     """{policy_id: Policy}; a spec without spaces takes those of the first agent that maps to it."""
     if seed is not None:  # the same seed gives the same initial weights on every runner and the driver
         torch.manual_seed(int(config.seed))
@@ -43,7 +44,7 @@ def build_policy_map(specs: Dict[str, PolicySpec], config, agent_spaces: Dict[An
     return policy_map
 
 
-def trainable_policy_ids(config, policy_map: Dict[str, Any]) -> List[str]:
+def trainable_policy_ids(config, policy_map: dict[str, Any]) -> list[str]:
     to_train = getattr(config, "policies_to_train", None)
     if to_train is None:
         return list(policy_map)

@@ -5,7 +5,8 @@ kept per episode (`Trajectory`), and each finished or cut trajectory goes throug
 `postprocess_trajectory` and `on_postprocess_trajectory` before it joins the batch `sample()` returns. The
 same class runs in the driver and as a Ray actor (through relayrl.distributed's EnvRunnerActors).
 """
-from typing import Any, Callable, Dict, List, Optional
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -28,20 +29,12 @@ SINGLE_AGENT_ID = "agent0"
 class PolicyRunner:
     """Samples with the policies of `POLICY_SPECS` (set on the subclass the worker set makes)."""
 
-    POLICY_SPECS: Dict[str, Any] = {}
-    POLICY_MAPPING_FN: Optional[Callable] = None
+    POLICY_SPECS: dict[str, Any] = {}
+    POLICY_MAPPING_FN: Callable | None = None
 
-    def __init__(self, *, config, worker_index: int = 0, num_workers: Optional[int] = None,
+    def __init__(self, *, config, worker_index: int = 0, num_workers: int | None = None,
                  recreated_worker: bool = False):
-        self.config = config
-        self.worker_index = worker_index
-        self.num_workers = config.num_env_runners if num_workers is None else num_workers
-        self.recreated_worker = recreated_worker
-        self.metrics = MetricsLogger()
-        self._stats = EpisodeStats(self.metrics, config.metrics_num_episodes_for_smoothing)
-        self.callbacks = PolicyCallbacks(config)
-        self.global_vars: Dict[str, Any] = {"timestep": 0}
-        seed = None if config.seed is None else int(config.seed) + 1000 * worker_index
+        seed = self._init_common(config, worker_index, num_workers, recreated_worker)
         self.env = make_vector_env(make_env_creator(config.env), config.env_config,
                                    num_envs=config.num_envs_per_env_runner, worker_index=worker_index,
                                    num_workers=self.num_workers, mode="SYNC",
@@ -56,7 +49,19 @@ class PolicyRunner:
         self._obs, infos = self.env.reset(seed=seed)
         self._infos = infos_per_env(infos, self.num_envs)
         self._episodes = [self._new_episode(i) for i in range(self.num_envs)]
-        self._pending: List[SampleBatch] = []  # finished trajectories not yet returned (complete_episodes)
+        self._pending: list[SampleBatch] = []  # finished trajectories not yet returned (complete_episodes)
+
+    def _init_common(self, config, worker_index: int, num_workers: int | None, recreated_worker: bool):
+        """What every runner keeps (config, index, metrics, callbacks, global vars); returns its seed."""
+        self.config = config
+        self.worker_index = worker_index
+        self.num_workers = config.num_env_runners if num_workers is None else num_workers
+        self.recreated_worker = recreated_worker
+        self.metrics = MetricsLogger()
+        self._stats = EpisodeStats(self.metrics, config.metrics_num_episodes_for_smoothing)
+        self.callbacks = PolicyCallbacks(config)
+        self.global_vars: dict[str, Any] = {"timestep": 0}
+        return None if config.seed is None else int(config.seed) + 1000 * worker_index
 
     # -- policies --------------------------------------------------------------------------------------
     def _map(self, agent_id) -> str:
@@ -74,15 +79,15 @@ class PolicyRunner:
     def foreach_policy_to_train(self, func: Callable) -> list:
         return [func(self.policy_map[pid], pid) for pid in self.policies_to_train()]
 
-    def policies_to_train(self) -> List[str]:
+    def policies_to_train(self) -> list[str]:
         from relayrl.policy.rollout.policy_map import trainable_policy_ids
 
         return trainable_policy_ids(self.config, self.policy_map)
 
-    def get_weights(self, policies: Optional[List[str]] = None) -> Dict[str, Any]:
+    def get_weights(self, policies: list[str] | None = None) -> dict[str, Any]:
         return {pid: self.policy_map[pid].get_weights() for pid in (policies or self.policy_map)}
 
-    def set_weights(self, weights: Dict[str, Any], global_vars: Optional[dict] = None, **kwargs) -> None:
+    def set_weights(self, weights: dict[str, Any], global_vars: dict | None = None, **kwargs) -> None:
         for pid, w in weights.items():
             if pid in self.policy_map:
                 self.policy_map[pid].set_weights(w)
@@ -94,7 +99,7 @@ class PolicyRunner:
         for policy in self.policy_map.values():
             policy.on_global_var_update(global_vars)
 
-    def learn_on_batch(self, samples) -> Dict[str, Any]:
+    def learn_on_batch(self, samples) -> dict[str, Any]:
         """learn_on_batch of each trainable policy on its part of `samples`; {policy_id: results}."""
         batch = samples.as_multi_agent()
         trainable = set(self.policies_to_train())
@@ -105,10 +110,10 @@ class PolicyRunner:
     def ping(self) -> str:
         return "pong"
 
-    def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
+    def get_state(self, components=None, *, not_components=None, **kwargs) -> dict[str, Any]:
         return {"policy_weights": self.get_weights(), "global_vars": dict(self.global_vars)}
 
-    def check_state(self, state: Dict[str, Any], where) -> None:
+    def check_state(self, state: dict[str, Any], where) -> None:
         """Raise a CheckpointError if `state` names policies this runner lacks or weights that do not fit."""
         weights = state.get("policy_weights", {})
         unknown = sorted(set(weights) - set(self.policy_map))
@@ -122,7 +127,7 @@ class PolicyRunner:
                 if bad:
                     raise where.error(f"policy {pid!r}: the weights {bad} are missing or differ in shape.")
 
-    def set_state(self, state: Dict[str, Any], **kwargs) -> None:
+    def set_state(self, state: dict[str, Any], **kwargs) -> None:
         self.set_weights(state.get("policy_weights", {}), state.get("global_vars"))
 
     def apply(self, func: Callable, *args, **kwargs):
@@ -131,14 +136,14 @@ class PolicyRunner:
     def foreach_env(self, func: Callable) -> list:
         return foreach_sub_env(self.env, func)
 
-    def get_metrics(self) -> Dict[str, Any]:
+    def get_metrics(self) -> dict[str, Any]:
         return self.metrics.reduce_for_merge()
 
     def stop(self) -> None:
         self.env.close()
 
     # -- sampling ----------------------------------------------------------------------------------------
-    def sample(self, explore: Optional[bool] = None, **kwargs):
+    def sample(self, explore: bool | None = None, **kwargs):
         """One fragment: `rollout_fragment_length` steps per sub-env (truncate_episodes), or at least that many
         steps of finished episodes (complete_episodes). A SampleBatch, or a MultiAgentBatch for several policies."""
         config = self.config
@@ -249,4 +254,4 @@ class PolicyRunner:
         return batch
 
 
-__all__ = ["PolicyRunner", "SINGLE_AGENT_ID"]
+__all__ = ["SINGLE_AGENT_ID", "PolicyRunner"]

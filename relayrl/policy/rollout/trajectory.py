@@ -1,5 +1,5 @@
 """`Trajectory`: one agent's rows of one episode, collected as lists, then one SampleBatch."""
-from typing import Any, Dict, List
+from typing import Any
 
 import numpy as np
 
@@ -12,13 +12,13 @@ class Trajectory:
     def __init__(self, eps_id: int, agent_index: int, env_id: int, unroll_id: int):
         self.eps_id, self.agent_index, self.env_id, self.unroll_id = eps_id, agent_index, env_id, unroll_id
         self.t0 = 0
-        self.columns: Dict[str, List[Any]] = {}
+        self.columns: dict[str, list[Any]] = {}
 
     def __len__(self) -> int:
         rows = self.columns.get(SampleBatch.REWARDS)
         return 0 if rows is None else len(rows)
 
-    def add(self, row: Dict[str, Any]) -> None:
+    def add(self, row: dict[str, Any]) -> None:
         columns = self.columns
         for key, value in row.items():
             column = columns.get(key)
@@ -39,7 +39,7 @@ class Trajectory:
         return SampleBatch(batch)
 
 
-def _stack(values: List[Any]):
+def _stack(values: list[Any]):
     try:
         return np.stack([np.asarray(v) for v in values])
     except ValueError:

@@ -4,13 +4,14 @@ Remote runners are relayrl's EnvRunnerActors (relayrl/distributed/) running a Po
 restarts and re-syncs as the RLModule runners. `sample()` returns the joined batch of all healthy runners and
 hands the steps and episode metrics to `on_sampled` (the Algorithm counts and reports them).
 """
-from typing import Any, Callable, Dict, List, Optional
+from collections.abc import Callable
+from typing import Any
 
 from relayrl.policy.rollout.policy_runner import PolicyRunner
 from relayrl.policy.sample_batch import concat_samples
 
 
-def policy_runner_class(policy_specs: Dict[str, Any], mapping_fn: Optional[Callable], multi_agent: bool) -> type:
+def policy_runner_class(policy_specs: dict[str, Any], mapping_fn: Callable | None, multi_agent: bool) -> type:
     """A PolicyRunner subclass that knows its policies (it travels to Ray actors by value)."""
     from relayrl.policy.rollout.multi_agent_policy_runner import MultiAgentPolicyRunner
 
@@ -40,8 +41,8 @@ def env_is_multi_agent(config) -> bool:
 
 
 class PolicyWorkerSet:
-    def __init__(self, config, policy_specs: Dict[str, Any], mapping_fn: Optional[Callable] = None,
-                 on_sampled: Optional[Callable] = None):
+    def __init__(self, config, policy_specs: dict[str, Any], mapping_fn: Callable | None = None,
+                 on_sampled: Callable | None = None):
         self.config = config
         self.runner_cls = policy_runner_class(policy_specs, mapping_fn, env_is_multi_agent(config))
         self._local = self.runner_cls(config=config, worker_index=0, num_workers=config.num_env_runners)
@@ -66,7 +67,7 @@ class PolicyWorkerSet:
     def is_remote(self) -> bool:
         return self._actors is not None
 
-    def remote_workers(self) -> List[Any]:
+    def remote_workers(self) -> list[Any]:
         """The healthy remote runners' Ray actor handles."""
         if self._actors is None:
             return []
@@ -81,8 +82,8 @@ class PolicyWorkerSet:
         return 0 if self._actors is None else len(self._actors.healthy_indices())
 
     # -- weights -------------------------------------------------------------------------------------------
-    def sync_weights(self, policies: Optional[List[str]] = None, from_worker_or_learner_group=None,
-                     to_worker_indices: Optional[List[int]] = None, global_vars: Optional[dict] = None,
+    def sync_weights(self, policies: list[str] | None = None, from_worker_or_learner_group=None,
+                     to_worker_indices: list[int] | None = None, global_vars: dict | None = None,
                      **kwargs) -> None:
         """Send the local (or given) runner's policy weights to the remote runners."""
         if global_vars:
@@ -125,7 +126,7 @@ class PolicyWorkerSet:
     def foreach_policy(self, func: Callable) -> list:
         return [r for results in self.foreach_worker(lambda w: w.foreach_policy(func)) for r in results]
 
-    def fault_tolerance_metrics(self) -> Dict[str, int]:
+    def fault_tolerance_metrics(self) -> dict[str, int]:
         actors = self._actors
         restarts = 0 if actors is None else actors.num_restarts
         return {"num_healthy_env_runners": self.num_healthy_remote_workers(),
