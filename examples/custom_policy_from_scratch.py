@@ -45,10 +45,13 @@ class MyAlgo(Algorithm):
 if __name__ == "__main__":
     import ray
 
+    from relayrl.testing.example_script import add_rllib_example_script_args
+
+    args = add_rllib_example_script_args(default_iters=3).parse_args()
     ray.init(num_cpus=3, include_dashboard=False)
-    algo = MyAlgo(config={"env": "CartPole-v1", "num_workers": 2, "train_batch_size": 100,
+    algo = MyAlgo(config={"env": "CartPole-v1", "num_workers": 2, "train_batch_size": 100, "seed": args.seed,
                           "logger_config": {"type": "none"}})
-    for _ in range(3):
+    for _ in range(args.stop_iters):
         result = algo.train()
         print(result["learners"]["default_policy"], result["env_runners"]["episode_return_mean"])
     print("remote weights:", algo.workers.foreach_worker(lambda w: w.get_policy().get_weights(), local_worker=False))

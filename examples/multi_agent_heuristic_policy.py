@@ -41,14 +41,17 @@ class MyAlgo(Algorithm):
 
 
 if __name__ == "__main__":
+    from relayrl.testing.example_script import add_rllib_example_script_args
+
+    args = add_rllib_example_script_args(default_iters=20).parse_args()
     config = (PolicyAlgorithmConfig(algo_class=MyAlgo)
               .environment(make_multi_agent("CartPole-v1"), env_config={"num_agents": 2})
               .multi_agent(policies={"learned": PolicySpec(), "heuristic": PolicySpec(policy_class=AlwaysLeft)},
                            policy_mapping_fn=lambda agent_id, episode, **kw: "learned" if agent_id == 0 else "heuristic",
                            policies_to_train=["learned"])
-              .training(lr=0.0004, train_batch_size=200).debugging(seed=0, logger_config={"type": "none"}))
+              .training(lr=0.0004, train_batch_size=200).debugging(seed=args.seed, logger_config={"type": "none"}))
     algo = config.build_algo()
-    for i in range(20):
+    for i in range(args.stop_iters):
         result = algo.train()
         print(i, result["num_env_steps_sampled_lifetime"], result["env_runners"]["episode_return_mean"])
     algo.stop()

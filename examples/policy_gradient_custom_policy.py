@@ -1,12 +1,10 @@
 """Seed 001's policy-gradient policy built from functions, with torch (the seed's TF loss, translated line by line).
 
-    python examples/policy_gradient_custom_policy.py [--no-postprocess]
+    python examples/policy_gradient_custom_policy.py [--no-postprocess] [--stop-reward 150] [--stop-timesteps 100000]
 
 `postprocess_advantages` turns the rewards into discounted returns (compute_advantages, use_gae=False); without
 it (the seed's first attempt) the loss sees 1-step rewards and CartPole "doesn't learn so well".
 """
-import sys
-
 import torch
 
 from relayrl.algorithms.algorithm import Algorithm
@@ -41,18 +39,23 @@ class MyAlgo(Algorithm):
         return RawRewardPolicy if config.get("policy_config", {}).get("raw_rewards") else MyTorchPolicy
 
 
-def main(raw_rewards: bool = False, stop_return: float = 150.0, max_steps: int = 100_000):
-    algo = MyAlgo(config={"env": "CartPole-v1", "lr": 0.0004, "train_batch_size": 200, "seed": 0,
-                          "policy_config": {"raw_rewards": raw_rewards}, "logger_config": {"type": "none"}})
+def main(argv=None):
+    from relayrl.testing.example_script import add_rllib_example_script_args
+
+    parser = add_rllib_example_script_args(default_reward=150.0, default_iters=1000, default_timesteps=100_000)
+    parser.add_argument("--no-postprocess", action="store_true", help="the seed's first attempt: raw rewards")
+    args = parser.parse_args(argv)
+    algo = MyAlgo(config={"env": "CartPole-v1", "lr": 0.0004, "train_batch_size": 200, "seed": args.seed or 0,
+                          "policy_config": {"raw_rewards": args.no_postprocess}, "logger_config": {"type": "none"}})
     while True:
         result = algo.train()
         ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
         print(f"iter {result['training_iteration']:4d}  steps {steps:7d}  return {ret:6.1f}")
-        if ret >= stop_return or steps >= max_steps:
+        if ret >= args.stop_reward or steps >= args.stop_timesteps or result["training_iteration"] >= args.stop_iters:
             break
     algo.stop()
     return ret, steps
 
 
 if __name__ == "__main__":
-    main(raw_rewards="--no-postprocess" in sys.argv)
+    main()

@@ -42,7 +42,9 @@ def train_one_step(algorithm, train_batch, policies_to_train: list[str] | None =
             if pid in trainable}
     info = {pid: result if isinstance(result, dict) else {} for pid, result in info.items()}  # a policy may return None
     for pid, result in info.items():
-        stats = {k: v for k, v in result.get(LEARNER_STATS_KEY, {}).items() if np.ndim(v) == 0}
+        # a template policy's stats are under "learner_stats"; a hand-written one may return them at the top
+        source = result.get(LEARNER_STATS_KEY, result)
+        stats = {k: v for k, v in source.items() if np.ndim(v) == 0 and isinstance(v, (int, float, np.number))}
         algorithm.metrics.log_dict(stats, key=(LEARNER_RESULTS, pid), window=1)
     counters = algorithm._counters
     counters[NUM_ENV_STEPS_TRAINED_LIFETIME] = counters.get(NUM_ENV_STEPS_TRAINED_LIFETIME, 0) + batch.env_steps()

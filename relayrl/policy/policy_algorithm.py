@@ -59,6 +59,10 @@ class _Timer:
 def setup_policy_algorithm(algo, config, default_class) -> None:
     from relayrl.learner.learner import _limit_torch_threads
 
+    if config.evaluation_interval:
+        raise ValueError("evaluation_interval: evaluation of Policy-based algorithms is not implemented yet; "
+                         "evaluate with algo.get_policy().compute_actions(...) in your loop, or use an RLModule "
+                         "algorithm (docs/policy_api.md).")
     _limit_torch_threads(config)  # the policies learn in this process: as a local Learner would (1 thread)
     algo._counters = defaultdict(int, algo._counters)
     algo._timers = defaultdict(_Timer)
