@@ -219,9 +219,23 @@ def test_001_policy_gradient_without_postprocessor_stays_low():
 
 
 def test_001_tf_snippets_need_tensorflow():
-    """build_tf_policy says what to do instead (relayrl's policies are torch; TF policies are not built yet)."""
+    """The TensorFlow snippets: their functions are defined as written, and building a TF policy says what to do
+    instead (relayrl's policies are torch; TF policies are not built yet)."""
+    try:
+        run("001_tf_pg_loss.txt")
+    except ImportError as error:
+        assert "tensorflow" in str(error)
+    stats = run("001_kl_and_loss_stats.txt")["kl_and_loss_stats"]
+    clip = run("001_clip_gradients.txt")["clip_gradients"]
+    assert callable(stats) and callable(clip)
     with pytest.raises((ImportError, NotImplementedError), match="build_policy_class"):
         run("001_tf_build_policy.txt", policy_gradient_loss=policy_gradient_loss)
+    with pytest.raises((ImportError, NotImplementedError), match="build_policy_class"):
+        run("001_ppo_tf_policy.txt", ray=None, build_tf_policy=__import__(
+            "relayrl.policy.tf_policy_template", fromlist=["build_tf_policy"]).build_tf_policy,
+            ppo_surrogate_loss=None, kl_and_loss_stats=stats, vf_preds_and_logits_fetches=None,
+            postprocess_ppo_gae=None, clip_gradients=clip, setup_mixins=None, LearningRateSchedule=object,
+            KLCoeffMixin=object, ValueNetworkMixin=object)
 
 
 @pytest.mark.slow
