@@ -51,6 +51,13 @@ _PUBLIC = {
     "RLlibCallback": "relayrl.callbacks",
     "DefaultCallbacks": "relayrl.callbacks",
     "make_multi_callbacks": "relayrl.callbacks",
+    # the old API stack's Policy API (seed 001; relayrl/policy/)
+    "Policy": "relayrl.policy.policy",
+    "PolicySpec": "relayrl.core.policy_spec",
+    "SampleBatch": "relayrl.policy.sample_batch",
+    "MultiAgentBatch": "relayrl.policy.sample_batch",
+    "compute_advantages": "relayrl.policy.postprocessing",
+    "Postprocessing": "relayrl.policy.postprocessing",
 }
 
 __all__ = sorted(_PUBLIC) + ["__version__"]

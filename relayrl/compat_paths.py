@@ -26,6 +26,8 @@ _TESTING_SCRIPT = "relayrl.testing.example_script"
 _ENVS = "relayrl.testing.example_envs"
 _MA_ENVS = "relayrl.testing.multi_agent_example_envs"
 _EXPLORATION = "relayrl.exploration"
+_POSTPROCESSING = "relayrl.policy.postprocessing"
+_EXECUTION = "relayrl.policy.execution"
 
 
 def _same(module: str, *names: str) -> Dict[str, str]:
@@ -105,6 +107,27 @@ RLLIB_PATHS: Dict[str, Exports] = {
     "relayrl.env.multi_agent_env_runner": _same("relayrl.env.multi_agent_env_runner", "MultiAgentEnvRunner"),
     "relayrl.env.multi_agent_episode": _same("relayrl.episodes.multi_agent_episode", "MultiAgentEpisode"),
     "relayrl.evaluation": {},
+    "relayrl.evaluation.postprocessing": _same(_POSTPROCESSING, "Postprocessing", "discount_cumsum",
+                                               "compute_advantages", "compute_gae_for_sample_batch",
+                                               "compute_bootstrap_value"),
+    "relayrl.evaluation.episode": _same("relayrl.policy.rollout.episode", "PolicyEpisode"),
+    # the old API stack's Policy API (relayrl/policy/)
+    "relayrl.policy.torch_policy_template": _same("relayrl.policy.policy_template", "build_torch_policy"),
+    "relayrl.policy.torch_policy_v2": _same("relayrl.policy.torch_policy", "TorchPolicy"),
+    "relayrl.execution": _same(_EXECUTION, "synchronous_parallel_sample", "train_one_step",
+                               "multi_gpu_train_one_step", "standardize_fields"),
+    "relayrl.execution.rollout_ops": _same(_EXECUTION, "synchronous_parallel_sample", "standardize_fields"),
+    "relayrl.execution.train_ops": _same(_EXECUTION, "train_one_step", "multi_gpu_train_one_step"),
+    "relayrl.models": _same("relayrl.policy.models.catalog", "ModelCatalog", "MODEL_DEFAULTS"),
+    "relayrl.models.catalog": _same("relayrl.policy.models.catalog", "ModelCatalog", "MODEL_DEFAULTS"),
+    "relayrl.models.modelv2": _same("relayrl.policy.models.modelv2", "ModelV2"),
+    "relayrl.models.torch": {},
+    "relayrl.models.torch.torch_modelv2": _same("relayrl.policy.models.modelv2", "TorchModelV2"),
+    "relayrl.models.torch.fcnet": _same("relayrl.policy.models.fully_connected", "FullyConnectedNetwork"),
+    "relayrl.models.torch.torch_action_dist": _same("relayrl.policy.models.torch_action_dist",
+                                                    "TorchDistributionWrapper", "TorchCategorical",
+                                                    "TorchDiagGaussian"),
+    "relayrl.utils.metrics.learner_info": _same("relayrl.policy.torch_policy", "LEARNER_STATS_KEY"),
     "relayrl.evaluation.rollout_worker": _same("relayrl.env.current_env_runner", "get_global_worker"),
     # utils
     "relayrl.utils": {**_same("relayrl.core.annotations", "override", "PublicAPI", "DeveloperAPI"),

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 # Examples that start a Ray cluster and Tune trial actors: ~40-60 s each on a 2-core machine.
-SLOW_EXAMPLES = {"pbt_cartpole", "custom_training_workflow"}
+SLOW_EXAMPLES = {"pbt_cartpole", "custom_training_workflow", "custom_policy_from_scratch"}
 EXAMPLES = [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW_EXAMPLES else [])
             for p in sorted((pathlib.Path(__file__).parent.parent / "examples").glob("*.py"))]
 

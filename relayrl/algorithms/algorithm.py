@@ -92,7 +92,16 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
 
     @classmethod
     def get_default_config(cls):
+        if _defines_policy_class(cls):  # seed 001: an Algorithm subclass with only get_default_policy_class
+            from relayrl.policy.policy_algorithm_config import PolicyAlgorithmConfig
+
+            return PolicyAlgorithmConfig(algo_class=cls)
         raise NotImplementedError(f"{cls.__name__} has no default config.")
+
+    @classmethod
+    def get_default_policy_class(cls, config):
+        """The old API stack's Policy class this algorithm runs (relayrl/policy/); None: RLModules and Learners."""
+        return None
 
     # -- setup --------------------------------------------------------------------------------
     @staticmethod
@@ -104,6 +113,12 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         torch.manual_seed(seed)
 
     def setup(self, config) -> None:
+        from relayrl.policy.policy_algorithm import policy_class_for, setup_policy_algorithm
+
+        policy_class = policy_class_for(self, config)
+        if policy_class is not None:  # the Policy API runs instead of RLModules and Learners
+            setup_policy_algorithm(self, config, policy_class)
+            return
         self.env_runner_group = EnvRunnerGroup(config=config, on_env_runners_recreated=self._on_env_runners_recreated)
         spaces = self.env_runner_group.get_spaces()
         module_spec = config.get_module_spec_for_learner(spaces)
@@ -142,7 +157,17 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         return module.get(module_id)
 
     # -- training -------------------------------------------------------------------------------
+    def get_policy(self, policy_id: str = DEFAULT_MODULE_ID):
+        """The local runner's Policy (Policy-based algorithms only); None for unknown IDs."""
+        if self.learner_group is not None:
+            raise ValueError(f"{type(self).__name__} runs RLModules, not Policies: use algo.get_module(module_id).")
+        return self.env_runner_group.local_worker().get_policy(policy_id)
+
     def training_step(self) -> None:
+        if self.learner_group is None:  # a Policy-based algorithm: one learn_on_batch per iteration
+            from relayrl.policy.policy_algorithm import default_policy_training_step
+
+            return default_policy_training_step(self)
         raise NotImplementedError(f"{type(self).__name__} must implement training_step().")
 
     # train() (TrainableBase) runs step(): directly, or through ray.tune.Trainable.train under Tune.
@@ -300,7 +325,8 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         self.env_runner_group.stop()
         if getattr(self, "eval_env_runner_group", None) is not None:
             self.eval_env_runner_group.stop()
-        self.learner_group.shutdown()
+        if self.learner_group is not None:
+            self.learner_group.shutdown()
         close = getattr(getattr(self, "_result_logger", None), "close", None)
         if callable(close):
             close()
@@ -310,6 +336,10 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def _defines_policy_class(cls) -> bool:
+    return any("get_default_policy_class" in klass.__dict__ for klass in cls.__mro__ if klass is not Algorithm)
 
 
 def _push_options_to_runners(group, config, changed) -> None:

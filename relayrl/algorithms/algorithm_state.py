@@ -40,6 +40,8 @@ class AlgorithmState:
     STATE_ATTRIBUTES: tuple = ()  # names of plain-number attributes a subclass keeps between steps
 
     def get_checkpointable_components(self) -> List[tuple]:
+        if self.learner_group is None:  # a Policy-based algorithm (relayrl/policy/): its runner holds the weights
+            return [("env_runner", self.env_runner)]
         parts = [("learner_group", self.learner_group)]
         if self.env_runner is not None:
             parts.append(("env_runner", self.env_runner))

@@ -20,6 +20,12 @@ NUM_EPISODES = "num_episodes"
 NUM_EPISODES_LIFETIME = "num_episodes_lifetime"
 NUM_TRAINING_STEP_CALLS_PER_ITERATION = "num_training_step_calls_per_iteration"
 
+# The old API stack's counters and timers (Policy-based algorithms' training_step, relayrl/policy/).
+NUM_AGENT_STEPS_SAMPLED = "num_agent_steps_sampled"
+NUM_AGENT_STEPS_TRAINED = "num_agent_steps_trained"
+WORKER_UPDATE_TIMER = "update"
+LEARN_ON_BATCH_TIMER = "learn"
+
 # Episode statistics (under env_runners, and evaluation/env_runners).
 EPISODE_RETURN_MEAN = "episode_return_mean"
 EPISODE_RETURN_MIN = "episode_return_min"

@@ -1,0 +1,31 @@
+"""The old API stack's Policy API (seed 001): Policy, the policy templates, SampleBatch, postprocessing.
+
+Names load lazily (no torch until one that needs it is used). docs/policy_api.md says when to use it
+rather than RLModule + Learner.
+"""
+import importlib
+
+_NAMES = {
+    "Policy": "relayrl.policy.policy",
+    "PolicySpec": "relayrl.core.policy_spec",
+    "TorchPolicy": "relayrl.policy.torch_policy",
+    "TorchPolicyV2": "relayrl.policy.torch_policy",
+    "SampleBatch": "relayrl.policy.sample_batch",
+    "MultiAgentBatch": "relayrl.policy.sample_batch",
+    "concat_samples": "relayrl.policy.sample_batch",
+    "build_policy_class": "relayrl.policy.policy_template",
+    "build_torch_policy": "relayrl.policy.policy_template",
+    "build_tf_policy": "relayrl.policy.tf_policy_template",
+    "compute_advantages": "relayrl.policy.postprocessing",
+    "Postprocessing": "relayrl.policy.postprocessing",
+}
+__all__ = sorted(_NAMES)
+
+
+def __getattr__(name):
+    if name not in _NAMES:
+        raise AttributeError(f"module 'relayrl.policy' has no attribute '{name}'")
+    source = "TorchPolicy" if name == "TorchPolicyV2" else name
+    value = getattr(importlib.import_module(_NAMES[name]), source)
+    globals()[name] = value
+    return value

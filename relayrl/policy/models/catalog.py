@@ -1,0 +1,76 @@
+"""`ModelCatalog`: the old API stack's registry of custom models and action distributions."""
+
+import gymnasium as gym
+
+from relayrl.policy.models.torch_action_dist import default_dist_class
+
+MODEL_DEFAULTS = {
+    "fcnet_hiddens": [256, 256],
+    "fcnet_activation": "tanh",
+    "vf_share_layers": False,
+    "free_log_std": False,
+    "use_lstm": False,
+    "max_seq_len": 20,
+    "custom_model": None,
+    "custom_model_config": {},
+    "custom_action_dist": None,
+}
+
+
+class ModelCatalog:
+    """`register_custom_model(name, cls)`; then `"model": {"custom_model": name, "custom_model_config": {...}}`."""
+
+    _custom_models: dict[str, type] = {}
+    _custom_action_dists: dict[str, type] = {}
+
+    @staticmethod
+    def register_custom_model(model_name: str, model_class: type) -> None:
+        ModelCatalog._custom_models[model_name] = model_class
+
+    @staticmethod
+    def register_custom_action_dist(action_dist_name: str, action_dist_class: type) -> None:
+        ModelCatalog._custom_action_dists[action_dist_name] = action_dist_class
+
+    @staticmethod
+    def get_action_dist(action_space: gym.Space, config: dict, dist_type=None, framework: str = "torch",
+                        **kwargs) -> tuple[type, int]:
+        """(dist class, number of model outputs it needs) for `action_space`."""
+        config = config or {}
+        custom = config.get("custom_action_dist")
+        if custom is not None:
+            dist = ModelCatalog._custom_action_dists.get(custom, custom)
+            if isinstance(dist, str):
+                raise ValueError(f"custom_action_dist={custom!r} is not registered: call "
+                                 "ModelCatalog.register_custom_action_dist(name, cls) first.")
+        else:
+            dist = dist_type or default_dist_class(action_space)
+        return dist, dist.required_model_output_shape(action_space, config)
+
+    @staticmethod
+    def get_model_v2(obs_space: gym.Space, action_space: gym.Space, num_outputs: int, model_config: dict,
+                     framework: str = "torch", name: str = "default_model", model_interface=None,
+                     default_model=None, **model_kwargs):
+        """The custom model named by `model_config["custom_model"]` (a registered name or a class), else the
+        default fully connected network."""
+        model_config = {**MODEL_DEFAULTS, **(model_config or {})}
+        custom = model_config.get("custom_model")
+        if custom is not None:
+            cls = ModelCatalog._custom_models.get(custom, custom) if isinstance(custom, str) else custom
+            if isinstance(cls, str):
+                known = sorted(ModelCatalog._custom_models)
+                raise ValueError(f"model custom_model={custom!r} is not registered (known: {known}): call "
+                                 f"ModelCatalog.register_custom_model({custom!r}, MyModel) before building.")
+            kwargs = {**(model_config.get("custom_model_config") or {}), **model_kwargs}
+            return cls(obs_space, action_space, num_outputs, model_config, name, **kwargs)
+        if model_config.get("use_lstm") or model_config.get("use_attention"):
+            raise ValueError("model use_lstm / use_attention: the Policy API's default model is a plain MLP; for a "
+                             "recurrent policy register a custom TorchModelV2 with get_initial_state(), or use "
+                             "the RLModule stack (PPOConfig().rl_module(model_config={'use_lstm': True})).")
+        if framework not in ("torch", None):
+            raise ValueError(f"framework={framework!r}: relayrl's Policy models are torch; set framework='torch'.")
+        from relayrl.policy.models.fully_connected import FullyConnectedNetwork
+
+        return (default_model or FullyConnectedNetwork)(obs_space, action_space, num_outputs, model_config, name)
+
+
+__all__ = ["MODEL_DEFAULTS", "ModelCatalog"]

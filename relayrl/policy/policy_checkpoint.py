@@ -1,0 +1,38 @@
+"""A Policy's checkpoint: data only (weights as tensors/arrays, the rest JSON), like relayrl's other checkpoints.
+
+The class and spaces are stored by name and description (checkpoints/by_name.py); loading resolves the class
+through a Trust, so it runs no code the caller did not import or trust.
+"""
+from typing import Any
+
+from relayrl.checkpoints.by_name import Unstorable, describe, rebuild
+from relayrl.checkpoints.errors import CheckpointError
+from relayrl.checkpoints.format import read_manifest, read_state, write_checkpoint
+from relayrl.checkpoints.state_checks import Where
+from relayrl.checkpoints.trust import Trust
+
+
+def write_policy_checkpoint(policy, export_dir: str, state: dict[str, Any]) -> str:
+    state = dict(state)
+    state["policy_spec"] = describe(state["policy_spec"])
+    return write_checkpoint(export_dir, state, cls=type(policy), metadata={"type": "Policy"})
+
+
+def read_policy_checkpoint(path: str, *, trusted=None):
+    manifest = read_manifest(path)
+    if manifest.get("metadata", {}).get("type") != "Policy":
+        raise CheckpointError(f"{path} is not a Policy checkpoint (written by policy.export_checkpoint(dir)).")
+    state = read_state(path, manifest)
+    where = Where.checkpoint(path) / "policy_spec"
+    from relayrl.policy.policy import Policy
+
+    trust = Trust(trusted)
+    spec = rebuild(state["policy_spec"], trust, where)
+    cls = spec.policy_class
+    if not (isinstance(cls, type) and issubclass(cls, Policy)):
+        raise CheckpointError(f"{path}: the stored policy class {cls!r} is not a Policy subclass.")
+    config = {k: v for k, v in (spec.config or {}).items() if not isinstance(v, Unstorable)}
+    policy = cls(spec.observation_space, spec.action_space, config)
+    state["policy_spec"] = spec
+    policy.set_state(state)
+    return policy

@@ -1,0 +1,1 @@
+"""Sampling with Policies: a small runner of its own (the RLModule EnvRunner is left untouched)."""

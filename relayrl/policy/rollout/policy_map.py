@@ -1,0 +1,53 @@
+"""Building a runner's policies from {policy_id: PolicySpec} and the algorithm's config."""
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from relayrl.core.policy_spec import PolicySpec
+
+
+def policy_config(config, spec: PolicySpec) -> dict[str, Any]:
+    """The policy's config dict: the algorithm's options (old key names), `model`, then the spec's overrides."""
+    values = dict(config.to_dict())
+    model = values.pop("model", None)
+    if model is None:
+        model = dict(values.get("model_config") or {})
+    values["model"] = dict(model or {})
+    values["in_evaluation"] = bool(getattr(config, "in_evaluation", False))
+    values.update(spec.config or {})
+    return values
+
+
+def build_policy_map(specs: dict[str, PolicySpec], config, agent_spaces: dict[Any, tuple], *, seed: int | None,
+                     mapping_fn: Callable, callbacks) -> dict[str, Any]:
+    """{policy_id: Policy}; a spec without spaces takes those of the first agent that maps to it."""
+    if seed is not None:  # the same seed gives the same initial weights on every runner and the driver
+        torch.manual_seed(int(config.seed))
+        np.random.seed(int(seed))
+    policy_map = {}
+    for pid, spec in specs.items():
+        obs_space, act_space = spec.observation_space, spec.action_space
+        if obs_space is None or act_space is None:
+            agent = next((a for a in agent_spaces if mapping_fn(a) == pid), None)
+            if agent is None:
+                agent = next(iter(agent_spaces))
+            obs_space = obs_space or agent_spaces[agent][0]
+            act_space = act_space or agent_spaces[agent][1]
+        if spec.policy_class is None:
+            raise ValueError(f"policies[{pid!r}] has no policy_class and the algorithm has no "
+                             "get_default_policy_class(config): give PolicySpec(policy_class=MyPolicy).")
+        policy = spec.policy_class(obs_space, act_space, policy_config(config, spec))
+        policy.callbacks = callbacks
+        policy_map[pid] = policy
+    return policy_map
+
+
+def trainable_policy_ids(config, policy_map: dict[str, Any]) -> list[str]:
+    to_train = getattr(config, "policies_to_train", None)
+    if to_train is None:
+        return list(policy_map)
+    if callable(to_train):
+        return [pid for pid in policy_map if to_train(pid, None)]
+    return [pid for pid in policy_map if pid in to_train]

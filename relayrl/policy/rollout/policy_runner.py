@@ -1,0 +1,257 @@
+"""`PolicyRunner`: steps a vector env with a Policy and returns postprocessed SampleBatches.
+
+The old API stack's RolloutWorker, small: one `compute_actions` call per vector step for all sub-envs, rows
+kept per episode (`Trajectory`), and each finished or cut trajectory goes through the policy's
+`postprocess_trajectory` and `on_postprocess_trajectory` before it joins the batch `sample()` returns. The
+same class runs in the driver and as a Ray actor (through relayrl.distributed's EnvRunnerActors).
+"""
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from relayrl.core.columns import DEFAULT_POLICY_ID
+from relayrl.env.episode_limits import episode_limits_wrapper
+from relayrl.env.episode_stats import EpisodeStats
+from relayrl.env.registry import make_env_creator
+from relayrl.env.vector_env import batch_actions, foreach_sub_env, infos_per_env, make_vector_env
+from relayrl.metrics.metrics_logger import MetricsLogger
+from relayrl.policy.policy_callbacks import PolicyCallbacks, episode_kwargs
+from relayrl.policy.rollout.episode import PolicyEpisode
+from relayrl.policy.rollout.policy_map import build_policy_map
+from relayrl.policy.rollout.trajectory import Trajectory
+from relayrl.policy.sample_batch import MultiAgentBatch, SampleBatch, concat_samples
+
+SINGLE_AGENT_ID = "agent0"
+
+
+class PolicyRunner:
+    """Samples with the policies of `POLICY_SPECS` (set on the subclass the worker set makes)."""
+
+    POLICY_SPECS: dict[str, Any] = {}
+    POLICY_MAPPING_FN: Callable | None = None
+
+    def __init__(self, *, config, worker_index: int = 0, num_workers: int | None = None,
+                 recreated_worker: bool = False):
+        seed = self._init_common(config, worker_index, num_workers, recreated_worker)
+        self.env = make_vector_env(make_env_creator(config.env), config.env_config,
+                                   num_envs=config.num_envs_per_env_runner, worker_index=worker_index,
+                                   num_workers=self.num_workers, mode="SYNC",
+                                   check_env=not config.disable_env_checking, wrap=episode_limits_wrapper(config))
+        self.num_envs = self.env.num_envs
+        spaces = {SINGLE_AGENT_ID: (self.env.single_observation_space, self.env.single_action_space)}
+        self.policy_map = build_policy_map(self.POLICY_SPECS, config, spaces, seed=seed,
+                                           mapping_fn=self._map, callbacks=self.callbacks)
+        self.policy_id = self._map(SINGLE_AGENT_ID)
+        self.policy = self.policy_map[self.policy_id]
+        self._unroll_id = 0
+        self._obs, infos = self.env.reset(seed=seed)
+        self._infos = infos_per_env(infos, self.num_envs)
+        self._episodes = [self._new_episode(i) for i in range(self.num_envs)]
+        self._pending: list[SampleBatch] = []  # finished trajectories not yet returned (complete_episodes)
+
+    def _init_common(self, config, worker_index: int, num_workers: int | None, recreated_worker: bool):
+        """What every runner keeps (config, index, metrics, callbacks, global vars); returns its seed."""
+        self.config = config
+        self.worker_index = worker_index
+        self.num_workers = config.num_env_runners if num_workers is None else num_workers
+        self.recreated_worker = recreated_worker
+        self.metrics = MetricsLogger()
+        self._stats = EpisodeStats(self.metrics, config.metrics_num_episodes_for_smoothing)
+        self.callbacks = PolicyCallbacks(config)
+        self.global_vars: dict[str, Any] = {"timestep": 0}
+        return None if config.seed is None else int(config.seed) + 1000 * worker_index
+
+    # -- policies --------------------------------------------------------------------------------------
+    def _map(self, agent_id) -> str:
+        fn = self.POLICY_MAPPING_FN
+        if fn is None:
+            return DEFAULT_POLICY_ID if DEFAULT_POLICY_ID in self.POLICY_SPECS else next(iter(self.POLICY_SPECS))
+        return fn(agent_id, None, worker=self)
+
+    def get_policy(self, policy_id: str = DEFAULT_POLICY_ID):
+        return self.policy_map.get(policy_id)
+
+    def foreach_policy(self, func: Callable) -> list:
+        return [func(policy, pid) for pid, policy in self.policy_map.items()]
+
+    def foreach_policy_to_train(self, func: Callable) -> list:
+        return [func(self.policy_map[pid], pid) for pid in self.policies_to_train()]
+
+    def policies_to_train(self) -> list[str]:
+        from relayrl.policy.rollout.policy_map import trainable_policy_ids
+
+        return trainable_policy_ids(self.config, self.policy_map)
+
+    def get_weights(self, policies: list[str] | None = None) -> dict[str, Any]:
+        return {pid: self.policy_map[pid].get_weights() for pid in (policies or self.policy_map)}
+
+    def set_weights(self, weights: dict[str, Any], global_vars: dict | None = None, **kwargs) -> None:
+        for pid, w in weights.items():
+            if pid in self.policy_map:
+                self.policy_map[pid].set_weights(w)
+        if global_vars:
+            self.set_global_vars(global_vars)
+
+    def set_global_vars(self, global_vars: dict, **kwargs) -> None:
+        self.global_vars.update(global_vars)
+        for policy in self.policy_map.values():
+            policy.on_global_var_update(global_vars)
+
+    def learn_on_batch(self, samples) -> dict[str, Any]:
+        """learn_on_batch of each trainable policy on its part of `samples`; {policy_id: results}."""
+        batch = samples.as_multi_agent()
+        trainable = set(self.policies_to_train())
+        return {pid: self.policy_map[pid].learn_on_batch(b) for pid, b in batch.policy_batches.items()
+                if pid in trainable}
+
+    # -- the state a restarted actor is given ---------------------------------------------------------------
+    def ping(self) -> str:
+        return "pong"
+
+    def get_state(self, components=None, *, not_components=None, **kwargs) -> dict[str, Any]:
+        return {"policy_weights": self.get_weights(), "global_vars": dict(self.global_vars)}
+
+    def check_state(self, state: dict[str, Any], where) -> None:
+        """Raise a CheckpointError if `state` names policies this runner lacks or weights that do not fit."""
+        weights = state.get("policy_weights", {})
+        unknown = sorted(set(weights) - set(self.policy_map))
+        if unknown:
+            raise where.error(f"the checkpoint has policies {unknown} this algorithm does not (it has "
+                              f"{sorted(self.policy_map)}).")
+        for pid, w in weights.items():
+            mine = self.policy_map[pid].get_weights()
+            if isinstance(mine, dict) and isinstance(w, dict):
+                bad = [k for k in mine if k not in w or np.shape(w[k]) != np.shape(mine[k])]
+                if bad:
+                    raise where.error(f"policy {pid!r}: the weights {bad} are missing or differ in shape.")
+
+    def set_state(self, state: dict[str, Any], **kwargs) -> None:
+        self.set_weights(state.get("policy_weights", {}), state.get("global_vars"))
+
+    def apply(self, func: Callable, *args, **kwargs):
+        return func(self, *args, **kwargs)
+
+    def foreach_env(self, func: Callable) -> list:
+        return foreach_sub_env(self.env, func)
+
+    def get_metrics(self) -> dict[str, Any]:
+        return self.metrics.reduce_for_merge()
+
+    def stop(self) -> None:
+        self.env.close()
+
+    # -- sampling ----------------------------------------------------------------------------------------
+    def sample(self, explore: bool | None = None, **kwargs):
+        """One fragment: `rollout_fragment_length` steps per sub-env (truncate_episodes), or at least that many
+        steps of finished episodes (complete_episodes). A SampleBatch, or a MultiAgentBatch for several policies."""
+        config = self.config
+        explore = config.explore if explore is None else explore
+        target = self.rollout_fragment_length() * self.num_envs
+        complete = config.batch_mode == "complete_episodes"
+        steps = 0
+        while (sum(b.count for b in self._pending) if complete else steps) < target:
+            self._step(explore)
+            steps += self.num_envs
+        if not complete:
+            for i in range(self.num_envs):
+                self._cut(i)
+        batches, self._pending = self._pending, []
+        self._stats.on_steps(steps)
+        samples = concat_samples(batches)
+        if self.policy_id != DEFAULT_POLICY_ID:
+            samples = MultiAgentBatch({self.policy_id: samples}, samples.count)
+        for handler in self.callbacks.sample_end:
+            handler(worker=self, env_runner=self, metrics_logger=self.metrics, samples=samples)
+        return samples
+
+    def rollout_fragment_length(self) -> int:
+        length = self.config.rollout_fragment_length
+        if length != "auto":
+            return int(length)
+        batch_size = self.config.train_batch_size
+        return max(1, -(-batch_size // (max(self.num_workers, 1) * self.num_envs)))
+
+    def _step(self, explore: bool) -> None:
+        n, policy = self.num_envs, self.policy
+        episodes = self._episodes
+        states = [np.stack([e.user_state[j] for e in episodes]) for j in range(len(episodes[0].user_state))]
+        prev_actions = np.stack([e.prev_action for e in episodes])
+        prev_rewards = np.array([e.prev_reward for e in episodes], dtype=np.float32)
+        actions, state_out, extra = policy.compute_actions(
+            self._obs, states, prev_action_batch=prev_actions, prev_reward_batch=prev_rewards,
+            info_batch=self._infos, episodes=episodes, explore=explore, timestep=self.global_vars["timestep"])
+        if len(state_out) != len(states):
+            raise ValueError(f"{type(policy).__name__}.compute_actions returned {len(state_out)} state batches for "
+                             f"{len(states)} state inputs; return one per get_initial_state() item.")
+        space = self.env.single_action_space
+        env_actions = batch_actions(space, actions if isinstance(actions, np.ndarray) else list(actions))
+        if isinstance(space, gym.spaces.Box):
+            env_actions = np.clip(env_actions, space.low, space.high)
+        next_obs, rewards, terminateds, truncateds, infos = self.env.step(env_actions)
+        infos_list = infos_per_env(infos, n)
+        final_obs = infos.get("final_obs")
+        for i, episode in enumerate(episodes):
+            done = bool(terminateds[i] or truncateds[i])
+            row = {SampleBatch.OBS: self._obs[i], SampleBatch.ACTIONS: actions[i],
+                   SampleBatch.REWARDS: float(rewards[i]), SampleBatch.PREV_ACTIONS: episode.prev_action,
+                   SampleBatch.PREV_REWARDS: episode.prev_reward,
+                   SampleBatch.NEXT_OBS: final_obs[i] if done and final_obs is not None else next_obs[i],
+                   SampleBatch.TERMINATEDS: bool(terminateds[i]), SampleBatch.TRUNCATEDS: bool(truncateds[i]),
+                   SampleBatch.INFOS: infos_list[i]}
+            for j in range(len(states)):
+                row[f"state_in_{j}"] = episode.user_state[j]
+                row[f"state_out_{j}"] = state_out[j][i]
+            for key, values in extra.items():
+                row[key] = values[i]
+            episode.trajectory.add(row)
+            episode.length += 1
+            episode.add_step(SINGLE_AGENT_ID, self.policy_id, rewards[i], infos_list[i])
+            for handler in self.callbacks.episode_step:
+                handler(**episode_kwargs(self, episode, i))
+            if done:
+                self._finish(i)
+            else:
+                episode.user_state = [s[i] for s in state_out]
+                episode.prev_action, episode.prev_reward = actions[i], float(rewards[i])
+        self._obs, self._infos = next_obs, infos_list
+        self.global_vars["timestep"] += n
+
+    def _new_episode(self, i: int) -> PolicyEpisode:
+        episode = PolicyEpisode(i, worker=self)
+        episode.trajectory = Trajectory(episode.episode_id, 0, i, 0)
+        episode.user_state = [np.asarray(s) for s in self.policy.get_initial_state()]
+        episode.prev_action = np.zeros_like(np.asarray(self.env.single_action_space.sample()))
+        episode.prev_reward = 0.0
+        for handler in self.callbacks.episode_start:
+            handler(**episode_kwargs(self, episode, i))
+        return episode
+
+    def _cut(self, i: int) -> None:
+        """Postprocess what episode i collected so far (truncate_episodes); the episode goes on."""
+        episode = self._episodes[i]
+        if len(episode.trajectory):
+            self._pending.append(self._postprocess(episode, episode.trajectory))
+
+    def _finish(self, i: int) -> None:
+        episode = self._episodes[i]
+        self._pending.append(self._postprocess(episode, episode.trajectory))
+        for handler in self.callbacks.episode_end:
+            handler(**episode_kwargs(self, episode, i))
+        self._stats.on_episode_done(episode)
+        self._episodes[i] = self._new_episode(i)
+
+    def _postprocess(self, episode: PolicyEpisode, trajectory: Trajectory) -> SampleBatch:
+        original = trajectory.to_batch(self._unroll_id)
+        self._unroll_id += 1
+        batch = self.policy.postprocess_trajectory(original.copy(shallow=True), {}, episode)
+        if self.callbacks.wants_postprocess:
+            self.callbacks.on_postprocess_trajectory(
+                worker=self, episode=episode, agent_id=SINGLE_AGENT_ID, policy_id=self.policy_id,
+                policies=self.policy_map, postprocessed_batch=batch,
+                original_batches={SINGLE_AGENT_ID: (self.policy_id, self.policy, original)})
+        return batch
+
+
+__all__ = ["SINGLE_AGENT_ID", "PolicyRunner"]

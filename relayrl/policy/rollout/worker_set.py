@@ -1,0 +1,139 @@
+"""`PolicyWorkerSet`: the local PolicyRunner and its remote copies (Ray actors), the old stack's WorkerSet.
+
+Remote runners are relayrl's EnvRunnerActors (relayrl/distributed/) running a PolicyRunner: the same timeouts,
+restarts and re-syncs as the RLModule runners. `sample()` returns the joined batch of all healthy runners and
+hands the steps and episode metrics to `on_sampled` (the Algorithm counts and reports them).
+"""
+from collections.abc import Callable
+from typing import Any
+
+from relayrl.policy.rollout.policy_runner import PolicyRunner
+from relayrl.policy.sample_batch import concat_samples
+
+
+def policy_runner_class(policy_specs: dict[str, Any], mapping_fn: Callable | None, multi_agent: bool) -> type:
+    """A PolicyRunner subclass that knows its policies (it travels to Ray actors by value)."""
+    from relayrl.policy.rollout.multi_agent_policy_runner import MultiAgentPolicyRunner
+
+    mapping = staticmethod(mapping_fn) if mapping_fn is not None else None
+    base = MultiAgentPolicyRunner if multi_agent else PolicyRunner
+    return type(base.__name__, (base,), {"POLICY_SPECS": dict(policy_specs), "POLICY_MAPPING_FN": mapping})
+
+
+def env_is_multi_agent(config) -> bool:
+    """Whether the config's env is a MultiAgentEnv (one instance is made and closed to see)."""
+    from relayrl.env.multi_agent_env import MultiAgentEnv
+    from relayrl.policy.rollout.multi_agent_policy_runner import make_env
+
+    env_spec = config.env
+    if isinstance(env_spec, type):
+        return issubclass(env_spec, MultiAgentEnv)
+    if isinstance(env_spec, str) and "/" not in env_spec:
+        import gymnasium as gym
+
+        if env_spec in gym.registry:
+            return False
+    env = make_env(config, 0, config.num_env_runners)
+    try:
+        return isinstance(env, MultiAgentEnv)
+    finally:
+        env.close()
+
+
+class PolicyWorkerSet:
+    def __init__(self, config, policy_specs: dict[str, Any], mapping_fn: Callable | None = None,
+                 on_sampled: Callable | None = None):
+        self.config = config
+        self.runner_cls = policy_runner_class(policy_specs, mapping_fn, env_is_multi_agent(config))
+        self._local = self.runner_cls(config=config, worker_index=0, num_workers=config.num_env_runners)
+        self._actors = None
+        if config.num_env_runners > 0:
+            from relayrl.distributed.env_runner_actors import EnvRunnerActors
+
+            self._actors = EnvRunnerActors(config=config, env_runner_cls=self.runner_cls,
+                                           num_env_runners=config.num_env_runners)
+            self.sync_weights()
+        self.on_sampled = on_sampled
+
+    # -- RLlib's accessors -------------------------------------------------------------------------------
+    def local_worker(self) -> PolicyRunner:
+        return self._local
+
+    @property
+    def local_env_runner(self) -> PolicyRunner:
+        return self._local
+
+    @property
+    def is_remote(self) -> bool:
+        return self._actors is not None
+
+    def remote_workers(self) -> list[Any]:
+        """The healthy remote runners' Ray actor handles."""
+        if self._actors is None:
+            return []
+        return [self._actors.actor(i) for i in self._actors.healthy_indices()]
+
+    def num_remote_workers(self) -> int:
+        return 0 if self._actors is None else len(self._actors.indices())
+
+    num_remote_env_runners = num_remote_workers
+
+    def num_healthy_remote_workers(self) -> int:
+        return 0 if self._actors is None else len(self._actors.healthy_indices())
+
+    # -- weights -------------------------------------------------------------------------------------------
+    def sync_weights(self, policies: list[str] | None = None, from_worker_or_learner_group=None,
+                     to_worker_indices: list[int] | None = None, global_vars: dict | None = None,
+                     **kwargs) -> None:
+        """Send the local (or given) runner's policy weights to the remote runners."""
+        if global_vars:
+            self._local.set_global_vars(global_vars)
+        if self._actors is None:
+            return
+        source = from_worker_or_learner_group or self._local
+        state = {"policy_weights": source.get_weights(policies), "global_vars": dict(self._local.global_vars)}
+        ref = self._actors.ray.put(state)
+        if policies is None:
+            self._actors.last_state_ref = ref  # what a restarted runner gets
+        ids = to_worker_indices or self._actors.healthy_indices()
+        self._actors.call(ids, method="set_state", args=(ref,), timeout=self.config.sample_timeout_s)
+
+    # -- sampling ------------------------------------------------------------------------------------------
+    def sample(self, **kwargs):
+        """One sample() from every healthy runner (the local one only if there are no remote ones)."""
+        if self._actors is None:
+            batches, metrics = [self._local.sample(**kwargs)], [self._local.get_metrics()]
+        else:
+            self._actors.restore_due
+            results = self._actors.call(self._actors.healthy_indices(), method="sample_and_get_metrics",
+                                        kwargs=kwargs, timeout=self.config.sample_timeout_s, sampling=True)
+            batches = [r.value[0] for r in results if r.ok]
+            metrics = [r.value[1] for r in results if r.ok]
+        batch = concat_samples(batches)
+        if self.on_sampled is not None:
+            self.on_sampled(batch.env_steps(), metrics)
+        return batch
+
+    def foreach_worker(self, func: Callable, local_worker: bool = True, healthy_only: bool = True) -> list:
+        out = [func(self._local)] if local_worker else []
+        if self._actors is not None:
+            out += [r.value for r in self._actors.call(self._actors.healthy_indices(), func=func,
+                                                       timeout=self.config.sample_timeout_s) if r.ok]
+        return out
+
+    foreach_env_runner = foreach_worker
+
+    def foreach_policy(self, func: Callable) -> list:
+        return [r for results in self.foreach_worker(lambda w: w.foreach_policy(func)) for r in results]
+
+    def fault_tolerance_metrics(self) -> dict[str, int]:
+        actors = self._actors
+        restarts = 0 if actors is None else actors.num_restarts
+        return {"num_healthy_env_runners": self.num_healthy_remote_workers(),
+                "num_remote_env_runner_restarts": restarts, "num_env_runner_restarts": restarts,
+                "num_env_steps_lost": 0, "num_env_steps_lost_lifetime": 0}
+
+    def stop(self) -> None:
+        self._local.stop()
+        if self._actors is not None:
+            self._actors.stop()

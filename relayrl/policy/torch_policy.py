@@ -1,0 +1,249 @@
+"""`TorchPolicy`: a Policy around a TorchModelV2, a dist class, a loss and torch optimizers.
+
+`build_policy_class` (policy_template.py) subclasses it and fills its hooks from the user's functions; every
+hook left out has the default written here.
+"""
+from typing import Any
+
+import numpy as np
+import torch
+
+from relayrl.policy.policy import Policy, _numbered
+from relayrl.policy.sample_batch import SampleBatch
+
+LEARNER_STATS_KEY = "learner_stats"
+
+
+class TorchPolicy(Policy):
+    """Acts with `model` + `dist_class` and learns by `loss(model, dist_class, train_batch)` (one step per call)."""
+
+    def __init__(self, observation_space, action_space, config, *, model, loss=None,
+                 action_distribution_class=None, action_sampler_fn=None, action_distribution_fn=None,
+                 max_seq_len: int = 20, get_batch_divisibility_req=None):
+        Policy.__init__(self, observation_space, action_space, config)
+        self.model = model
+        self.dist_class = action_distribution_class
+        self._loss = loss
+        self._action_sampler_fn = action_sampler_fn
+        self._action_distribution_fn = action_distribution_fn
+        self.max_seq_len = max_seq_len
+        self.batch_divisibility_req = get_batch_divisibility_req(self) if callable(get_batch_divisibility_req) else 1
+        self.device = torch.device("cpu")
+        self._state_inputs = model.get_initial_state() if model is not None else []
+        self._optimizers = _as_list(self.optimizer())
+        self.cur_lr = self.config.get("lr")
+
+    # -- hooks the templates replace -----------------------------------------------------------------------
+    def optimizer(self):
+        if self.model is None or not list(self.model.parameters()):
+            return []
+        return torch.optim.Adam(self.model.parameters(), lr=self.config.get("lr", 1e-3))
+
+    def extra_action_out(self, input_dict, state_batches, model, action_dist) -> dict[str, Any]:
+        return {}
+
+    def extra_grad_process(self, optimizer, loss) -> dict[str, Any]:
+        grad_clip = self.config.get("grad_clip")
+        if grad_clip is None:
+            return {}
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        norm = torch.nn.utils.clip_grad_norm_(params, grad_clip)
+        return {"grad_gnorm": float(norm)}
+
+    def extra_compute_grad_fetches(self) -> dict[str, Any]:
+        return {LEARNER_STATS_KEY: {}}
+
+    def stats_fn(self, train_batch) -> dict[str, Any]:
+        return {}
+
+    # -- acting ------------------------------------------------------------------------------------------
+    def get_initial_state(self) -> list:
+        return [np.asarray(_numpy(s)) for s in self._state_inputs]
+
+    def compute_actions(self, obs_batch, state_batches=None, prev_action_batch=None, prev_reward_batch=None,
+                        info_batch=None, episodes=None, explore=None, timestep=None, **kwargs):
+        input_dict = {SampleBatch.OBS: obs_batch}
+        for i, state in enumerate(state_batches or []):
+            input_dict[f"state_in_{i}"] = state
+        if prev_action_batch is not None:
+            input_dict[SampleBatch.PREV_ACTIONS] = prev_action_batch
+        if prev_reward_batch is not None:
+            input_dict[SampleBatch.PREV_REWARDS] = prev_reward_batch
+        return self.compute_actions_from_input_dict(input_dict, explore=explore, timestep=timestep,
+                                                    episodes=episodes, **kwargs)
+
+    def compute_actions_from_input_dict(self, input_dict, explore=None, timestep=None, episodes=None, **kwargs):
+        explore = self.config.get("explore", True) if explore is None else explore
+        fast = self._numpy_forward()
+        if fast is not None and not self.config.get("_disable_numpy_forward"):
+            actions, extra = fast.compute(input_dict[SampleBatch.OBS], explore)
+            self.global_timestep += len(actions)
+            return actions, [], extra
+        with torch.no_grad():
+            tensors = {k: _tensor(v) for k, v in input_dict.items() if k != SampleBatch.INFOS}
+            state_batches = [tensors[k] for k in _numbered(tensors, "state_in_")]
+            batch_size = len(tensors[SampleBatch.OBS])
+            seq_lens = torch.ones(batch_size, dtype=torch.int32) if state_batches else None
+            actions, logp, dist_inputs, dist, state_out = self._sample_actions(
+                tensors, state_batches, seq_lens, explore, timestep)
+            extra = {}
+            if dist_inputs is not None:
+                extra[SampleBatch.ACTION_DIST_INPUTS] = dist_inputs
+            if logp is not None:
+                extra[SampleBatch.ACTION_PROB] = torch.exp(logp.float())
+                extra[SampleBatch.ACTION_LOGP] = logp
+            extra.update(self.extra_action_out(tensors, state_batches, self.model, dist))
+        self.global_timestep += batch_size
+        return _numpy(actions), [_numpy(s) for s in state_out], {k: _numpy(v) for k, v in extra.items()}
+
+    def _numpy_forward(self):
+        """The numpy fast path (numpy_forward.py), planned once per policy; None where it does not apply."""
+        if "_fast_forward" not in self.__dict__:
+            from relayrl.policy.numpy_forward import NumpyCategoricalMLP
+
+            self._fast_forward = NumpyCategoricalMLP.plan(self)
+        return self._fast_forward
+
+    def _sample_actions(self, input_dict, state_batches, seq_lens, explore, timestep):
+        if self._action_sampler_fn is not None:
+            out = self._action_sampler_fn(self, self.model, input_dict, state_batches, explore=explore,
+                                          timestep=timestep)
+            if len(out) == 4:
+                actions, logp, dist_inputs, state_out = out
+            else:
+                (actions, logp, state_out), dist_inputs = out, None
+            return actions, logp, dist_inputs, None, list(state_out or [])
+        if self._action_distribution_fn is not None:
+            dist_inputs, dist_class, state_out = self._call_action_distribution_fn(
+                input_dict, state_batches, seq_lens, explore, timestep)
+        else:
+            dist_class = self.dist_class
+            dist_inputs, state_out = self.model(input_dict, state_batches, seq_lens)
+        dist = dist_class(dist_inputs, self.model)
+        actions = dist.sample() if explore else dist.deterministic_sample()
+        return actions, dist.logp(actions), dist_inputs, dist, list(state_out)
+
+    def _call_action_distribution_fn(self, input_dict, state_batches, seq_lens, explore, timestep):
+        try:
+            return self._action_distribution_fn(self, self.model, input_dict=input_dict, state_batches=state_batches,
+                                                seq_lens=seq_lens, explore=explore, timestep=timestep,
+                                                is_training=False)
+        except TypeError as error:
+            if "positional argument" not in str(error) and "keyword argument" not in str(error):
+                raise  # the older signature is tried only when the call itself did not fit
+            return self._action_distribution_fn(self, model=self.model, obs_batch=input_dict[SampleBatch.OBS],
+                                                explore=explore, is_training=False)
+
+    # -- learning ----------------------------------------------------------------------------------------
+    def _lazy_tensor_dict(self, batch: SampleBatch) -> SampleBatch:
+        """The batch with its numeric columns as torch tensors (object columns, like infos, stay)."""
+        columns = {}
+        for key, value in batch.items():
+            if isinstance(value, np.ndarray) and value.dtype != object:
+                columns[key] = torch.from_numpy(np.ascontiguousarray(value)).to(self.device)
+            else:
+                columns[key] = value
+        tensors = SampleBatch(columns, _is_training=True, _num_grad_updates=batch.num_grad_updates)
+        tensors.count = batch.count
+        return tensors
+
+    def loss(self, model, dist_class, train_batch):
+        if self._loss is None:
+            raise NotImplementedError(f"{type(self).__name__} has no loss_fn: give build_policy_class(loss_fn=...).")
+        return self._loss(self, model, dist_class, train_batch)
+
+    def compute_gradients(self, postprocessed_batch):
+        """Gradients (numpy, one per parameter of each optimizer) and the stats of one loss evaluation."""
+        train_batch = self._lazy_tensor_dict(postprocessed_batch)
+        losses = _as_list(self.loss(self.model, self.dist_class, train_batch))
+        if len(losses) != len(self._optimizers):
+            raise ValueError(f"{type(self).__name__}: the loss gave {len(losses)} losses but there are "
+                             f"{len(self._optimizers)} optimizers; optimizer_fn must return one per loss.")
+        grad_info = {}
+        for i, (optimizer, loss) in enumerate(zip(self._optimizers, losses)):
+            if not torch.isfinite(loss).all():
+                raise FloatingPointError(f"{type(self).__name__}: the loss is {float(loss)} (not finite); the "
+                                         "weights are left unchanged. Check the loss and the batch's columns.")
+            optimizer.zero_grad()
+            loss.backward(retain_graph=i < len(losses) - 1)
+            grad_info.update(self.extra_grad_process(optimizer, loss))
+        grads = [None if p.grad is None else p.grad.detach().clone()
+                 for optimizer in self._optimizers for group in optimizer.param_groups for p in group["params"]]
+        for g in grads:
+            if g is not None and not torch.isfinite(g).all():
+                raise FloatingPointError(f"{type(self).__name__}: a gradient is not finite; the weights are left "
+                                         "unchanged.")
+        stats = {k: _scalar(v) for k, v in self.stats_fn(train_batch).items()}
+        fetches = self.extra_compute_grad_fetches()
+        fetches[LEARNER_STATS_KEY] = {**fetches.get(LEARNER_STATS_KEY, {}), **stats, **grad_info}
+        self._last_train_batch = train_batch
+        return grads, fetches
+
+    def apply_gradients(self, gradients) -> None:
+        params = [p for optimizer in self._optimizers for group in optimizer.param_groups for p in group["params"]]
+        for p, g in zip(params, gradients):
+            p.grad = None if g is None else torch.as_tensor(g, dtype=p.dtype)
+        for optimizer in self._optimizers:
+            optimizer.step()
+        self.num_grad_updates += 1
+
+    def learn_on_batch(self, postprocessed_batch: SampleBatch) -> dict[str, Any]:
+        """One optimizer step per optimizer on the whole batch; returns {"learner_stats": {...}, ...}."""
+        result = {}
+        if self.callbacks is not None:
+            self.callbacks.on_learn_on_batch(policy=self, train_batch=postprocessed_batch, result=result)
+        grads, fetches = self.compute_gradients(postprocessed_batch)
+        for optimizer in self._optimizers:
+            optimizer.step()  # the gradients are already in .grad: no copy back
+        self.num_grad_updates += 1
+        fetches.update(result)
+        fetches.update({"num_grad_updates": self.num_grad_updates,
+                        "diff_num_grad_updates_vs_sampler_policy": 0.0})
+        return fetches
+
+    # -- weights -----------------------------------------------------------------------------------------
+    def get_weights(self) -> dict[str, np.ndarray]:
+        return {k: v.detach().cpu().numpy().copy() for k, v in self.model.state_dict().items()}
+
+    def set_weights(self, weights) -> None:
+        self.model.load_state_dict({k: torch.as_tensor(np.asarray(v)) for k, v in weights.items()})
+
+    def get_state(self) -> dict[str, Any]:
+        state = super().get_state()
+        state["_optimizer_variables"] = [o.state_dict() for o in self._optimizers]
+        return state
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        for optimizer, saved in zip(self._optimizers, state.get("_optimizer_variables") or []):
+            optimizer.load_state_dict(saved)
+        super().set_state(state)
+
+
+def _as_list(value) -> list:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _tensor(value):
+    if isinstance(value, torch.Tensor):
+        return value
+    array = np.asarray(value)
+    if array.dtype == np.float64:
+        array = array.astype(np.float32)
+    return torch.from_numpy(np.ascontiguousarray(array)) if array.dtype != object else value
+
+
+def _numpy(value):
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    return np.asarray(value) if isinstance(value, (list, tuple)) else value
+
+
+def _scalar(value):
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().item() if value.numel() == 1 else value.detach().cpu().numpy()
+    return value
+
+
+__all__ = ["LEARNER_STATS_KEY", "TorchPolicy"]
