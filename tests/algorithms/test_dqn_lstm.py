@@ -209,3 +209,19 @@ def test_dqn_lstm_trains_and_resumes_bit_identically(tmp_path):
     finally:
         algo.stop()
         restored.stop()
+
+
+def test_compute_single_action_carries_the_state_and_multi_agent_is_refused():
+    algo = lstm_dqn().build_algo()
+    try:
+        initial = algo.env_runner.module.get_initial_state()
+        obs = np.float32([0.02, -0.03])
+        action, state, extra = algo.compute_single_action(obs, state=initial, explore=False)
+        assert state["h"].shape == (1, CELL) and np.abs(state["h"]).sum() > 0
+        assert action == int(np.argmax(extra["action_dist_inputs"]))
+        _, _, extra2 = algo.compute_single_action(obs, state=state, explore=False)
+        assert not np.allclose(extra2["action_dist_inputs"], extra["action_dist_inputs"])
+    finally:
+        algo.stop()
+    with pytest.raises(ValueError, match="Multi-agent DQN with use_lstm"):
+        lstm_dqn().multi_agent(policies={"a", "b"}, policy_mapping_fn=lambda aid, *a, **k: "a").validate()
