@@ -24,7 +24,12 @@ import numpy as np
 import torch
 
 from relayrl.algorithms.dqn.default_dqn_rl_module import QF_NEXT_PREDS, QF_PREDS
-from relayrl.algorithms.dqn.sequence_loss import is_sequence_batch, put_initial_states, sequence_q_loss
+from relayrl.algorithms.dqn.sequence_loss import (
+    is_sequence_batch,
+    mask_burn_in,
+    put_initial_states,
+    sequence_q_loss,
+)
 from relayrl.core.columns import Columns
 from relayrl.learner.learner import NUM_ENV_STEPS_SAMPLED_LIFETIME, Learner
 from relayrl.modules.target_network_api import (
@@ -52,9 +57,10 @@ class DQNLearner(Learner):
 
     def _as_module_batch(self, batch):
         batch = super()._as_module_batch(batch)
-        for module_id, module_batch in batch.items():  # sequences that start an episode: the initial state
-            if module_id in self.module:
-                put_initial_states(self.module[module_id], module_batch)
+        for module_id, module_batch in batch.items():
+            if module_id in self.module and is_sequence_batch(module_batch):
+                put_initial_states(self.module[module_id], module_batch)  # rows that start an episode
+                mask_burn_in(module_batch, self.config.burn_in_len)
         return batch
 
     # -- the loss ------------------------------------------------------------------------------

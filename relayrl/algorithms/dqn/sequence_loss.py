@@ -40,6 +40,17 @@ def put_initial_states(module, batch: Dict[str, Any]) -> Dict[str, Any]:
     return batch
 
 
+def mask_burn_in(batch: Dict[str, Any], burn_in_len: int) -> torch.Tensor:
+    """The trained steps: real (not padding) and past the burn-in, which only warms up the state. Written back as
+    the batch's `loss_mask`, so the Learner's trained-step counts leave the burn-in out too."""
+    mask = batch[Columns.LOSS_MASK].bool()
+    if burn_in_len > 0 and mask[:, :burn_in_len].any():
+        mask = mask.clone()
+        mask[:, :burn_in_len] = False
+    batch[Columns.LOSS_MASK] = mask
+    return mask
+
+
 def sequence_q_loss(learner, module_id: str, module, config, batch: Dict[str, Any], fwd_out: Dict[str, Any]):
     q_all = fwd_out["qf_preds"]  # (B, L, A): every obs position
     actions = batch[Columns.ACTIONS].long()
@@ -55,9 +66,7 @@ def sequence_q_loss(learner, module_id: str, module, config, batch: Dict[str, An
     targets = q_learning_targets(batch[Columns.REWARDS], batch[Columns.TERMINATEDS], next_q_target,
                                  gamma=config.gamma, n_step=batch["n_step"], next_q_online=next_q_online)
 
-    # Trained steps: real (not padding) and past the burn-in, which only warmed up the state.
-    mask = batch[Columns.LOSS_MASK].bool().clone()
-    mask[:, :config.burn_in_len] = False
+    mask = mask_burn_in(batch, config.burn_in_len)
     maskf = mask.to(q_taken.dtype)
     num_trained = maskf.sum().clamp(min=1.0)
     td_errors = (q_taken - targets) * maskf
@@ -80,4 +89,4 @@ def sequence_q_loss(learner, module_id: str, module, config, batch: Dict[str, An
     return total_loss
 
 
-__all__ = ["sequence_q_loss", "put_initial_states", "is_sequence_batch"]
+__all__ = ["sequence_q_loss", "put_initial_states", "mask_burn_in", "is_sequence_batch"]
