@@ -3,8 +3,9 @@ which needs memory.
 
 Settings: benchmarks/dqn_lstm_stateless.py (RLlib's stateless-CartPole DQN-with-LSTM example's model and
 burn-in, relayrl's 8 envs and n_step 3, 4 trained steps per sampled step). Seed 0, on the loaded 2-core
-machine: 124 at 24.6k env steps, 212 at 32.8k, 284 at 41k (about 40 s); see docs/dqn.md for a longer run.
-The bar here is 150 within 50,000 env steps.
+machine: 156 at 25.6k env steps, 210 at 31.7k (about 30 s), 250 at 37.9k, best 298 at 44k; it does not reach
+RLlib's 350 (docs/dqn.md has the longer runs). The same settings with a plain MLP: best 48.6 in 60k steps.
+The bar here is 200 within 50,000 env steps (about 40 s).
 """
 import pathlib
 import sys
@@ -21,6 +22,6 @@ finally:
 
 
 @pytest.mark.slow
-def test_lstm_dqn_stateless_cartpole_reaches_150_within_50k_steps():
-    ret, steps = train_until(lstm_dqn_config(use_lstm=True, seed=0), target=150.0, budget=50_000)
-    assert ret >= 150.0, (ret, steps)
+def test_lstm_dqn_stateless_cartpole_reaches_200_within_50k_steps():
+    ret, steps = train_until(lstm_dqn_config(use_lstm=True, seed=0), target=200.0, budget=50_000)
+    assert ret >= 200.0, (ret, steps)
