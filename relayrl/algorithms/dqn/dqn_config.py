@@ -133,9 +133,10 @@ class DQNConfig(AlgorithmConfig):
         self._set_options({"model_config": value})
 
     def model_config_for(self, observation_space) -> dict:
-        """As AlgorithmConfig's (image defaults for images), with DQN's auto-included keys."""
-        auto = {"dueling": self.dueling, "double_q": self.double_q, "burn_in_len": self.burn_in_len}
-        return {**super().model_config_for(observation_space), **auto}
+        """As AlgorithmConfig's (image defaults for images), with the auto-included keys of `model_config` (DQN's
+        burn_in_len, ...; SAC's twin_q) that the base leaves out for images."""
+        base = super().model_config_for(observation_space)
+        return {**{k: v for k, v in self.model_config.items() if k not in base}, **base}
 
     # The keys filled in for a replay_buffer_config of each built-in type (the first: the default type).
     _REPLAY_BUFFER_DEFAULTS = (DEFAULT_REPLAY_BUFFER_CONFIG,)
