@@ -225,3 +225,17 @@ def test_compute_single_action_carries_the_state_and_multi_agent_is_refused():
         algo.stop()
     with pytest.raises(ValueError, match="Multi-agent DQN with use_lstm"):
         lstm_dqn().multi_agent(policies={"a", "b"}, policy_mapping_fn=lambda aid, *a, **k: "a").validate()
+
+
+def test_one_update_is_one_gradient_step_on_all_sampled_sequences():
+    algo = lstm_dqn().build_algo()
+    try:
+        algo.train()
+        learner = algo.learner_group._learner
+        seen = []
+        original = learner._update
+        learner._update = lambda batch: (seen.append(batch["default_policy"]["obs"].shape), original(batch))[1]
+        algo.update_from_replay_buffer()
+        assert seen == [(8, 6 + 3, 2)]  # train_batch_size sequences: max_seq_len steps + n_step (3) more obs
+    finally:
+        algo.stop()

@@ -96,8 +96,12 @@ class DQN(Algorithm):
         train_batch = buffer.sample(batch_size, n_step=cfg.n_step, gamma=cfg.gamma, beta=self._replay_beta(cfg),
                                     **extra)
         timesteps = {NUM_ENV_STEPS_SAMPLED_LIFETIME: self._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)}
+        # One minibatch: the whole sample. A minibatch size counts timesteps; a sequence's columns hold up to
+        # max_seq_len + n_step of them (obs runs n_step past the trained steps).
+        rows_steps = 1 if self._sequence_len == 1 else self._sequence_len + cfg.n_step_max
         results = self.learner_group.update(batch=train_batch, timesteps=timesteps, num_epochs=1,
-                                            minibatch_size=batch_size, shuffle_batch_per_epoch=False,
+                                            minibatch_size=batch_size * rows_steps,
+                                            shuffle_batch_per_epoch=False,
                                             reduce_metrics=reduce_metrics)
         self._counters[NUM_ENV_STEPS_TRAINED_LIFETIME] = (self._counters.get(NUM_ENV_STEPS_TRAINED_LIFETIME, 0)
                                                           + batch_size * self._sequence_len)
