@@ -13,11 +13,12 @@ START = time.perf_counter()
 
 # RLlib's stateless-CartPole DQN-with-LSTM example's model and burn-in (fcnet [256] tanh, heads [256], LSTM,
 # max_seq_len 20, burn_in_len 8, double Q, dueling, MeanStdFilter, a uniform EpisodeReplayBuffer), with
-# relayrl's DQN step settings: 8 envs, n_step 3, and a replay ratio of 4 trained steps per sampled step.
+# relayrl's 8 envs and n_step 3; 16 sequences per update and one update per 5 sampled env steps
+# (training_intensity 64 = 16 x 20 trained steps per 5 sampled).
 LSTM_DQN = dict(
     env_runners=dict(num_envs_per_env_runner=8, rollout_fragment_length=4),
-    training=dict(lr=5e-4, train_batch_size=32, n_step=3, gamma=0.99, burn_in_len=8, double_q=True, dueling=True,
-                  training_intensity=4, target_network_update_freq=500, num_steps_sampled_before_learning_starts=1000,
+    training=dict(lr=5e-4, train_batch_size=16, n_step=3, gamma=0.99, burn_in_len=8, double_q=True, dueling=True,
+                  training_intensity=64, target_network_update_freq=500, num_steps_sampled_before_learning_starts=1000,
                   epsilon=[(0, 1.0), (10_000, 0.02)],
                   replay_buffer_config={"type": "EpisodeReplayBuffer", "capacity": 100_000}),
     model_config=dict(use_lstm=True, max_seq_len=20, lstm_cell_size=64, fcnet_hiddens=[64], fcnet_activation="tanh",

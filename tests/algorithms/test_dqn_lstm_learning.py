@@ -2,10 +2,9 @@
 which needs memory.
 
 Settings: benchmarks/dqn_lstm_stateless.py (RLlib's stateless-CartPole DQN-with-LSTM example's model and
-burn-in, relayrl's 8 envs and n_step 3, 4 trained steps per sampled step). Seed 0, on the loaded 2-core
-machine: 156 at 25.6k env steps, 210 at 31.7k (about 30 s), 250 at 37.9k, best 298 at 44k; it does not reach
-RLlib's 350 (docs/dqn.md has the longer runs). The same settings with a plain MLP: best 48.6 in 60k steps.
-The bar here is 200 within 50,000 env steps (about 40 s).
+burn-in, relayrl's 8 envs and n_step 3, 16 sequences per update, one update per 5 sampled env steps). Seed 0,
+on the loaded 2-core machine: 144 at 20.5k env steps, 206 at 25.6k (61 s), best 298 at 37.9k (87 s); it does
+not reach RLlib's 350 (docs/dqn.md has the longer run). The bar here is 200 within 50,000 env steps (73 s).
 """
 import pathlib
 import sys
