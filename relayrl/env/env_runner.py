@@ -5,8 +5,6 @@ The same class runs in the driver (the embedded default) and inside Ray actors.
 import logging
 from typing import Any, Callable, Dict, List, Optional
 
-import numpy as np
-
 from relayrl.callbacks import CallbackDispatch
 from relayrl.connectors.common.add_observations_from_episodes_to_batch import (
     VECTOR_ENV_OBSERVATIONS,

@@ -67,7 +67,8 @@ class EnvRunnerState:
             state["episodes"] = [self._episode_to_state(e) for e in self._episodes]
             state["cached_to_module"] = self._cached_to_module
             state["env"] = get_vector_env_state(self.env)
-            scores = self._reward_clipping.get_state()
+            clipping = getattr(self, "_reward_clipping", None)  # (single-agent runners clip rewards)
+            scores = clipping.get_state() if clipping is not None else None
             if scores is not None:
                 state["unclipped_returns"] = scores
         return state
@@ -154,7 +155,8 @@ class EnvRunnerState:
             set_vector_env_state(self.env, state["env"])
             self._episodes = [self._episode_from_state(s) for s in state["episodes"]]
             self._cached_to_module = state["cached_to_module"]
-            self._reward_clipping.set_state(state.get("unclipped_returns"))
+            if "unclipped_returns" in state:
+                self._reward_clipping.set_state(state["unclipped_returns"])
             self._needs_reset = False
         else:  # nothing ongoing saved (or ASYNC envs): the next sample() starts fresh episodes
             self._needs_reset = True
