@@ -1,4 +1,5 @@
-"""EpisodeReplayBuffer: stores episodes (chunks) as transitions, samples n-step transition batches."""
+"""EpisodeReplayBuffer: stores episodes (chunks) as transitions, samples n-step transition batches, or (stateful
+modules, `batch_length_T` > 1) sequences with their stored recurrent state (sequence_batch.py)."""
 from typing import Any, Dict, Iterable, Optional, Tuple, Union
 
 import numpy as np
@@ -6,6 +7,7 @@ import numpy as np
 from relayrl.core.columns import Columns
 from relayrl.core.suggest import did_you_mean
 from relayrl.ops.n_step import n_step_lookahead
+from relayrl.replay.sequence_batch import build_sequence_batch
 from relayrl.replay.transition_storage import TransitionStorage
 
 NStep = Union[int, Tuple[int, int]]
@@ -14,8 +16,8 @@ NStep = Union[int, Tuple[int, int]]
 _IGNORED_INIT_KWARGS = ("metrics_num_episodes_for_smoothing", "storage_unit", "replay_sequence_length",
                         "replay_burn_in", "replay_zero_init_states", "num_shards")
 _IGNORED_SAMPLE_KWARGS = ("include_infos", "include_extra_model_outputs", "finalize", "to_numpy", "lookback",
-                          "min_batch_length_T", "sample_episodes", "batch_length_T")
-_SAMPLE_ARGS = ("num_items", "batch_size_B", "n_step", "gamma", "beta")
+                          "min_batch_length_T", "sample_episodes")
+_SAMPLE_ARGS = ("num_items", "batch_size_B", "batch_length_T", "n_step", "gamma", "beta")
 
 STATE_VERSION = 1
 
@@ -40,7 +42,8 @@ class EpisodeReplayBuffer:
     Args:
         capacity: number of timesteps (transitions) kept; the oldest are dropped first.
         batch_size_B: rows per `sample()` when no size is given.
-        batch_length_T: 1 (single transitions); sequences are not supported yet.
+        batch_length_T: steps per sampled row: 1 (single transitions, the default) or the sequence length for
+            stateful modules (then a row is a sequence; see sample()).
         seed: seed of the sampling RNG.
     """
 
@@ -53,10 +56,7 @@ class EpisodeReplayBuffer:
         check_unknown_kwargs(kwargs, self._INIT_ARGS + _IGNORED_INIT_KWARGS, type(self).__name__)
         self.capacity = _check_int("capacity", capacity, 1)
         self.batch_size_B = _check_int("batch_size_B", batch_size_B, 1)
-        if batch_length_T != 1:
-            raise ValueError(f"`batch_length_T` must be 1 (single-step transitions), got {batch_length_T!r}; "
-                             f"sequence sampling is not supported yet.")
-        self.batch_length_T = 1
+        self.batch_length_T = _check_int("batch_length_T", batch_length_T, 1)
         self._storage = TransitionStorage(self.capacity)
         self._rng = np.random.default_rng(seed)
         self._num_sampled = 0  # rows handed out (lifetime)
@@ -84,18 +84,28 @@ class EpisodeReplayBuffer:
 
     # ---- sampling ----------------------------------------------------------------------------
 
-    def sample(self, num_items: Optional[int] = None, *, batch_size_B: Optional[int] = None, n_step: NStep = 1,
-               gamma: float = 0.99, beta: Optional[float] = None, **kwargs) -> Dict[str, np.ndarray]:
-        """A batch of n-step transitions (see docs/replay.md for the columns)."""
+    def sample(self, num_items: Optional[int] = None, *, batch_size_B: Optional[int] = None,
+               batch_length_T: Optional[int] = None, n_step: NStep = 1, gamma: float = 0.99,
+               beta: Optional[float] = None, **kwargs) -> Dict[str, np.ndarray]:
+        """A batch of n-step transitions (see docs/replay.md for the columns).
+
+        `batch_length_T` > 1 (stateful modules): `num_items` rows, each a sequence of that many steps from one
+        episode with the recurrent state before its first step (sequence_batch.py; docs/stateful_modules.md);
+        priorities and importance weights are per sequence."""
         check_unknown_kwargs(kwargs, _SAMPLE_ARGS + _IGNORED_SAMPLE_KWARGS, f"{type(self).__name__}.sample()")
         if kwargs.get("sample_episodes"):
             raise ValueError("sample(sample_episodes=True) is not supported: the buffer returns a dict of "
                              "transition columns (obs, actions, rewards, new_obs, ...).")
-        if kwargs.get("batch_length_T", 1) not in (None, 1):
-            raise ValueError("sample(batch_length_T=...) must be 1: only single-step transitions are supported.")
         size = self._batch_size(num_items, batch_size_B)
+        seq_len = self.batch_length_T if batch_length_T is None else _check_int("batch_length_T", batch_length_T, 1)
         if self._storage.num_stored == 0:
             raise ValueError(f"{type(self).__name__}.sample(): the buffer is empty; add() episodes first.")
+        if seq_len > 1:
+            n = self._draw_n(n_step, size * seq_len)
+            n = n if np.isscalar(n) else n.reshape(size, seq_len)
+            slots, weights = self._draw_slots(size, beta)
+            self._num_sampled += size * seq_len
+            return build_sequence_batch(self._storage, slots, seq_len, n, gamma, weights)
         n = self._draw_n(n_step, size)
         slots, weights = self._draw_slots(size, beta)
         self._num_sampled += size

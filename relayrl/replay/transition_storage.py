@@ -1,7 +1,8 @@
 """Flat ring storage of single-step transitions, linked step-to-step within each episode.
 
 One slot per timestep: action, reward, the row of its observation in an ObservationRing (the next
-observation is the following row), terminated/truncated (set at an episode's last step only) and
+observation is the following row), the recurrent state before the step (stateful modules only,
+recurrent_states.py), terminated/truncated (set at an episode's last step only) and
 `next_index`, the slot of the same episode's next step (-1 at the episode's
 end or while its continuation has not arrived). Slots are overwritten oldest first (FIFO). A step
 is always written before its successor, so when a slot is overwritten its predecessor is already
@@ -14,6 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 
 from relayrl.replay import nested
+from relayrl.replay.recurrent_states import check_all_or_none, states_before_steps
 from relayrl.replay.observation_ring import ObservationRing, storage_dtype
 
 # Open-episode entries are pruned (evicted ones dropped) once there are more than this many.
@@ -39,6 +41,11 @@ class TransitionStorage:
         self.next_index = np.zeros(0, np.int64)
         self.slot_abs = np.zeros(0, np.int64)
         self.episode_number = np.zeros(0, np.int64)
+        # Stateful modules: the state before each step (one array per leaf of the state) and whether it is the
+        # module's initial state (an episode's first step); empty for stateless modules.
+        self.state_spec: Any = None
+        self.states: List[np.ndarray] = []
+        self.state_is_initial = np.zeros(0, bool)
         # id_ -> [episode number, lifetime number of its latest stored step, its env timestep t] for
         # unfinished episodes.
         self.open_episodes: Dict[str, List[int]] = {}
@@ -70,6 +77,7 @@ class TransitionStorage:
         lengths_list = [len(ep) for ep in chunks]
         lengths = np.array(lengths_list, np.int64)
         obs_rows, action_leaves = self._columns(chunks, lengths_list)
+        state_leaves, state_initial = self._state_columns(chunks)
         rewards = np.concatenate([np.asarray(ep.get_rewards(), np.float32).reshape(-1) for ep in chunks])
 
         capacity = self.capacity
@@ -93,7 +101,7 @@ class TransitionStorage:
         first_slot, count = int(slots[0]), len(slots)
         # contiguous slots take slice assignments (cheaper than fancy indexing)
         where = slice(first_slot, first_slot + count) if first_slot + count <= capacity else slots
-        self._ensure_allocated(obs_rows, action_leaves)
+        self._ensure_allocated(obs_rows, action_leaves, state_leaves)
         self._forget_evicted(slots, kept_abs - capacity, first_abs)
 
         oldest_row = step_rows[oldest_abs - first_abs] if oldest_abs >= first_abs else \
@@ -102,6 +110,10 @@ class TransitionStorage:
         self.obs_row[where] = step_rows[keep]
         for store, new in zip(self.actions, action_leaves):
             store[where] = new[keep]
+        if state_leaves is not None:
+            for store, new in zip(self.states, state_leaves):
+                store[where] = new[keep]
+            self.state_is_initial[where] = state_initial[keep]
         self.rewards[where] = rewards[keep]
         self.slot_abs[where] = kept_abs
         self.episode_number[where] = numbers[0] if len(chunks) == 1 else np.repeat(numbers, lengths)[keep]
@@ -140,6 +152,32 @@ class TransitionStorage:
             action_parts.append(actions)
         join = lambda parts: [np.concatenate(leaves) for leaves in zip(*parts)]  # noqa: E731
         return join(obs_parts), join(action_parts)
+
+    def _state_columns(self, chunks):
+        """Per-leaf states before every step of all chunks, concatenated, and the initial-state flags; (None,
+        None) for a stateless module."""
+        if not check_all_or_none(chunks):
+            if self.states:
+                raise ValueError("Replay buffer: these episodes carry no recurrent `state_out`, the stored ones do. "
+                                 "Use one buffer per module.")
+            return None, None
+        if self.actions and not self.states:
+            raise ValueError("Replay buffer: these episodes carry a recurrent `state_out`, the stored ones do not. "
+                             "Use one buffer per module.")
+        parts, flags = [], []
+        for ep in chunks:
+            states, initial = states_before_steps(ep)
+            if self.state_spec is None:
+                leaves, self.state_spec = nested.flatten(states)
+            else:
+                leaves = nested.flatten_like(states, self.state_spec)
+            parts.append(leaves)
+            flags.append(initial)
+        return [np.concatenate(leaves) for leaves in zip(*parts)], np.concatenate(flags)
+
+    def gather_states(self, slots: np.ndarray):
+        """(nested states before the steps at `slots`, whether each is the initial state)."""
+        return nested.unflatten(self.state_spec, [leaf[slots] for leaf in self.states]), self.state_is_initial[slots]
 
     def _leaves(self, struct, spec_attr: str) -> List[np.ndarray]:
         if not self.specs_known:
@@ -192,7 +230,12 @@ class TransitionStorage:
             self.terminated[slot] = bool(ep.is_terminated)
             self.truncated[slot] = bool(ep.is_truncated) and not ep.is_terminated
 
-    def _ensure_allocated(self, obs_rows, action_leaves) -> None:
+    def _ensure_allocated(self, obs_rows, action_leaves, state_leaves=None) -> None:
+        if state_leaves is not None and not self.states:
+            self.states = [np.zeros((self.capacity,) + leaf.shape[1:], np.float32) for leaf in state_leaves]
+            self.state_is_initial = np.zeros(self.capacity, bool)
+        elif state_leaves is not None:
+            self._check_shapes(self.states, state_leaves, "recurrent state")
         if self.actions:
             self.obs_ring.check_shapes(obs_rows)
             self._check_shapes(self.actions, action_leaves, "action")
@@ -259,6 +302,10 @@ class TransitionStorage:
             "steps_per_episode": [[k, v] for k, v in self.steps_per_episode.items()],
             "num_episodes_evicted": self.num_episodes_evicted,
         }
+        if self.states:  # stateful modules only: checkpoints of stateless buffers keep their earlier layout
+            state["state_spec"] = self.state_spec
+            state["states"] = [leaf[:n].copy() for leaf in self.states]
+            state["state_is_initial"] = self.state_is_initial[:n].copy()
         for name in self._ARRAYS:
             state[name] = getattr(self, name)[:n].copy()
         for name in self._LEAF_LISTS:
@@ -267,6 +314,7 @@ class TransitionStorage:
         state["observations"] = self.obs_ring.get_state(oldest_row)
         return state
 
+    _RECURRENT_KEYS = ("state_spec", "states", "state_is_initial")
     _STATE_KEYS = ("capacity", "num_added", "obs_spec", "action_spec", "open_episodes", "next_episode_number",
                    "steps_per_episode", "num_episodes_evicted", "observations") + _ARRAYS + _LEAF_LISTS
 
@@ -274,7 +322,8 @@ class TransitionStorage:
         """Same capacity, and every stored array as long as the number of stored steps."""
         from relayrl.checkpoints.state_checks import check_int, check_mapping, require
 
-        check_mapping(state, where, known=self._STATE_KEYS, required=self._STATE_KEYS, owner="a replay buffer")
+        check_mapping(state, where, known=self._STATE_KEYS + self._RECURRENT_KEYS, required=self._STATE_KEYS,
+                      owner="a replay buffer")
         require(state["capacity"] == self.capacity, where / "capacity",
                 f"capacity {state['capacity']!r} in the checkpoint, {self.capacity} here: set replay_buffer_config's "
                 "capacity as when it was saved.")
@@ -284,6 +333,13 @@ class TransitionStorage:
             value = state[name]
             require(isinstance(value, np.ndarray) and value.ndim == 1 and len(value) == stored, where / name,
                     f"expected {stored} stored steps, found {getattr(value, 'shape', type(value).__name__)}.")
+        for i, leaf in enumerate(state.get("states", [])):
+            require(isinstance(leaf, np.ndarray) and len(leaf) == stored, where / f"states[{i}]",
+                    f"expected {stored} stored states, found {getattr(leaf, 'shape', type(leaf).__name__)}.")
+        if "states" in state:
+            flags = state.get("state_is_initial")
+            require(isinstance(flags, np.ndarray) and flags.shape == (stored,), where / "state_is_initial",
+                    f"expected {stored} flags, found {getattr(flags, 'shape', type(flags).__name__)}.")
         for i, leaf in enumerate(state["actions"]):
             require(isinstance(leaf, np.ndarray) and len(leaf) == stored, where / f"actions[{i}]",
                     f"expected {stored} stored actions, found {getattr(leaf, 'shape', type(leaf).__name__)}.")
@@ -311,7 +367,7 @@ class TransitionStorage:
         self.steps_per_episode = {int(k): int(v) for k, v in state["steps_per_episode"]}
         self.num_episodes_evicted = int(state["num_episodes_evicted"])
         if not state["actions"]:  # nothing was ever added
-            self.actions = []
+            self.actions, self.states, self.state_spec = [], [], None
             return
         self.obs_ring.set_state(state["observations"])
         n = len(state["rewards"])
@@ -327,3 +383,6 @@ class TransitionStorage:
                                                                  "obs_row") else 0))
         for name in self._LEAF_LISTS:
             setattr(self, name, [full(leaf, 0) for leaf in state[name]])
+        self.state_spec = state.get("state_spec")
+        self.states = [full(leaf, 0) for leaf in state.get("states", [])]
+        self.state_is_initial = full(state["state_is_initial"], False) if "states" in state else np.zeros(0, bool)

@@ -60,10 +60,10 @@ def test_rollout_fragment_auto_is_n_step():
     assert config.get_rollout_fragment_length() == 7
 
 
-def test_model_config_auto_includes_dueling_and_double_q():
+def test_model_config_auto_includes_dueling_double_q_and_burn_in_len():
     config = cartpole(dueling=False).rl_module(model_config={"fcnet_hiddens": [32]})
     assert config.model_config == {"fcnet_hiddens": [32], "head_fcnet_hiddens": [256], "dueling": False,
-                                   "double_q": True}
+                                   "double_q": True, "burn_in_len": 0}
 
 
 def test_default_exploration_is_epsilon_greedy_on_the_epsilon_schedule():

@@ -216,7 +216,7 @@ def test_bad_construction_and_input():
     with pytest.raises(ValueError, match="capacity"):
         EpisodeReplayBuffer(0)
     with pytest.raises(ValueError, match="batch_length_T"):
-        EpisodeReplayBuffer(10, batch_length_T=4)
+        EpisodeReplayBuffer(10, batch_length_T=0)
     with pytest.raises(TypeError, match="Did you mean `capacity`"):
         EpisodeReplayBuffer(capacty=10)
     buffer = EpisodeReplayBuffer(10)
@@ -225,6 +225,9 @@ def test_bad_construction_and_input():
     with pytest.raises(TypeError, match="SingleAgentEpisode"):
         buffer.add([{"obs": 1}])
     buffer.add([make_chunk(0, 0, 2)])
+    # Sequences (stateful modules) need the stored recurrent state these episodes lack.
+    with pytest.raises(ValueError, match="stateful RLModule"):
+        buffer.sample(2, batch_length_T=4)
     other = SingleAgentEpisode(observations=[np.zeros(3, np.float32)] * 2, actions=[0], rewards=[0.0],
                                len_lookback_buffer=0).to_numpy()
     with pytest.raises(ValueError, match="shape"):

@@ -7,11 +7,16 @@ Outputs:
 - forward_train: `qf_preds` = Q(obs); with double Q and `new_obs` in the batch also
   `qf_next_preds` = Q(new_obs) from the online net (one forward pass over both).
 - forward_target: `qf_preds` = Q_target(obs) (TargetNetworkAPI).
+
+With `use_lstm=True` (recurrent_q_network.py) every column is (B, T, ...), every forward pass takes `state_in`
+and returns `state_out`, and forward_train returns `qf_preds` for all T steps of the replayed sequences (the
+Learner picks the bootstrap steps from them: no separate `qf_next_preds`).
 """
 from typing import Any, Dict
 
 import torch
 
+from relayrl.algorithms.dqn.recurrent_q_network import RecurrentQNetwork
 from relayrl.core.columns import Columns
 from relayrl.modules.default_model_config import DefaultModelConfig
 from relayrl.modules.distributions import TorchCategorical
@@ -28,7 +33,7 @@ from relayrl.modules.target_network_api import (
 QF_PREDS = "qf_preds"
 QF_NEXT_PREDS = "qf_next_preds"
 # Keys DQNConfig adds to model_config (RLlib's "auto-includes"); not DefaultModelConfig fields.
-_DQN_MODEL_KEYS = ("dueling", "double_q")
+_DQN_MODEL_KEYS = ("dueling", "double_q", "burn_in_len")
 
 
 def dueling_q_values(values: torch.Tensor, advantages: torch.Tensor) -> torch.Tensor:
@@ -36,18 +41,17 @@ def dueling_q_values(values: torch.Tensor, advantages: torch.Tensor) -> torch.Te
     return values + advantages - advantages.mean(dim=-1, keepdim=True)
 
 
-class DefaultDQNTorchRLModule(RLModule, TargetNetworkAPI):
-    """Q-network MLP for 1-D Box observations and Discrete actions."""
+class DefaultDQNTorchRLModule(RecurrentQNetwork, RLModule, TargetNetworkAPI):
+    """Q-network MLP (or CNN) for Box observations and Discrete actions; an LSTM on top with use_lstm."""
 
     def setup(self) -> None:
         model_config = dict(self.model_config)
         self.uses_dueling = bool(model_config.pop("dueling", True))
         self.uses_double_q = bool(model_config.pop("double_q", True))
+        burn_in_len = int(model_config.pop("burn_in_len", 0))
         cfg = DefaultModelConfig.from_dict(model_config)
         name = type(self).__name__
-        if cfg.use_lstm:
-            raise ValueError(f"{name} has no LSTM: model_config use_lstm=True is not supported. Fix: set "
-                             "use_lstm=False, or give your own RLModule via config.rl_module(rl_module_spec=...).")
+        self._recurrent = cfg.use_lstm
         check_action_space(self.action_space, name, allow_box=False)
         self.action_dist_cls = TorchCategorical
         num_actions = int(self.action_space.n)
@@ -56,7 +60,10 @@ class DefaultDQNTorchRLModule(RLModule, TargetNetworkAPI):
                          kernel_initializer_kwargs=cfg.head_fcnet_kernel_initializer_kwargs,
                          bias_initializer=cfg.head_fcnet_bias_initializer,
                          bias_initializer_kwargs=cfg.head_fcnet_bias_initializer_kwargs)
-        self.encoder, embed_dim = make_encoder(self.observation_space, cfg, name)  # MLP, or CNN for images
+        if self._recurrent:  # tokenizer + LSTM, PPO's encoder (recurrent_q_network.py)
+            embed_dim = self.setup_recurrent_q(cfg, name, burn_in_len)
+        else:
+            self.encoder, embed_dim = make_encoder(self.observation_space, cfg, name)  # MLP, or CNN for images
         # `af`: the advantage stream (dueling) or the whole Q head; `vf`: the value stream (dueling only).
         self.af = mlp(embed_dim, cfg.head_fcnet_hiddens, cfg.head_fcnet_activation, num_actions, **head_init)
         self.vf = (mlp(embed_dim, cfg.head_fcnet_hiddens, cfg.head_fcnet_activation, 1, **head_init)
@@ -65,21 +72,37 @@ class DefaultDQNTorchRLModule(RLModule, TargetNetworkAPI):
     # -- Q-values ------------------------------------------------------------------------------
     # Layers run as plain torch calls (run_layers): nn.Module dispatch dominates a small MLP's cost.
     def _q_values(self, obs, encoder, af, vf) -> torch.Tensor:
-        embeddings = run_layers(obs, encoder)
+        return self._heads(run_layers(obs, encoder), af, vf)
+
+    @staticmethod
+    def _heads(embeddings, af, vf) -> torch.Tensor:
         advantages = run_layers(embeddings, af)
         if vf is None:
             return advantages
         return dueling_q_values(run_layers(embeddings, vf), advantages)
 
+    def get_initial_state(self) -> Dict[str, Any]:
+        return self.recurrent_initial_state() if self._recurrent else {}
+
     def compute_q_values(self, batch: Dict[str, Any]) -> Dict[str, torch.Tensor]:
-        """RLlib's QNetAPI: {"qf_preds": Q(obs)} from the online net."""
+        """RLlib's QNetAPI: {"qf_preds": Q(obs)} from the online net (recurrent: also "state_out")."""
+        if self._recurrent:
+            q_values, state_out = self.recurrent_q_values(batch, self.encoder, self.af, self.vf)
+            return {QF_PREDS: q_values, Columns.STATE_OUT: state_out}
         return {QF_PREDS: self._q_values(batch[Columns.OBS], self.encoder, self.af, self.vf)}
 
     def _forward(self, batch, **kwargs):
+        if self._recurrent:
+            q_values, state_out = self.recurrent_q_values(batch, self.encoder, self.af, self.vf)
+            return {Columns.ACTION_DIST_INPUTS: q_values, Columns.STATE_OUT: state_out}
         q_values = self._q_values(batch[Columns.OBS], self.encoder, self.af, self.vf)
         return {Columns.ACTION_DIST_INPUTS: q_values}
 
     def _forward_train(self, batch, **kwargs):
+        if self._recurrent:  # whole sequences; the first burn_in_len steps only warm up the state
+            q_values, state_out = self.recurrent_q_values(batch, self.encoder, self.af, self.vf,
+                                                          burn_in=self.burn_in_len)
+            return {QF_PREDS: q_values, Columns.STATE_OUT: state_out}
         obs = batch[Columns.OBS]
         if self.uses_double_q and Columns.NEXT_OBS in batch:
             # One pass over obs and new_obs together: half the kernel launches of two passes.
@@ -104,6 +127,10 @@ class DefaultDQNTorchRLModule(RLModule, TargetNetworkAPI):
         if not hasattr(self, "_target_encoder"):
             raise RuntimeError(f"{type(self).__name__}.forward_target() needs make_target_networks() first "
                                "(the Learner calls it; EnvRunner modules have no target networks).")
+        if self._recurrent:
+            q_values, state_out = self.recurrent_q_values(batch, self._target_encoder, self._target_af,
+                                                          self._target_vf)
+            return {QF_PREDS: q_values, Columns.STATE_OUT: state_out}
         return {QF_PREDS: self._q_values(batch[Columns.OBS], self._target_encoder, self._target_af,
                                          self._target_vf)}
 

@@ -9,6 +9,10 @@
    trained / sampled env steps at `training_intensity` (fractions carry over to later steps);
 3. the Learner updates target networks after its updates (`target_network_update_freq`, `tau`);
 4. sync the new weights to the EnvRunners.
+
+A stateful module (use_lstm) replays sequences instead of transitions: each update samples
+`train_batch_size` sequences of `max_seq_len` steps (RLlib's batch_size_B x batch_length_T), and
+`training_intensity` counts the steps of those sequences (docs/stateful_modules.md).
 """
 from typing import Any, Dict, Optional
 
@@ -35,6 +39,15 @@ class DQN(Algorithm):
         self.local_replay_buffer = self._make_replay_buffer(config)
         self._updates_owed = 0.0  # fractional learner updates carried over (training_intensity)
         self._learner_results_pending = False  # updates ran since the Learners' metrics were last reduced
+        self._sequence_len = self._replay_sequence_len()
+
+    def _replay_sequence_len(self) -> int:
+        """max_seq_len for a stateful module (replay sequences), else 1 (single transitions)."""
+        if self.config.is_multi_agent:
+            return 1
+        module = self.get_module()
+        stateful = module.is_stateful() if module is not None else bool(self.config.model_config.get("use_lstm"))
+        return int(self.config.model_config.get("max_seq_len", 20)) if stateful else 1
 
     @staticmethod
     def _make_replay_buffer(config):
@@ -67,7 +80,7 @@ class DQN(Algorithm):
         intensity = self.config.training_intensity
         if intensity is None:
             return 1
-        self._updates_owed += sampled_steps * intensity / self.config.total_train_batch_size
+        self._updates_owed += sampled_steps * intensity / (self.config.total_train_batch_size * self._sequence_len)
         num_updates = int(self._updates_owed)
         self._updates_owed -= num_updates
         return num_updates
@@ -79,14 +92,19 @@ class DQN(Algorithm):
         cfg = self.config
         batch_size = cfg.total_train_batch_size
         buffer = self.local_replay_buffer
+        extra = {"batch_length_T": self._sequence_len} if self._sequence_len > 1 else self._modules_to_sample(buffer)
         train_batch = buffer.sample(batch_size, n_step=cfg.n_step, gamma=cfg.gamma, beta=self._replay_beta(cfg),
-                                    **self._modules_to_sample(buffer))
+                                    **extra)
         timesteps = {NUM_ENV_STEPS_SAMPLED_LIFETIME: self._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)}
+        # One minibatch: the whole sample. A minibatch size counts timesteps; a sequence's columns hold up to
+        # max_seq_len + n_step of them (obs runs n_step past the trained steps).
+        rows_steps = 1 if self._sequence_len == 1 else self._sequence_len + cfg.n_step_max
         results = self.learner_group.update(batch=train_batch, timesteps=timesteps, num_epochs=1,
-                                            minibatch_size=batch_size, shuffle_batch_per_epoch=False,
+                                            minibatch_size=batch_size * rows_steps,
+                                            shuffle_batch_per_epoch=False,
                                             reduce_metrics=reduce_metrics)
         self._counters[NUM_ENV_STEPS_TRAINED_LIFETIME] = (self._counters.get(NUM_ENV_STEPS_TRAINED_LIFETIME, 0)
-                                                          + batch_size)
+                                                          + batch_size * self._sequence_len)
         if self._replay_prioritized:
             self._update_priorities()
         return results

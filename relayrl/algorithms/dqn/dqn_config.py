@@ -90,6 +90,9 @@ class DQNConfig(AlgorithmConfig):
                schedule_or(FRACTION, FRACTION)),
         Option("td_error_loss_fn", "huber", "Loss on the TD error: 'huber' or 'mse'.", "training",
                one_of("huber", "mse")),
+        Option("burn_in_len", 0, "Stateful modules (use_lstm): the first burn_in_len steps of every replayed "
+               "sequence only warm up the recurrent state (no gradients, no loss); must be < max_seq_len.",
+               "training", NON_NEGATIVE_INT),
         Option("store_buffer_in_checkpoints", False, "Save the replay buffer's contents in checkpoints.",
                "training", BOOL),
         *(Option(name, default, f"Not supported yet ({what}); must stay {default!r}.", "training",
@@ -120,12 +123,20 @@ class DQNConfig(AlgorithmConfig):
     # -- derived values ---------------------------------------------------------------------
     @property
     def model_config(self) -> dict:
-        """The model config plus DQN's auto-included keys (`dueling`, `double_q`), as RLlib's."""
-        return {**AlgorithmConfig.model_config.fget(self), "dueling": self.dueling, "double_q": self.double_q}
+        """The model config plus DQN's auto-included keys (`dueling`, `double_q`, as RLlib's; `burn_in_len`, which
+        the default module reads to run the burn-in steps without gradients)."""
+        return {**AlgorithmConfig.model_config.fget(self), "dueling": self.dueling, "double_q": self.double_q,
+                "burn_in_len": self.burn_in_len}
 
     @model_config.setter
     def model_config(self, value) -> None:
         self._set_options({"model_config": value})
+
+    def model_config_for(self, observation_space) -> dict:
+        """As AlgorithmConfig's (image defaults for images), with the auto-included keys of `model_config` (DQN's
+        burn_in_len, ...; SAC's twin_q) that the base leaves out for images."""
+        base = super().model_config_for(observation_space)
+        return {**{k: v for k, v in self.model_config.items() if k not in base}, **base}
 
     # The keys filled in for a replay_buffer_config of each built-in type (the first: the default type).
     _REPLAY_BUFFER_DEFAULTS = (DEFAULT_REPLAY_BUFFER_CONFIG,)
@@ -174,6 +185,14 @@ class DQNConfig(AlgorithmConfig):
             if value != default:
                 raise ValueError(f"{name}={value!r} asks for {what}, which relayrl's DQN does not implement yet. "
                                  f"Fix: leave {name} at its default ({default!r}).")
+        if self.is_multi_agent and self.model_config.get("use_lstm"):
+            raise ValueError("Multi-agent DQN with use_lstm=True is not supported yet: the multi-agent replay buffer "
+                             "samples single transitions, not sequences. Fix: use_lstm=False, or one agent.")
+        max_seq_len = self.model_config.get("max_seq_len", 20)
+        if self.burn_in_len and 0 < max_seq_len <= self.burn_in_len:  # RLlib's check
+            raise ValueError(f"burn_in_len={self.burn_in_len} is larger than or equal to max_seq_len={max_seq_len}: "
+                             "no step of a replayed sequence would train. Fix: lower burn_in_len or raise "
+                             "model_config max_seq_len.")
         buffer_config = self.replay_buffer_config
         if not isinstance(buffer_config, Mapping) or "capacity" in buffer_config and not (
                 is_int(buffer_config["capacity"]) and buffer_config["capacity"] > 0):

@@ -15,6 +15,8 @@ Generic pieces that off-policy subclasses (SAC) reuse:
 Expected batch columns (the replay buffer's sample()): obs, actions, rewards (n-step discounted
 sum), new_obs, terminateds, and optionally n_step (per row; else config.n_step), weights
 (importance weights; else 1).
+
+Stateful modules (use_lstm) train on replayed sequences instead: sequence_loss.py.
 """
 from typing import Any, Dict, Optional, Tuple
 
@@ -22,6 +24,12 @@ import numpy as np
 import torch
 
 from relayrl.algorithms.dqn.default_dqn_rl_module import QF_NEXT_PREDS, QF_PREDS
+from relayrl.algorithms.dqn.sequence_loss import (
+    is_sequence_batch,
+    mask_burn_in,
+    put_initial_states,
+    sequence_q_loss,
+)
 from relayrl.core.columns import Columns
 from relayrl.learner.learner import NUM_ENV_STEPS_SAMPLED_LIFETIME, Learner
 from relayrl.modules.target_network_api import (
@@ -47,9 +55,19 @@ class DQNLearner(Learner):
         self._last_target_update_ts: Dict[str, int] = {mid: 0 for mid in self.module.keys()}
         self._num_target_updates: Dict[str, int] = {mid: 0 for mid in self.module.keys()}
 
+    def _as_module_batch(self, batch):
+        batch = super()._as_module_batch(batch)
+        for module_id, module_batch in batch.items():
+            if module_id in self.module and is_sequence_batch(module_batch):
+                put_initial_states(self.module[module_id], module_batch)  # rows that start an episode
+                mask_burn_in(module_batch, self.config.burn_in_len)
+        return batch
+
     # -- the loss ------------------------------------------------------------------------------
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
         module = self.module[module_id]
+        if is_sequence_batch(batch):  # a stateful module's replayed sequences (sequence_loss.py)
+            return sequence_q_loss(self, module_id, module, config, batch, fwd_out)
         q_values = fwd_out[QF_PREDS]
         q_taken = q_values.gather(-1, batch[Columns.ACTIONS].long().unsqueeze(-1)).squeeze(-1)
 
