@@ -14,6 +14,16 @@ from relayrl.modules.encoders import make_encoder
 from relayrl.modules.mlp import _initializer, run_layers
 
 
+def refuse_prev_action_and_reward(cfg, module_name: str) -> None:
+    """lstm_use_prev_action / lstm_use_prev_reward are refused with the fix, not silently ignored."""
+    for option in ("lstm_use_prev_action", "lstm_use_prev_reward"):
+        if getattr(cfg, option):
+            raise ValueError(
+                f"{module_name}: model_config {option}=True is not supported (RLlib's new API stack does not "
+                f"read it either). Fix: set {option}=False, or add the previous action / reward to the "
+                "observation with an env-to-module connector piece.")
+
+
 class LSTMEncoder(nn.Module):
     """obs (B, T, ...) and state {h, c} (B, 1, cell) -> features (B, T, cell) and the state after step T."""
 

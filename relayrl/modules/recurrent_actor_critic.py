@@ -9,7 +9,7 @@ in one `nn.LSTM` call: no Python loop over time or sequences.
 from typing import Any, Dict
 
 from relayrl.core.columns import Columns
-from relayrl.modules.lstm_encoder import LSTMEncoder, initial_state_batch
+from relayrl.modules.lstm_encoder import LSTMEncoder, initial_state_batch, refuse_prev_action_and_reward
 from relayrl.modules.mlp import run_layers
 
 
@@ -21,12 +21,7 @@ class RecurrentActorCritic:
 
     def setup_recurrent(self, cfg, module_name: str) -> int:
         """Build the LSTM encoder(s); returns the features' size (the heads' input)."""
-        for option in ("lstm_use_prev_action", "lstm_use_prev_reward"):
-            if getattr(cfg, option):
-                raise ValueError(
-                    f"{module_name}: model_config {option}=True is not supported (RLlib's new API stack does not "
-                    f"read it either). Fix: set {option}=False, or add the previous action / reward to the "
-                    "observation with an env-to-module connector piece.")
+        refuse_prev_action_and_reward(cfg, module_name)
         # The runners must compute every state the Learner later starts a sequence from, the critic's
         # included: a recurrent module is never inference-only (RLlib's DefaultPPORLModule does the same).
         self.inference_only = False

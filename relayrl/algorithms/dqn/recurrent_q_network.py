@@ -14,8 +14,7 @@ from typing import Any, Dict, Tuple
 import torch
 
 from relayrl.core.columns import Columns
-from relayrl.modules.lstm_encoder import LSTMEncoder, initial_state_batch
-from relayrl.modules.mlp import run_layers
+from relayrl.modules.lstm_encoder import LSTMEncoder, initial_state_batch, refuse_prev_action_and_reward
 
 
 class RecurrentQNetwork:
@@ -26,12 +25,7 @@ class RecurrentQNetwork:
 
     def setup_recurrent_q(self, cfg, module_name: str, burn_in_len: int) -> int:
         """Build the LSTM encoder; returns the features' size (the heads' input)."""
-        for option in ("lstm_use_prev_action", "lstm_use_prev_reward"):
-            if getattr(cfg, option):
-                raise ValueError(
-                    f"{module_name}: model_config {option}=True is not supported (RLlib's new API stack does not "
-                    f"read it either). Fix: set {option}=False, or add the previous action / reward to the "
-                    "observation with an env-to-module connector piece.")
+        refuse_prev_action_and_reward(cfg, module_name)
         if not 0 <= burn_in_len < cfg.max_seq_len:
             raise ValueError(f"{module_name}: burn_in_len={burn_in_len} must be >= 0 and smaller than "
                              f"max_seq_len={cfg.max_seq_len}. Fix: lower burn_in_len or raise max_seq_len.")
