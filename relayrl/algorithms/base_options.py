@@ -84,8 +84,8 @@ _STR = Check("a str", lambda v: isinstance(v, str), str)
 _SEED = optional(Check("an int >= 0", lambda v: is_int(v) and v >= 0, int))
 _FRAMEWORK = Check("'torch' (relayrl's RLModules and Learners are torch-only: 'tf2' and 'tf' are not "
                    "supported; write TF models as a torch RLModule)", lambda v: v == "torch", str)
-_NUM_GPUS = Check("0 (the old API stack's GPUs for the algorithm process; relayrl's local Learner trains on the "
-                  "CPU: for a GPU use config.learners(num_learners=1, num_gpus_per_learner=1))",
+_NUM_GPUS = Check("0 (the old API stack's GPUs for the algorithm process; for a GPU Learner use "
+                  "config.learners(num_gpus_per_learner=1))",
                   lambda v: is_real(v) and v == 0, float)
 
 
@@ -204,8 +204,9 @@ BASE_OPTIONS = (
     Option("num_cpus_per_learner", "auto", "CPU threads torch may use for a Learner (and, in the "
            "driver, for sampling); 'auto': 1, which avoids oversubscribing small machines.",
            "learners", _INT_OR_AUTO),
-    Option("num_gpus_per_learner", 0, "GPUs per remote Learner actor (fractions allowed); with a GPU on "
-           "every Learner the actors all-reduce over NCCL instead of gloo.", "learners", NON_NEGATIVE_FLOAT),
+    Option("num_gpus_per_learner", 0, "GPUs per Learner (fractions allowed): with num_learners=0 the Learner in "
+           "this process trains on cuda:0; Learner actors each get theirs from Ray and, with a GPU on every "
+           "Learner, all-reduce over NCCL instead of gloo.", "learners", NON_NEGATIVE_FLOAT),
     Option("learner_class", None, "A Learner subclass to use instead of the algorithm's default.",
            "learners", Check("a Learner subclass or None", lambda v: v is None or isinstance(v, type), type),
            cli=False),
@@ -296,7 +297,7 @@ BASE_OPTIONS = (
     Option("framework_str", "torch", "Deep-learning framework; relayrl's modules and Learners are torch only.",
            "framework", _FRAMEWORK, key="framework", positional=True),
     Option("num_gpus", 0, "Old API stack: GPUs of the algorithm process; only 0 (GPU Learners: "
-           "config.learners(num_learners=1, num_gpus_per_learner=1)).", "resources", _NUM_GPUS),
+           "config.learners(num_gpus_per_learner=1)).", "resources", _NUM_GPUS),
     # checkpointing()
     Option("export_native_model_files", False, "Also write each RLModule's inference forward as TorchScript "
            "(native_models/<module_id>/model.pt) into every checkpoint.", "checkpointing", BOOL),

@@ -21,16 +21,13 @@ class LearnerActor:
     """Runs inside a Ray actor: one Learner, plus its place in the data-parallel group."""
 
     def __init__(self, *, learner_class, config, module_spec, spaces, rank: int, world_size: int):
-        from relayrl.distributed.learner_ddp import use_gpu_if_assigned
-
         self.rank, self.world_size = rank, world_size
         if config.seed is not None:  # the same initial weights everywhere (DDP also broadcasts rank 0's)
             random.seed(config.seed)
             np.random.seed(config.seed)
             torch.manual_seed(config.seed)
         self.learner = learner_class(config=config, module_spec=module_spec, spaces=spaces)
-        self.learner.build()
-        use_gpu_if_assigned(self.learner)
+        self.learner.build()  # on cuda:0 (the GPU Ray assigned) with num_gpus_per_learner > 0
         if config.seed is not None:  # each Learner shuffles its own shard differently
             torch.manual_seed(config.seed + rank)
 

@@ -91,12 +91,3 @@ def _averaged_over_learners(peek_stat, device):
         return float(total) / dist.get_world_size()
 
     return peek
-
-
-def use_gpu_if_assigned(learner) -> None:
-    """Move the Learner to the GPU Ray assigned to this actor (CUDA_VISIBLE_DEVICES holds only it)."""
-    if not torch.cuda.is_available():
-        return
-    device = torch.device("cuda", 0)
-    learner._device = device
-    learner.module.to(device)  # in place: the optimizers keep the same Parameter objects

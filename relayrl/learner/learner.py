@@ -16,6 +16,8 @@ import torch
 from relayrl.checkpoints.checkpointable import Checkpointable
 from relayrl.core.columns import ALL_MODULES, DEFAULT_MODULE_ID, Columns
 from relayrl.core.schedules import Scheduler
+from relayrl.core.to_device import numpy_to_device
+from relayrl.learner.device import learner_device
 from relayrl.learner.minibatches import (
     batch_size_of,
     drop_rows_outside_loss,
@@ -56,6 +58,9 @@ class Learner(Checkpointable):
         self._params_cache: Dict[str, List[torch.nn.Parameter]] = {}
         self._gradient_check = FiniteGradientCheck()
         self._pre_clip_norms: Dict[str, torch.Tensor] = {}  # this minibatch's global norms, for the clipping
+        # On a GPU each sync stalls the kernel queue: losses are then checked in the gradient check's sync.
+        self._defer_loss_check = False
+        self._unchecked_losses: Dict[str, torch.Tensor] = {}
         cls = type(self)  # clipping by the base methods can reuse the check's norms (subclasses may clip otherwise)
         self._base_clipping = (cls.postprocess_gradients is Learner.postprocess_gradients
                                and cls.postprocess_gradients_for_module is Learner.postprocess_gradients_for_module)
@@ -66,12 +71,14 @@ class Learner(Checkpointable):
     # -- construction ----------------------------------------------------------------------
     def build(self) -> None:
         _limit_torch_threads(self.config)
-        self.module = self._make_module()
+        self._device = learner_device(self.config)  # first: asking for a missing GPU fails before any work
+        self.module = self._make_module().to(self._device)
+        self._defer_loss_check = self._device.type != "cpu"
         self.module.train()
-        self.configure_optimizers()
+        self.configure_optimizers()  # after the move: optimizer states live where the parameters do
         obs_space, act_space = self._spaces.get("__env_single__", (None, None))
         self._learner_connector = self.config.build_learner_connector(
-            input_observation_space=obs_space, input_action_space=act_space, device=None)
+            input_observation_space=obs_space, input_action_space=act_space, device=self._device)
 
     def _make_module(self) -> MultiRLModule:
         if self._module_obj is not None:
@@ -212,17 +219,25 @@ class Learner(Checkpointable):
 
     def _gradients_finite(self, gradients: Dict[str, Any]) -> bool:
         """One fused check, one sync (relayrl/learner/nonfinite_gradients.py). When the base clipping by global
-        norm follows, the check computes the norms it needs and the clipping reuses them."""
+        norm follows, the check computes the norms it needs and the clipping reuses them. On a GPU the losses'
+        check (compute_losses) rides on the same sync: 0 * loss is NaN exactly when the loss is not finite."""
         self._pre_clip_norms = {}
+        losses, self._unchecked_losses = self._unchecked_losses, {}
+        poison = sum(0.0 * loss for loss in losses.values()) if losses else None
         config = self.config
         if config.grad_clip is not None and config.grad_clip_by == "global_norm" and self._base_clipping:
             norms = self._gradient_check.global_norms(self._optimizers, gradients)
             if norms:
                 total = next(iter(norms.values())) if len(norms) == 1 else torch.stack(list(norms.values())).sum()
-                if math.isfinite(total.item()):
+                if math.isfinite((total if poison is None else total + poison).item()):
                     self._pre_clip_norms = norms
                     return True
-        return self._gradient_check.all_finite(self._optimizers, gradients)
+                self._check_losses_finite(losses)  # the slow path: a loss (raises) or a gradient is not finite
+                poison = None
+        finite = self._gradient_check.all_finite(self._optimizers, gradients, poison)
+        if not finite:
+            self._check_losses_finite(losses)  # a non-finite loss is named as such
+        return finite
 
     def _drop_nonfinite_gradients(self, gradients: Dict[str, Any]) -> Dict[str, Any]:
         """The failure path of the gradient check, before any optimizer stepped: raise (weights and
@@ -254,14 +269,22 @@ class Learner(Checkpointable):
                 continue
             loss = self.compute_loss_for_module(module_id=module_id, config=self.config, batch=batch[module_id],
                                                 fwd_out=fwd_out[module_id])
+            if self._defer_loss_check:  # read in the gradient check's sync (_gradients_finite)
+                self._unchecked_losses[module_id] = loss.detach()
+            else:
+                self._check_losses_finite({module_id: loss})
+            losses[module_id] = loss
+        return losses
+
+    @staticmethod
+    def _check_losses_finite(losses: Dict[str, torch.Tensor]) -> None:
+        for module_id, loss in losses.items():
             value = loss.item()  # one sync; ~0.5 us on CPU where bool(torch.isfinite(loss)) costs ~10 us
             if not math.isfinite(value):
                 raise FloatingPointError(
                     f"The loss of module `{module_id}` is {value}; lower the learning rate, set grad_clip, "
                     "or check the env's rewards/observations for NaN or huge values."
                 )
-            losses[module_id] = loss
-        return losses
 
     def compute_loss_for_module(self, *, module_id: str, config, batch: Dict[str, Any], fwd_out: Dict[str, Any]):
         raise NotImplementedError(f"{type(self).__name__} must implement compute_loss_for_module().")
@@ -510,8 +533,10 @@ def _to_tensors(value, device):
         if not value.flags.writeable:  # e.g. from Ray's object store: torch warns; nothing writes into batches
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-                return torch.from_numpy(value).to(device)
-        return torch.from_numpy(value).to(device)
+                return numpy_to_device(value, device)
+        return numpy_to_device(value, device)
+    if isinstance(value, torch.Tensor) and value.device != device:  # e.g. a user's batch of CPU tensors
+        return value.to(device)
     return value
 
 

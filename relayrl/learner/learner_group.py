@@ -9,21 +9,6 @@ from typing import Any, Callable, Dict, List, Optional
 from relayrl.checkpoints.checkpointable import Checkpointable
 
 
-def check_local_learner_device(config) -> None:
-    """A GPU asked for the Learner in this process is never a silent CPU run."""
-    gpus = getattr(config, "num_gpus_per_learner", 0) or 0
-    if not gpus:
-        return
-    import torch
-
-    if not torch.cuda.is_available():
-        raise ValueError(f"num_gpus_per_learner={gpus} asks for a GPU, but torch sees no CUDA device on this machine "
-                         "(torch.cuda.is_available() is False): set num_gpus_per_learner=0 to train on the CPU, or run "
-                         "where torch has CUDA.")
-    raise ValueError(f"num_gpus_per_learner={gpus} with num_learners=0: the Learner in this process runs on the CPU "
-                     "in this version; set num_learners=1 to train in a Learner actor on the GPU.")
-
-
 class LearnerGroup(Checkpointable):
     def __init__(self, *, config, module_spec=None, spaces=None):
         self.config = config
@@ -36,7 +21,6 @@ class LearnerGroup(Checkpointable):
 
             self._remote = RemoteLearners(config=config, module_spec=module_spec, spaces=spaces)
         else:
-            check_local_learner_device(config)
             self._learner = config.learner_class(config=config, module_spec=module_spec, spaces=spaces)
             self._learner.build()
 

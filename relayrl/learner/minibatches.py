@@ -22,10 +22,16 @@ def _rows(module_batch: Dict[str, Any]) -> int:
     return batch_size_of(module_batch)
 
 
-def _take(value, idx):
+def _take(value, idx, on_device):
+    """Rows `idx` (a CPU permutation: the same shuffles on every device) of a column; `on_device` caches the
+    permutation copied to each device the columns live on (one copy per device, not per column)."""
     if isinstance(value, dict):
-        return {k: _take(v, idx) for k, v in value.items()}
+        return {k: _take(v, idx, on_device) for k, v in value.items()}
     if isinstance(value, torch.Tensor):
+        if value.device.type != "cpu":
+            if value.device not in on_device:
+                on_device[value.device] = idx.to(value.device, non_blocking=True)
+            idx = on_device[value.device]
         return value[idx]
     return value
 
@@ -49,6 +55,7 @@ def drop_rows_outside_loss(module_batch: Dict[str, Any]) -> Dict[str, Any]:
     if not isinstance(mask, torch.Tensor) or mask.dim() != 1 or Columns.SEQ_LENS in module_batch:
         return module_batch
     keep = mask.bool()
+    rows = keep.nonzero().reshape(-1)  # one device sync here, not one per column (boolean indexing syncs)
     out = {}
     for key, value in module_batch.items():
         if key == Columns.LOSS_MASK:
@@ -56,7 +63,7 @@ def drop_rows_outside_loss(module_batch: Dict[str, Any]) -> Dict[str, Any]:
         if key in _UNSLICED and isinstance(value, list) and len(value) == len(keep):
             value = [item for item, kept in zip(value, keep.tolist()) if kept]
         elif key not in _UNSLICED:
-            value = _take(value, keep)
+            value = _take(value, rows, {rows.device: rows})
         out[key] = value
     return out
 
@@ -80,8 +87,9 @@ def iterate_minibatches(batch: Dict[str, Dict[str, Any]], *, num_epochs: int, mi
             steps_per_row = max(1, batch_size_of(module_batch) // max(n, 1))
             size = n if not minibatch_size else max(1, min(n, minibatch_size // steps_per_row))
             if shuffle:
-                order = torch.randperm(n)
-                module_batch = {k: (v if k in _UNSLICED else _take(v, order)) for k, v in module_batch.items()}
+                order, on_device = torch.randperm(n), {}
+                module_batch = {k: (v if k in _UNSLICED else _take(v, order, on_device))
+                                for k, v in module_batch.items()}
             epoch[module_id] = module_batch
             sizes[module_id] = (n, size, max(1, n // size))
         num_minibatches = max(count for _, _, count in sizes.values())

@@ -96,17 +96,21 @@ class FiniteGradientCheck:
                 norms[module_id] = norm
         return norms
 
-    def all_finite(self, optimizers: Dict[str, Dict[str, torch.optim.Optimizer]], module_ids) -> bool:
-        """True if every gradient that the optimizers of `module_ids` would apply is finite."""
+    def all_finite(self, optimizers: Dict[str, Dict[str, torch.optim.Optimizer]], module_ids,
+                   poison: Optional[torch.Tensor] = None) -> bool:
+        """True if every gradient that the optimizers of `module_ids` would apply is finite (and `poison`, a
+        0-d tensor read in the same sync, is not NaN)."""
         grads = [p.grad for p in self._parameters_of(optimizers, module_ids) if p.grad is not None]
         if not grads:
-            return True
+            return poison is None or not bool(torch.isnan(poison))
         found, scale = self._flags_on(grads[0].device)  # `found` stays 0 between calls while all is finite
         try:
             torch._amp_foreach_non_finite_check_and_unscale_(grads, found, scale)
         except (RuntimeError, TypeError, NotImplementedError):  # e.g. gradients on several devices, sparse
             found.zero_()
-            return all(_finite(g) for g in grads)
+            return all(_finite(g) for g in grads) and (poison is None or not bool(torch.isnan(poison)))
+        if poison is not None:
+            found.add_(torch.isnan(poison).to(found.dtype))
         if not found.item():
             return True
         found.zero_()

@@ -29,7 +29,8 @@ def bootstrap_targets(rewards: torch.Tensor, terminateds: torch.Tensor, next_val
     bootstraps from (DQN: Q_target at a*, SAC: min twin Q minus the entropy term)."""
     with torch.no_grad():
         if isinstance(n_step, torch.Tensor):
-            discounts = torch.pow(torch.as_tensor(gamma, dtype=next_values.dtype), n_step.to(next_values.dtype))
+            base = torch.as_tensor(gamma, dtype=next_values.dtype, device=next_values.device)
+            discounts = torch.pow(base, n_step.to(next_values.dtype))
         else:
             discounts = gamma ** n_step
         not_done = 1.0 - terminateds.to(next_values.dtype)

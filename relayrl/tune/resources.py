@@ -24,6 +24,8 @@ def resource_bundles(algo_class, config) -> List[Dict[str, Any]]:
     # Without remote Learners the algorithm's process trains, with num_cpus_per_learner threads.
     driver_cpus = _number(config, "num_cpus_per_learner", 1) if num_learners == 0 else 1
     bundles: List[Dict[str, Any]] = [{"CPU": driver_cpus}]
+    if num_learners == 0 and _number(config, "num_gpus_per_learner", 0):  # the Learner in this process on a GPU
+        bundles[0]["GPU"] = _number(config, "num_gpus_per_learner", 0)
     runner = {"CPU": _number(config, "num_cpus_per_env_runner", 1)}
     gpus = _number(config, "num_gpus_per_env_runner", 0)
     if gpus:

@@ -402,3 +402,52 @@ def test_two_ddp_learners_raise_then_skip_in_step(local_ray):
         assert all_finite(first[DEFAULT_MODULE_ID])
     finally:
         group.shutdown()
+
+
+# -- the GPU's way: losses read in the gradient check's sync (one sync per minibatch), exercised on the CPU ----------
+def defer_loss_checks(monkeypatch):
+    build = Learner.build
+
+    def build_deferring(self):
+        build(self)
+        self._defer_loss_check = True
+
+    monkeypatch.setattr(Learner, "build", build_deferring)
+
+
+@pytest.fixture
+def deferred_loss_check(monkeypatch):
+    defer_loss_checks(monkeypatch)
+
+
+@pytest.mark.parametrize("name", ["PPO", "DQN", "SAC"])
+def test_deferred_loss_check_still_raises_for_gradients_and_changes_nothing(deferred_loss_check, name):
+    test_nonfinite_gradient_raises_and_changes_nothing(name)
+
+
+@pytest.mark.parametrize("name", ["PPO", "SAC"])
+def test_deferred_loss_check_still_skips_in_skip_mode(deferred_loss_check, name):
+    test_skip_mode_counts_skips_and_trains_on(name)
+
+
+class NaNLossPPOLearner(PPOLearner):
+    def compute_loss_for_module(self, **kwargs):
+        return super().compute_loss_for_module(**kwargs) * float("nan")
+
+
+@pytest.mark.parametrize("deferred", [False, True])
+def test_a_nan_loss_raises_before_any_step(monkeypatch, deferred):
+    if deferred:
+        defer_loss_checks(monkeypatch)
+    algo = (PPOConfig().environment(CorridorEnv).training(train_batch_size=64, minibatch_size=16, num_epochs=2)
+            .rl_module(model_config={"fcnet_hiddens": [8]}).learners(learner_class=NaNLossPPOLearner)
+            .debugging(seed=0, logger_config={"type": "none"}).build_algo())
+    try:
+        learner = learner_of(algo)
+        assert learner._defer_loss_check is deferred or learner.device.type != "cpu"
+        before = snapshot(learner)
+        with pytest.raises(FloatingPointError, match="The loss of module `default_policy` is nan"):
+            algo.train()
+        assert_bit_identical(snapshot(learner), before)
+    finally:
+        algo.stop()

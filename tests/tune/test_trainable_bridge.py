@@ -108,6 +108,11 @@ def test_default_resource_request(tiny_ppo_config):
     # No remote Learners: the algorithm's process trains with num_cpus_per_learner threads.
     as_dict.update(num_cpus_per_learner=2, num_cpus_per_env_runner=0.5, custom_resources_per_env_runner={"sim": 1})
     assert resource_bundles(PPO, as_dict) == [{"CPU": 2}, {"CPU": 0.5, "sim": 1}, {"CPU": 0.5, "sim": 1}]
+    # A GPU Learner in the algorithm's process: its GPU in the first bundle; with Learner actors, in theirs.
+    as_dict.update(num_env_runners=0, num_gpus_per_learner=1)
+    assert resource_bundles(PPO, as_dict) == [{"CPU": 2, "GPU": 1}]
+    as_dict.update(num_learners=1)
+    assert resource_bundles(PPO, as_dict) == [{"CPU": 1}, {"CPU": 2, "GPU": 1}]
     tune = pytest.importorskip("ray.tune")
     request = PPO.default_resource_request(tiny_ppo_config.copy(copy_frozen=False).env_runners(num_env_runners=1))
     assert isinstance(request, tune.PlacementGroupFactory)

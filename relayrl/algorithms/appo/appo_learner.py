@@ -56,7 +56,10 @@ class APPOLearner(IMPALALearner):
         vf_loss = masked_mean(0.5 * torch.pow(values - vs, 2.0))
         entropy = masked_mean(current_dist.entropy())
         total_loss = pi_loss + config.vf_loss_coeff * vf_loss - self._entropy_coeff * entropy
-        mean_kl = masked_mean(target_dist.kl(current_dist)) if config.use_kl_loss else torch.zeros(())
+        if config.use_kl_loss:
+            mean_kl = masked_mean(target_dist.kl(current_dist))
+        else:
+            mean_kl = torch.zeros((), device=mask.device)
         if config.use_kl_loss:
             total_loss = total_loss + self.curr_kl_coeffs[module_id] * mean_kl
 

@@ -68,7 +68,7 @@ class PPOLearner(Learner):
             vf_loss_clipped = vf_loss if clip == float("inf") else torch.clamp(vf_loss, 0, clip)
             per_row = per_row + config.vf_loss_coeff * vf_loss_clipped
         else:
-            values = vf_loss = vf_loss_clipped = torch.tensor(0.0)
+            values = vf_loss = vf_loss_clipped = torch.zeros((), device=advantages.device)
         entropy = None
         if self._entropy_coeff != 0:
             entropy = curr_dist.entropy()
@@ -80,7 +80,7 @@ class PPOLearner(Learner):
             mean_kl = mean(prev_dist.kl(curr_dist))
             total_loss = total_loss + self.curr_kl_coeffs[module_id] * mean_kl
         else:
-            mean_kl = torch.tensor(0.0)
+            mean_kl = torch.zeros((), device=advantages.device)
 
         with torch.no_grad():  # reported only: no autograd graph for these
             stats = {
@@ -133,8 +133,8 @@ def _explained_variance(targets, predictions, mask):
         if mask is not None:
             targets, predictions = targets[mask.bool()], predictions[mask.bool()]
         if targets.numel() < 2:
-            return torch.tensor(0.0)
+            return torch.zeros((), device=targets.device)
         var_y = torch.var(targets)
         if var_y <= 0:
-            return torch.tensor(0.0)
+            return torch.zeros((), device=targets.device)
         return torch.clamp(1 - torch.var(targets - predictions) / var_y, min=-1.0)

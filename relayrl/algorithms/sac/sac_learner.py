@@ -66,7 +66,7 @@ class SACLearner(DQNLearner):
     def configure_optimizers_for_module(self, module_id: str, config=None) -> None:
         config = config or self.config
         module = self.module[module_id]
-        self.curr_log_alpha[module_id] = nn.Parameter(torch.tensor(math.log(config.initial_alpha)))
+        self.curr_log_alpha[module_id] = nn.Parameter(torch.tensor(math.log(config.initial_alpha), device=self.device))
         self.target_entropy[module_id] = resolve_target_entropy(module.action_space, config.target_entropy)
         for name, attributes in _OPTIMIZER_NETS.items():
             if name == "qf_twin" and not getattr(module, "twin_q", False):

@@ -1,9 +1,11 @@
-"""Default piece: numpy arrays in the batch -> torch tensors (on the module's device)."""
+"""Default piece: numpy arrays in the batch -> torch tensors (on the module's device; to a GPU through pinned
+memory with non-blocking copies)."""
 import numpy as np
 import torch
 
 from relayrl.connectors.connector_v2 import ConnectorV2
 from relayrl.core.columns import Columns
+from relayrl.core.to_device import numpy_to_device
 
 
 def to_tensor(data, device=None):
@@ -13,8 +15,7 @@ def to_tensor(data, device=None):
             return data
         if data.dtype == np.float64:  # the modules compute in float32
             data = data.astype(np.float32)
-        tensor = torch.from_numpy(np.ascontiguousarray(data))
-        return tensor.to(device) if device is not None else tensor
+        return numpy_to_device(np.ascontiguousarray(data), device)
     if isinstance(data, dict):
         return {k: (v if k == Columns.INFOS else to_tensor(v, device)) for k, v in data.items()}
     if isinstance(data, tuple):
