@@ -61,6 +61,7 @@ class Learner(Checkpointable):
         # On a GPU each sync stalls the kernel queue: losses are then checked in the gradient check's sync.
         self._defer_loss_check = False
         self._unchecked_losses: Dict[str, torch.Tensor] = {}
+        self._modules_in_update: Optional[List[str]] = None  # set by update(): see modules_in_update()
         cls = type(self)  # clipping by the base methods can reuse the check's norms (subclasses may clip otherwise)
         self._base_clipping = (cls.postprocess_gradients is Learner.postprocess_gradients
                                and cls.postprocess_gradients_for_module is Learner.postprocess_gradients_for_module)
@@ -151,18 +152,24 @@ class Learner(Checkpointable):
             batch = self._learner_connector(rl_module=self.module, batch={}, episodes=episodes, explore=False,
                                             shared_data={}, metrics=self.metrics)
         batch = self._as_module_batch(batch)
+        # Only the modules this update trains (policies_to_train): the others' rows cost forward passes
+        # and would report training stats for modules that were not trained (RLlib drops them too).
+        batch = {mid: module_batch for mid, module_batch in batch.items() if self.should_module_be_updated(mid, batch)}
+        self._modules_in_update = list(batch)
         num_epochs = self.config.num_epochs if num_epochs is None else num_epochs
         minibatch_size = minibatch_size or self.config.minibatch_size
         shuffle = self.config.shuffle_batch_per_epoch if shuffle_batch_per_epoch is None else shuffle_batch_per_epoch
         self.before_gradient_based_update(timesteps=timesteps)
         try:
-            for minibatch in self.iterate_minibatches(batch, num_epochs=num_epochs,
-                                                      minibatch_size=minibatch_size, shuffle=shuffle):
+            for minibatch in (self.iterate_minibatches(batch, num_epochs=num_epochs, minibatch_size=minibatch_size,
+                                                       shuffle=shuffle) if batch else ()):
                 self._update(minibatch)
         except FloatingPointError:  # a NaN/inf loss or gradient: the stats of the failed update go with it
             self._pending_stats, self._pending_row_stats = {}, {}
+            self._modules_in_update = None
             raise
         self.after_gradient_based_update(timesteps=timesteps)
+        self._modules_in_update = None
         steps = {module_id: _num_real_steps(module_batch) for module_id, module_batch in batch.items()}
         for module_id, n in steps.items():
             self.metrics.log_value((module_id, "num_module_steps_trained"), n, reduce="sum", clear_on_reduce=True)
@@ -340,15 +347,23 @@ class Learner(Checkpointable):
 
         return trains_module(self.config.get("policies_to_train"), module_id, multi_agent_batch)
 
+    def modules_in_update(self) -> List[str]:
+        """The modules the current update trains: those in its batch that should_module_be_updated() accepts
+        (all modules outside an update). Per-module hooks (target networks, KL coefficients, stats) use these."""
+        if self._modules_in_update is None:
+            return list(self.module.keys())
+        return self._modules_in_update
+
     # -- hooks -------------------------------------------------------------------------------
     def before_gradient_based_update(self, *, timesteps: Dict[str, Any]) -> None:
         """Apply lr schedules for the current lifetime env-step count."""
         t = timesteps.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)
+        trained = set(self.modules_in_update())
         for (module_id, name), scheduler in self._lr_schedulers.items():
             lr = scheduler.get(t)
             for group in self._optimizers[module_id][name].param_groups:
                 group["lr"] = lr
-            if module_id != ALL_MODULES:
+            if module_id in trained:
                 self.metrics.log_value((module_id, f"{name}_learning_rate"), lr, window=1)
 
     def after_gradient_based_update(self, *, timesteps: Dict[str, Any]) -> None:

@@ -47,7 +47,8 @@ def test_policies_to_train_leaves_the_other_module_untouched(config_cls):
     algo = config(config_cls, policies_to_train=["p1"]).build_algo()
     before = {m: weights(algo, m) for m in ("p0", "p1")}  # with the target networks
     algo.train()
-    algo.train()
+    result = algo.train()
+    assert "p0" not in result["learners"]  # no lr, target-update or step stats for the untrained module
     assert same(before["p0"], weights(algo, "p0"))
     assert not same(before["p1"], weights(algo, "p1"))
     buffer = algo.local_replay_buffer  # only the trained module's transitions are replayed

@@ -47,9 +47,11 @@ def test_policies_to_train_leaves_the_others_untouched():
         algo = config(policies_to_train=to_train).build_algo()
         before = {m: weights(algo, m) for m in ("p0", "p1")}
         algo.train()
-        algo.train()
+        result = algo.train()
         assert not same(before["p0"], weights(algo, "p0"))
         assert same(before["p1"], weights(algo, "p1"))
+        # Training stats only for the trained module (RLlib's results have no untrained module's learner stats).
+        assert "num_module_steps_trained" in result["learners"]["p0"] and "p1" not in result["learners"]
         runner_p1 = algo.env_runner.module["p1"].state_dict()  # inference-only: no value layers
         assert runner_p1 and all(torch.equal(v, before["p1"][k]) for k, v in runner_p1.items())
         algo.stop()

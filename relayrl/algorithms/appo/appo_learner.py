@@ -82,7 +82,7 @@ class APPOLearner(IMPALALearner):
         now = timesteps.get(NUM_ENV_STEPS_TRAINED_LIFETIME, 0)
         period = (cfg.target_network_update_freq * cfg.circular_buffer_num_batches
                   * cfg.circular_buffer_iterations_per_batch * cfg.train_batch_size_per_learner)
-        for module_id in self.module.keys():
+        for module_id in self.modules_in_update():
             module = self.module[module_id]
             if isinstance(module, TargetNetworkAPI) and now - self.last_target_update_ts[module_id] >= period:
                 update_target_networks(module, cfg.tau)

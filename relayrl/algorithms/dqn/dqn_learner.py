@@ -121,7 +121,7 @@ class DQNLearner(Learner):
         """Update a module's targets once `target_network_update_freq` sampled steps passed since its last."""
         super().after_gradient_based_update(timesteps=timesteps)
         now = timesteps.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)
-        for module_id in self.module.keys():
+        for module_id in self.modules_in_update():
             module = self.module[module_id]
             if not isinstance(module, TargetNetworkAPI):
                 continue

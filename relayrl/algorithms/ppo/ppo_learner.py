@@ -107,7 +107,7 @@ class PPOLearner(Learner):
             self.log_stats(module_id, {"vf_explained_var": _explained_variance(torch.cat(targets),
                                                                                torch.cat(predictions), mask)})
         self._value_fits = {}
-        for module_id in self.module.keys():
+        for module_id in self.modules_in_update():
             if self.config.use_kl_loss:
                 kl = self.peek_stat(module_id, "mean_kl_loss", default=None)
                 if kl is not None:
