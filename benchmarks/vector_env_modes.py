@@ -9,7 +9,8 @@ figure is env steps recorded in the returned episodes per second, median over wi
 native over SYNC. For reference it also times the bare vector envs' step() with random actions, and,
 with --ppo-iters N > 0, PPO's end-to-end env steps per second (N training iterations per mode after one
 warm-up, modes alternating). With --trained-iters N it also samples with the policy PPO reaches after N
-iterations (episodes of hundreds of steps instead of ~20: fewer episode starts and ends per step). Prints a table and a `RESULT {json}` line.
+iterations (episodes of hundreds of steps instead of ~20: fewer episode starts and ends per step).
+Prints a table and a `RESULT {json}` line.
 """
 import argparse
 import json
@@ -120,7 +121,8 @@ def main(argv=None) -> dict:
               "sample_ratio": round(rates["sample_VECTOR_ENTRY_POINT"] / rates["sample_SYNC"], 2),
               "raw_step_ratio": round(rates["raw_step_VECTOR_ENTRY_POINT"] / rates["raw_step_SYNC"], 2)}
     if weights is not None:
-        result["sample_trained_ratio"] = round(rates["sample_trained_VECTOR_ENTRY_POINT"] / rates["sample_trained_SYNC"], 2)
+        trained = rates["sample_trained_VECTOR_ENTRY_POINT"] / rates["sample_trained_SYNC"]
+        result["sample_trained_ratio"] = round(trained, 2)
     if args.ppo_iters:
         ppo = _ppo_rates(args.envs, args.fragment, args.ppo_iters)
         result.update({f"ppo_{mode}": round(rate) for mode, rate in ppo.items()})

@@ -1,4 +1,4 @@
-"""gym_env_vectorize_mode="VECTOR_ENTRY_POINT": the env's own vector env (CartPole's), recorded with NEXT_STEP autoreset.
+"""gym_env_vectorize_mode="VECTOR_ENTRY_POINT": the env's own vector env (CartPole's), NEXT_STEP autoreset.
 
 gymnasium's CartPoleVectorEnv draws every sub-env's resets from one generator, so its episodes cannot
 equal SYNC's for the same seed; instead each recorded step is checked against CartPole's dynamics
