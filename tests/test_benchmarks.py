@@ -88,3 +88,14 @@ def test_offpolicy_rows_show_relayrl_with_rllibs_settings_and_with_its_defaults(
     assert "RLlib's tuned settings" in tuned[0] and "relayrl's defaults" in defaults[0]
     assert defaults[1] == "40.0 s (72,000)" and tuned[1] == "60.0 s (81,000)"
     assert defaults[5] == "> 5.0x faster than SB3 (SB3 did not reach the bar), 3.0x faster than RLlib"
+
+
+def test_vector_env_modes_benchmark_runs_both_modes_side_by_side(capsys):
+    import vector_env_modes
+
+    result = vector_env_modes.main(["--envs", "8", "--fragment", "8", "--windows", "2", "--seconds", "0.4",
+                                    "--trained-iters", "1", "--ppo-iters", "1"])
+    for key in ("sample", "sample_trained", "raw_step", "ppo"):
+        assert result[f"{key}_SYNC"] > 0 and result[f"{key}_VECTOR_ENTRY_POINT"] > 0
+        assert result[f"{key}_ratio"] > 0
+    assert "RESULT " in capsys.readouterr().out

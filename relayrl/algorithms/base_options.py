@@ -157,8 +157,10 @@ BASE_OPTIONS = (
            "around it (same distribution and columns, own random stream); False always calls the torch "
            "module.", "env_runners", BOOL),
     Option("gym_env_vectorize_mode", "SYNC", "'SYNC' steps the vector envs in this process, "
-           "'ASYNC' in subprocesses (stored upper-case).", "env_runners",
-           one_of("SYNC", "ASYNC", ignore_case=True)),
+           "'ASYNC' in subprocesses, 'VECTOR_ENTRY_POINT' uses the gymnasium id's own vectorised env "
+           "where it has one (e.g. CartPole; else SYNC, with a warning; docs/vector_envs.md). Stored "
+           "upper-case.", "env_runners",
+           one_of("SYNC", "ASYNC", "VECTOR_ENTRY_POINT", ignore_case=True)),
     Option("num_cpus_per_env_runner", 1, "CPUs Ray reserves for each remote EnvRunner actor "
            "(fractions allowed); also its torch thread count.", "env_runners", NON_NEGATIVE_FLOAT,
            aliases=("num_cpus_per_worker",)),

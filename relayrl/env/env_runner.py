@@ -17,6 +17,7 @@ from relayrl.env.env_runner_state import EnvRunnerState
 from relayrl.env.env_failures import SubEnvFailuresError, SubEnvRecovery  # noqa: F401 (SubEnvFailuresError: its old home)
 from relayrl.env.episode_stats import EpisodeStats
 from relayrl.env.reward_clipping import RewardClipping
+from relayrl.env.native_vector_env import make_native_vector_env, wants_native
 from relayrl.env.registry import make_env_creator
 from relayrl.env.sampling import SampleAmount, SamplingPlan, plan_sampling
 from relayrl.env.vector_env import batch_actions, foreach_sub_env, info_at, make_vector_env, unbatch
@@ -68,13 +69,17 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         for episode in getattr(self, "_episodes", []):  # ongoing episodes end with the old env
             self._stats.forget(episode)
             self._prev_chunks.pop(episode.id_, None)
-        creator = make_env_creator(self.config.env)
-        self.env = make_vector_env(
-            creator, self.config.env_config, num_envs=self.config.num_envs_per_env_runner,
-            worker_index=self.worker_index, num_workers=self.num_workers, mode=self.config.gym_env_vectorize_mode,
-            check_env=not self.config.disable_env_checking, wrap=episode_limits_wrapper(self.config),
-            record_video=video_recorder_for(self.config, self.worker_index, self.num_workers),
-        )
+        self.env = make_native_vector_env(self.config, num_envs=self.config.num_envs_per_env_runner,
+                                          worker_index=self.worker_index)
+        if self.env is None:
+            native = wants_native(self.config)  # (no vector entry point: SYNC, warned)
+            self.env = make_vector_env(
+                make_env_creator(self.config.env), self.config.env_config,
+                num_envs=self.config.num_envs_per_env_runner, worker_index=self.worker_index,
+                num_workers=self.num_workers, mode="SYNC" if native else self.config.gym_env_vectorize_mode,
+                check_env=not self.config.disable_env_checking, wrap=episode_limits_wrapper(self.config),
+                record_video=video_recorder_for(self.config, self.worker_index, self.num_workers),
+            )
         self._callbacks("on_environment_created", env_runner=self, metrics_logger=self.metrics, env=self.env,
                         env_context=EnvContext(self.config.env_config, self.worker_index, 0, self.num_workers))
         self.num_envs = self.env.num_envs
@@ -93,6 +98,7 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         self._cached_to_module = None
         self._reward_clipping = RewardClipping(self.config.clip_rewards, self.num_envs)
         self._needs_reset = True
+        self._next_step_resets = set()  # sub-envs whose next step is an auto-reset (NEXT_STEP envs: NextStepRecorder)
 
     def make_module(self) -> None:
         """Build the connector pipelines and the (inference-only) RLModule for the env's spaces."""
@@ -166,22 +172,26 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
                 actions.restart()
                 continue
             observations, rewards, terminateds, truncateds, infos = stepped
-            steps += self.num_envs
             finished = recorder.record(chosen, to_env, observations, clip_rewards(rewards), terminateds,
                                        truncateds, infos)
+            steps += self.num_envs - recorder.rows_skipped  # (rows of NEXT_STEP auto-resets are no env steps)
             if self._cb_step:
                 for i, episode in enumerate(self._episodes):
-                    self._episode_callbacks(self._cb_step, episode, i)
+                    if len(episode):  # (not one that a NEXT_STEP auto-reset just started)
+                        self._episode_callbacks(self._cb_step, episode, i)
             if finished:
-                self._end_episodes(finished, observations, infos, amount, explore)
+                self._end_episodes(finished, observations, infos, amount, explore, recorder.next_episode)
             actions.next_step(observations)
         actions.finish(steps)
         recorder.finish()
         return steps
 
-    def _end_episodes(self, finished: List[int], observations, infos, amount: SampleAmount, explore: bool) -> None:
+    def _end_episodes(self, finished: List[int], observations, infos, amount: SampleAmount, explore: bool,
+                      next_episode: Optional[Callable] = None) -> None:
         """The episodes of sub-envs `finished` ended (and hold all their steps): the amount takes those it
-        wants (callbacks, numpy, metrics); new episodes start from the auto-reset observations."""
+        wants (callbacks, numpy, metrics); new episodes start from the auto-reset observations
+        (`next_episode(i, observation, info)`: the recorder's, which knows when the env auto-resets)."""
+        next_episode = next_episode or (lambda i, observation, info: self._new_episode(observation, info, i))
         ended = [self._episodes[i] for i in finished]
         if self._env_to_module.WRITES_EPISODES:
             # Let pieces that write episodes see the terminal observations (e.g. MeanStdFilter).
@@ -198,7 +208,7 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
                 amount.add(episode)
             else:
                 self._prev_chunks.pop(episode.id_, None)
-            self._episodes[i] = self._new_episode(observations[i], info_at(infos, i), i)
+            self._episodes[i] = next_episode(i, observations[i], info_at(infos, i))
 
     def _cut_ongoing(self) -> List[SingleAgentEpisode]:
         """Truncate mode: the ongoing episodes' chunks so far (numpy'd); their successors go on."""
@@ -227,6 +237,7 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         for i, episode in enumerate(self._episodes):
             self._episode_callbacks(self._cb_created, episode, i)
         observations, infos = self.env.reset(seed=seed)
+        self._next_step_resets.clear()
         batched_obs, observations = observations, unbatch(self.env.observation_space, observations)
         for i, episode in enumerate(self._episodes):
             self._start_episode(episode, observations[i], info_at(infos, i), i)

@@ -45,8 +45,9 @@ class MultiAgentEnvRunner(EnvRunner):
             self._stats.forget(episode)
             self._prev_chunks.pop(episode.id_, None)
         config = self.config
-        if str(getattr(config.gym_env_vectorize_mode, "value", config.gym_env_vectorize_mode)).upper() == "ASYNC":
-            raise ValueError("gym_env_vectorize_mode='ASYNC' is not available for multi-agent envs yet; use 'SYNC' "
+        mode = str(getattr(config.gym_env_vectorize_mode, "value", config.gym_env_vectorize_mode)).upper()
+        if mode != "SYNC":
+            raise ValueError(f"gym_env_vectorize_mode={mode!r} is not available for multi-agent envs yet; use 'SYNC' "
                              "(and num_env_runners > 0 for parallel sampling).")
         self.env = MultiAgentVectorEnv(make_env_creator(config.env), config.env_config,
                                        num_envs=config.num_envs_per_env_runner, worker_index=self.worker_index,

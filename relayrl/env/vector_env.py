@@ -57,6 +57,10 @@ def foreach_sub_env(vector_env: gym.vector.VectorEnv, func: Callable) -> List:
     """`func(sub_env)` for every sub-env, in-process for sync envs and in the workers for async ones."""
     if isinstance(vector_env, gym.vector.AsyncVectorEnv):
         return list(vector_env.call("relayrl_apply", cloudpickle.dumps(func)))
+    if not hasattr(vector_env, "envs"):
+        raise ValueError(f"foreach_env needs sub-env objects, but {type(vector_env).__name__} (an env's own vector "
+                         "implementation, gym_env_vectorize_mode='VECTOR_ENTRY_POINT') steps all sub-envs as one; "
+                         "use gym_env_vectorize_mode='SYNC' to call functions on each sub-env.")
     return [func(user_env(env)) for env in vector_env.envs]
 
 

@@ -102,12 +102,13 @@ def test_env_runner_continues_its_episodes_exactly(env):
     twin.stop()
 
 
-def test_async_env_runner_restarts_episodes():
-    runner = _runner("CartPole-v1", gym_env_vectorize_mode="ASYNC")
+@pytest.mark.parametrize("mode", ["ASYNC", "VECTOR_ENTRY_POINT"])
+def test_async_and_native_env_runners_restart_episodes(mode):
+    runner = _runner("CartPole-v1", gym_env_vectorize_mode=mode)
     runner.sample()
     state = runner.get_state()
     assert state["sampling"]["ongoing"] is False
-    twin = _runner("CartPole-v1", gym_env_vectorize_mode="ASYNC")
+    twin = _runner("CartPole-v1", gym_env_vectorize_mode=mode)
     twin.set_state(state)
     assert twin._needs_reset and len(twin.sample()) > 0
     runner.stop()

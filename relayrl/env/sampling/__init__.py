@@ -12,13 +12,15 @@ Action sources, first that applies:
 - `TorchModuleActions` (torch_actions.py): the torch forward pass between the pipelines (always applies).
 
 Recorders: `StepLogRecorder` (step_log_recorder.py) when nothing reads the ongoing episodes between
-steps, else `EpisodeRecorder` (episode_recorder.py).
+steps, else `EpisodeRecorder` (episode_recorder.py); for a vector env that auto-resets on the next
+step (an env's own vector implementation), either one inside `NextStepRecorder` (next_step_recorder.py).
 """
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from relayrl.env.sampling.direct_numpy_actions import DirectNumpyActions
 from relayrl.env.sampling.episode_recorder import EpisodeRecorder
+from relayrl.env.sampling.next_step_recorder import NextStepRecorder
 from relayrl.env.sampling.numpy_actions import NumpyActions, NumpyCategoricalPolicy
 from relayrl.env.sampling.random_actions import RandomActions
 from relayrl.env.sampling.sample_amount import SampleAmount
@@ -43,7 +45,8 @@ def plan_actions(runner, explore: bool, random_actions: bool = False):
 
 
 def plan_recorder(runner, num_timesteps: Optional[int], random_actions: bool = False):
-    return StepLogRecorder.plan(runner, num_timesteps, random_actions) or EpisodeRecorder(runner)
+    recorder = StepLogRecorder.plan(runner, num_timesteps, random_actions) or EpisodeRecorder(runner)
+    return NextStepRecorder.plan(runner, recorder) or recorder
 
 
 def plan_sampling(runner, *, explore: bool, random_actions: bool, num_timesteps: Optional[int]) -> SamplingPlan:

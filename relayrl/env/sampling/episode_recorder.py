@@ -10,18 +10,27 @@ class EpisodeRecorder:
     returns the sub-envs whose episode just ended (their episodes hold everything, final observation
     included). The protocol every recorder follows (the EnvRunner's loop calls nothing else):
     `record(actions, extra_model_outputs, observations, rewards, terminateds, truncateds, infos)`,
-    `drop_pending()` (the envs were rebuilt and the ongoing episodes dropped) and `finish()` (the
-    sample() call ends: the ongoing episodes must hold all their steps).
+    `rows_skipped` (how many of the step's rows were no env step, after `record`),
+    `next_episode(env_index, observation, info)` (the episode that follows one that ended: started
+    from the auto-reset observation), `drop_pending()` (the envs were rebuilt and the ongoing episodes
+    dropped) and `finish()` (the sample() call ends: the ongoing episodes must hold all their steps).
+    `record` takes `reset_rows` from NextStepRecorder (next_step_recorder.py): sub-envs whose row is
+    an auto-reset, not recorded.
 
     This one runs once per env per step, so every column is split into per-env items once per step
     (`list()` / `tolist()` in C) instead of being indexed per env.
     """
 
+    rows_skipped = 0  # every row of a same-step autoreset env is a step
+
     def __init__(self, runner):
         self.runner = runner
 
+    def next_episode(self, env_index: int, observation, info):
+        return self.runner._new_episode(observation, info, env_index)
+
     def record(self, actions, extra_model_outputs, observations, rewards, terminateds, truncateds,
-               infos) -> List[int]:
+               infos, reset_rows=()) -> List[int]:
         runner = self.runner
         n = runner.num_envs
         keys = list(extra_model_outputs)
@@ -32,6 +41,8 @@ class EpisodeRecorder:
                    infos_per_env(infos, n), extras)
         finished = []
         for i, (episode, obs, action, reward, term, trunc, info, extra) in enumerate(rows):
+            if reset_rows and i in reset_rows:
+                continue
             extra = dict(zip(keys, extra))
             if term or trunc:
                 episode.add_env_step(infos["final_obs"][i], action, reward, info_at(infos.get("final_info", {}), i),

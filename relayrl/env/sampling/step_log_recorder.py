@@ -10,6 +10,8 @@ sample() call to per-step recording (`EpisodeRecorder`).
 """
 from typing import List, Optional
 
+import numpy as np
+
 from relayrl.env.sampling.episode_recorder import EpisodeRecorder
 from relayrl.env.sampling.vector_step_log import VectorStepLog
 from relayrl.env.vector_env import has_env_infos, info_at, infos_per_env
@@ -17,6 +19,8 @@ from relayrl.env.vector_env import has_env_infos, info_at, infos_per_env
 
 class StepLogRecorder:
     """A recorder (see EpisodeRecorder for the protocol) writing rows of a `VectorStepLog`."""
+
+    rows_skipped = 0  # every row of a same-step autoreset env is a step
 
     def __init__(self, runner, log: VectorStepLog):
         self.runner = runner
@@ -33,26 +37,33 @@ class StepLogRecorder:
         n = runner.num_envs
         return cls(runner, VectorStepLog(n, capacity=-(-num_timesteps // n) if num_timesteps else 64))
 
+    def next_episode(self, env_index: int, observation, info):
+        return self.runner._new_episode(observation, info, env_index)
+
     def record(self, actions, extra_model_outputs, observations, rewards, terminateds, truncateds,
-               infos) -> List[int]:
+               infos, reset_rows=()) -> List[int]:
         if self._per_episode is None:
             finished = self._log_step(actions, extra_model_outputs, observations, rewards, terminateds, truncateds,
-                                      infos)
+                                      infos, reset_rows)
             if finished is not None:
                 return finished
             self.finish()  # the step does not fit the log's columns: record per episode from now on
             self._per_episode = EpisodeRecorder(self.runner)
         return self._per_episode.record(actions, extra_model_outputs, observations, rewards, terminateds,
-                                        truncateds, infos)
+                                        truncateds, infos, reset_rows)
 
     def _log_step(self, actions, extra_model_outputs, observations, rewards, terminateds, truncateds,
-                  infos) -> Optional[List[int]]:
+                  infos, reset_rows=()) -> Optional[List[int]]:
         """The step goes into the log's columns and only the episodes that ended take their steps. None,
         recording nothing, if the step does not fit the columns."""
         log, n = self._log, self.runner.num_envs
+        if getattr(rewards, "dtype", None) == np.float32:  # (native vector envs): float64 holds the same values,
+            rewards = rewards.astype(np.float64)  # as the Python floats of per-step recording do
         step_infos = infos_per_env(infos, n) if infos and has_env_infos(infos) else None
         if not log.write(observations, actions, rewards, extra_model_outputs, step_infos):
             return None
+        for i in reset_rows:  # auto-reset rows belong to no episode
+            log.skip_row(i)
         done = (terminateds | truncateds).tolist()  # (a list: `in` is cheaper than ndarray.any() on 8 items)
         if True not in done:
             return []

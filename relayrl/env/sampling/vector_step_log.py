@@ -115,6 +115,11 @@ class VectorStepLog:
             infos[-1] = final_info
         return infos
 
+    def skip_row(self, env_index: int) -> None:
+        """Sub-env `env_index`'s latest row is no step of its episodes (a NEXT_STEP auto-reset): its
+        next episode starts after it."""
+        self._first_row[env_index] = self.rows
+
     def drop_pending(self) -> None:
         """Forget the rows not handed over (their episodes were dropped, e.g. by a reset)."""
         self._first_row = [self.rows] * self.num_envs
