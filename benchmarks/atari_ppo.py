@@ -4,6 +4,7 @@ PPO, 8 envs, 128 steps each per iteration, 4 epochs of minibatch 256, lr 2.5e-4,
 0.01; 84x84 grayscale, frame skip 4, 4 frames stacked, no sticky actions, the default CNN for 84x84).
 
     .venv/bin/python benchmarks/atari_ppo.py [--train-s 60] [--envs 8] [--num-gpus-per-learner 1]
+        [--num-gpus-per-env-runner 1]
 
 After one warm-up iteration, trains for --train-s seconds (ANCHOR_TRAIN_S, like the anchors; stopping at the
 next iteration boundary) and prints one `RESULT {json}` line. Needs the atari extra (ale-py, opencv).
@@ -23,13 +24,15 @@ def main(argv=None):
     parser.add_argument("--train-s", type=float, default=float(os.environ.get("ANCHOR_TRAIN_S", 60)))
     parser.add_argument("--envs", type=int, default=8)
     parser.add_argument("--num-gpus-per-learner", type=float, default=0, help="1: the Learner on cuda:0")
+    parser.add_argument("--num-gpus-per-env-runner", type=float, default=0, help="1: inference on cuda:0")
     parser.add_argument("--json", type=pathlib.Path, default=None)
     args = parser.parse_args(argv)
     from relayrl import PPOConfig
 
     config = (PPOConfig()
               .environment("ALE/Pong-v5", env_config={"repeat_action_probability": 0.0}, clip_rewards=True)
-              .env_runners(num_envs_per_env_runner=args.envs, rollout_fragment_length=128)
+              .env_runners(num_envs_per_env_runner=args.envs, rollout_fragment_length=128,
+                           num_gpus_per_env_runner=args.num_gpus_per_env_runner)
               .training(train_batch_size=128 * args.envs, minibatch_size=256, num_epochs=4, lr=2.5e-4,
                         clip_param=0.1, vf_loss_coeff=0.5, entropy_coeff=0.01, lambda_=0.95, gamma=0.99)
               .learners(num_gpus_per_learner=args.num_gpus_per_learner)
@@ -44,7 +47,8 @@ def main(argv=None):
         steps = result["num_env_steps_sampled_lifetime"] - start_steps
     finally:
         algo.stop()
-    return report({"task": "ppo_pong_throughput", "envs": args.envs, "gpus": args.num_gpus_per_learner,
+    return report({"task": "ppo_pong_throughput", "envs": args.envs, "learner_gpus": args.num_gpus_per_learner,
+                   "env_runner_gpus": args.num_gpus_per_env_runner,
                    "steps": steps, "train_s": round(train_s, 1),
                    "sps": round(steps / train_s, 1), "wall_s": round(time.perf_counter() - T0, 1)}, args.json)
 

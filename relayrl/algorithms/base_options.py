@@ -164,7 +164,8 @@ BASE_OPTIONS = (
     Option("num_cpus_per_env_runner", 1, "CPUs Ray reserves for each remote EnvRunner actor "
            "(fractions allowed); also its torch thread count.", "env_runners", NON_NEGATIVE_FLOAT,
            aliases=("num_cpus_per_worker",)),
-    Option("num_gpus_per_env_runner", 0, "GPUs Ray reserves for each remote EnvRunner actor.",
+    Option("num_gpus_per_env_runner", 0, "GPUs per EnvRunner: > 0 runs its module's inference on cuda:0 (remote "
+           "actors get theirs from Ray); 0 infers on the CPU.",
            "env_runners", NON_NEGATIVE_FLOAT, aliases=("num_gpus_per_worker",)),
     Option("custom_resources_per_env_runner", {}, "Custom Ray resources for each remote EnvRunner "
            "actor, e.g. {'spot': 1}.", "env_runners", DICT, aliases=("custom_resources_per_worker",)),

@@ -91,8 +91,10 @@ def _check_observation(observation, space) -> None:
 
 
 def _batched_states(states: List[Any], module) -> Any:
+    device = next(module.parameters(), torch.empty(0)).device  # the runner's module may run on a GPU
+
     def stack(*items):
-        return torch.as_tensor(np.stack([np.asarray(x, np.float32) for x in items]))
+        return torch.as_tensor(np.stack([np.asarray(x, np.float32) for x in items]), device=device)
     return map_structure(stack, *states) if len(states) > 1 else map_structure(lambda x: stack(x), states[0])
 
 

@@ -13,6 +13,7 @@ from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 from relayrl.env.current_env_runner import set_current_env_runner
 from relayrl.env.env_context import EnvContext
 from relayrl.env.episode_limits import episode_limits_wrapper
+from relayrl.core.devices import device_for
 from relayrl.env.env_runner_state import EnvRunnerState
 from relayrl.env.env_failures import SubEnvFailuresError, SubEnvRecovery  # noqa: F401 (SubEnvFailuresError: its old home)
 from relayrl.env.episode_stats import EpisodeStats
@@ -102,12 +103,15 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
 
     def make_module(self) -> None:
         """Build the connector pipelines and the (inference-only) RLModule for the env's spaces."""
-        self._env_to_module = self.config.build_env_to_module_connector(env=self.env, spaces=self._spaces)
+        # Inference on the CPU unless num_gpus_per_env_runner asks for a GPU (then the numpy fast path is off).
+        device = device_for("num_gpus_per_env_runner", self.config.num_gpus_per_env_runner)
+        self._env_to_module = self.config.build_env_to_module_connector(env=self.env, spaces=self._spaces,
+                                                                        device=None if device.type == "cpu" else device)
         self._module_to_env = self.config.build_module_to_env_connector(env=self.env, spaces=self._spaces)
         module_spaces = (self._env_to_module.observation_space, self._env_to_module.action_space)
         self._spaces[DEFAULT_MODULE_ID] = module_spaces
         spec = self.config.get_rl_module_spec(spaces=self._spaces, inference_only=True)
-        self.module = spec.build()
+        self.module = spec.build().to(device)
         self.module.eval()
         # `self.exploration` (RLlib's exploration API); GetActions calls it only when it is not the default.
         self.exploration, self._use_exploration, self._exploration_on_episode_start = build_env_runner_exploration(

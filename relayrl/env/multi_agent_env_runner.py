@@ -13,6 +13,7 @@ import gymnasium as gym
 
 from relayrl.connectors.common.agent_to_module_mapping import MEMORIZED_MAP_STRUCTURE
 from relayrl.core.columns import Columns
+from relayrl.core.devices import device_for
 from relayrl.env.env_context import EnvContext
 from relayrl.env.env_runner import EnvRunner
 from relayrl.env.multi_agent_episode_stats import MultiAgentEpisodeStats
@@ -66,13 +67,15 @@ class MultiAgentEnvRunner(EnvRunner):
     def make_module(self) -> None:
         """The multi-agent pipelines and the MultiRLModule (a sub-module per policy) for the env's spaces."""
         config = self.config
-        self._env_to_module = config.build_env_to_module_connector(env=self.env, spaces=self._spaces)
+        device = device_for("num_gpus_per_env_runner", config.num_gpus_per_env_runner)  # as EnvRunner.make_module
+        self._env_to_module = config.build_env_to_module_connector(env=self.env, spaces=self._spaces,
+                                                                   device=None if device.type == "cpu" else device)
         self._module_to_env = config.build_module_to_env_connector(env=self.env, spaces=self._spaces)
         by_module = (self._env_to_module.observation_space, self._env_to_module.action_space)
         for module_id in config.policies:
             self._spaces[module_id] = tuple(_entry(space, module_id) for space in by_module)
         spec = config.get_multi_rl_module_spec(spaces=self._spaces, inference_only=True)
-        self.module = spec.build()
+        self.module = spec.build().to(device)
         self.module.eval()
         self.exploration, self._use_exploration = ExplorationByModule(), False
         for module_id, sub_module in self.module.items():
