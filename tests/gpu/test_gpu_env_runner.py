@@ -5,34 +5,24 @@ actions come back as numpy; the numpy fast path (CPU only) steps aside. Together
 """
 import numpy as np
 import pytest
-import torch
+from gpu_configs import LSTM, NEEDS_CUDA, SMALL, small_ppo
 
-from relayrl import DefaultModelConfig, DQNConfig, IMPALAConfig, PPOConfig, SACConfig
+from relayrl import DQNConfig, IMPALAConfig, SACConfig
 from relayrl.env.multi_agent_env import make_multi_agent
 from relayrl.testing import DotSideEnv, StatelessCartPole
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
-
-SMALL = {"fcnet_hiddens": [32, 32]}
-LSTM = DefaultModelConfig(use_lstm=True, lstm_cell_size=32, max_seq_len=8, fcnet_hiddens=[32])
-
-
-def _ppo(env="CartPole-v1", model=SMALL):
-    return (PPOConfig().environment(env).rl_module(model_config=model)
-            .env_runners(num_envs_per_env_runner=4, rollout_fragment_length=64)
-            .training(train_batch_size=256, minibatch_size=64, num_epochs=2))
+pytestmark = NEEDS_CUDA
 
 
 CONFIGS = {
-    "ppo_cnn": lambda: _ppo(DotSideEnv, {}),
-    "ppo_lstm": lambda: _ppo(StatelessCartPole, LSTM),
+    "ppo_cnn": lambda: small_ppo(DotSideEnv, {}),
+    "ppo_lstm": lambda: small_ppo(StatelessCartPole, LSTM),
     "dqn_epsilon_greedy": lambda: (DQNConfig().environment("CartPole-v1").rl_module(model_config=SMALL)
                                    .training(num_steps_sampled_before_learning_starts=64, train_batch_size=32)),
     "sac": lambda: (SACConfig().environment("Pendulum-v1").rl_module(model_config=SMALL)
                     .training(num_steps_sampled_before_learning_starts=64, train_batch_size=32)),
     "impala": lambda: IMPALAConfig().environment("CartPole-v1").rl_module(model_config=SMALL),
-    "multi_agent_ppo": lambda: (_ppo(make_multi_agent("CartPole-v1"))
+    "multi_agent_ppo": lambda: (small_ppo(make_multi_agent("CartPole-v1"))
                                 .environment(env_config={"num_agents": 2})
                                 .multi_agent(policies={"p0", "p1"},
                                              policy_mapping_fn=lambda agent_id, *a, **k: f"p{agent_id}")),
@@ -69,7 +59,7 @@ def test_the_env_runner_infers_on_cuda(name):
 
 
 def test_compute_single_action_with_state_on_a_gpu_runner():
-    algo = (_ppo(StatelessCartPole, LSTM).env_runners(num_gpus_per_env_runner=1)
+    algo = (small_ppo(StatelessCartPole, LSTM).env_runners(num_gpus_per_env_runner=1)
             .debugging(seed=0, logger_config={"type": "none"}).build_algo())
     try:
         state = algo.get_module().get_initial_state()

@@ -8,21 +8,12 @@ the EnvRunner's module stays on the CPU and gets the trained weights.
 import numpy as np
 import pytest
 import torch
+from gpu_configs import LSTM, NEEDS_CUDA, SMALL, small_ppo
 
-from relayrl import APPOConfig, DefaultModelConfig, DQNConfig, IMPALAConfig, PPOConfig, SACConfig
+from relayrl import APPOConfig, DQNConfig, IMPALAConfig, SACConfig
 from relayrl.testing import DotSideEnv, StatelessCartPole
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
-
-SMALL = {"fcnet_hiddens": [32, 32]}
-LSTM = DefaultModelConfig(use_lstm=True, lstm_cell_size=32, max_seq_len=8, fcnet_hiddens=[32])
-
-
-def _ppo(env="CartPole-v1", model=SMALL):
-    return (PPOConfig().environment(env).rl_module(model_config=model)
-            .env_runners(num_envs_per_env_runner=4, rollout_fragment_length=64)
-            .training(train_batch_size=256, minibatch_size=64, num_epochs=2))
+pytestmark = NEEDS_CUDA
 
 
 def _dqn(model=SMALL, **training):
@@ -31,9 +22,9 @@ def _dqn(model=SMALL, **training):
 
 
 CONFIGS = {
-    "ppo": _ppo,
-    "ppo_lstm": lambda: _ppo(StatelessCartPole, LSTM),
-    "ppo_cnn": lambda: _ppo(DotSideEnv, {}),
+    "ppo": small_ppo,
+    "ppo_lstm": lambda: small_ppo(StatelessCartPole, LSTM),
+    "ppo_cnn": lambda: small_ppo(DotSideEnv, {}),
     "dqn": _dqn,
     "dqn_prioritized": lambda: _dqn(replay_buffer_config={"type": "PrioritizedEpisodeReplayBuffer"}),
     "dqn_lstm": lambda: _dqn(LSTM, replay_buffer_config={"type": "EpisodeReplayBuffer"}, burn_in_len=2),
@@ -94,7 +85,8 @@ def test_a_gpu_learner_computes_the_cpu_learners_update():
     (sampling and minibatch shuffling run on the CPU in both)."""
     weights = {}
     for gpus in (0, 1):
-        algo = _ppo().learners(num_gpus_per_learner=gpus).debugging(seed=3, logger_config={"type": "none"}).build_algo()
+        config = small_ppo().learners(num_gpus_per_learner=gpus).debugging(seed=3, logger_config={"type": "none"})
+        algo = config.build_algo()
         try:
             algo.train()
             weights[gpus] = algo.learner_group.get_weights()["default_policy"]
@@ -105,7 +97,7 @@ def test_a_gpu_learner_computes_the_cpu_learners_update():
 
 
 def test_a_gpu_learner_checkpoint_restores_on_the_gpu(tmp_path):
-    config = _ppo().learners(num_gpus_per_learner=1).debugging(seed=0, logger_config={"type": "none"})
+    config = small_ppo().learners(num_gpus_per_learner=1).debugging(seed=0, logger_config={"type": "none"})
     algo = config.build_algo()
     try:
         algo.train()
