@@ -159,3 +159,10 @@ def test_sac_trains_on_images_kept_uint8_and_stored_once_in_replay():
         assert storage.obs_ring.num_added <= 1.1 * steps + 2
     finally:
         algo.stop()
+
+
+def test_frozen_q_pass_refuses_layers_whose_weights_it_cannot_detach():
+    from relayrl.algorithms.sac.default_sac_rl_module import _run_frozen
+
+    with pytest.raises(TypeError, match="cannot detach the weights of Conv2d"):
+        _run_frozen(torch.zeros(1, 1, 4, 4), torch.nn.Sequential(torch.nn.Conv2d(1, 1, 2)))
