@@ -1,7 +1,7 @@
 """The default modules' encoders: an MLP for 1-D Box observations, a CNN for images (3-D Box, channels last).
 
 `make_encoder(observation_space, model_config, module_name)` returns (layers, output size); the default
-PPO (IMPALA, APPO) and DQN modules build every encoder they need with it. Images arrive as gymnasium
+PPO (IMPALA, APPO) and DQN modules build every encoder they need with it, SAC's its CNNs. Images arrive as gymnasium
 gives them, (H, W, C), and as the env's dtype (uint8 images stay uint8 in episodes, batches and replay
 buffers); the first layer puts channels first and scales uint8 to [0, 1] inside the module.
 """

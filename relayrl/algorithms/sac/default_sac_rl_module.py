@@ -7,7 +7,14 @@ so the loss takes expectations over the policy's probabilities (Christodoulou 20
 
 model_config: `fcnet_*` configure the encoders, `head_fcnet_*` the output heads; `twin_q`
 (added by SACConfig) builds the second Q network.
+
+Image observations (3-D Box, channels last, uint8 scaled inside): the actor and every Q network get their own
+CNN (`conv_filters`, `conv_activation`; RLlib's default filters by image size), as RLlib's SAC builds separate
+pi and qf encoders; the target networks copy them. Discrete actions: Q(s) = head(CNN(s)). Box actions: the
+action joins the CNN's features, then an `fcnet_hiddens` MLP and the head: Q(s, a) = head(MLP([CNN(s), a])).
 """
+from contextlib import nullcontext
+
 import gymnasium as gym
 import torch
 import torch.nn.functional as F
@@ -15,6 +22,7 @@ import torch.nn.functional as F
 from relayrl.core.columns import Columns
 from relayrl.modules.default_model_config import DefaultModelConfig
 from relayrl.modules.distributions import TorchCategorical
+from relayrl.modules.encoders import is_image_space, make_encoder
 from relayrl.modules.mlp import mlp, output_dim, run_layers
 from relayrl.modules.rl_module import RLModule
 from relayrl.modules.space_checks import action_dim, flat_obs_dim
@@ -35,7 +43,7 @@ _POLICY_PREFIXES = ("pi_encoder.", "pi.")
 
 
 class DefaultSACTorchRLModule(RLModule, TargetNetworkAPI):
-    """SAC's actor and twin critics for 1-D Box observations and Discrete or 1-D Box actions."""
+    """SAC's actor and twin critics for 1-D Box or image observations and Discrete or 1-D Box actions."""
 
     def setup(self) -> None:
         model_config = dict(self.model_config)
@@ -45,11 +53,13 @@ class DefaultSACTorchRLModule(RLModule, TargetNetworkAPI):
         if cfg.use_lstm:
             raise ValueError(f"{name} has no LSTM: set use_lstm=False, or give your own RLModule via "
                              "config.rl_module(rl_module_spec=RLModuleSpec(module_class=...)).")
-        obs_dim = flat_obs_dim(self.observation_space, name)
+        self._images = is_image_space(self.observation_space)
+        obs_dim = None if self._images else flat_obs_dim(self.observation_space, name)
         check_sac_action_space(self.action_space)
         self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
         self.action_dist_cls = TorchCategorical if self._discrete else TanhSquashedGaussian
         n_act = action_dim(self.action_space)
+        self._cfg, self._name = cfg, name
         self._encoder_args = (cfg.fcnet_hiddens, cfg.fcnet_activation)
         self._encoder_init = dict(kernel_initializer=cfg.fcnet_kernel_initializer,
                                   kernel_initializer_kwargs=cfg.fcnet_kernel_initializer_kwargs,
@@ -63,15 +73,29 @@ class DefaultSACTorchRLModule(RLModule, TargetNetworkAPI):
         self.pi_encoder, self.pi = self._encoder_and_head(obs_dim, n_act if self._discrete else 2 * n_act)
         if self.inference_only:
             return
-        q_in, q_out = (obs_dim, n_act) if self._discrete else (obs_dim + n_act, 1)
-        self.qf_encoder, self.qf = self._encoder_and_head(q_in, q_out)
+        q_in, q_out = (obs_dim, n_act) if self._discrete else (None if self._images else obs_dim + n_act, 1)
+        fuse = 0 if self._discrete else n_act
+        self.qf_encoder, self.qf = self._encoder_and_head(q_in, q_out, fuse)
         if self.twin_q:
-            self.qf_twin_encoder, self.qf_twin = self._encoder_and_head(q_in, q_out)
+            self.qf_twin_encoder, self.qf_twin = self._encoder_and_head(q_in, q_out, fuse)
 
-    def _encoder_and_head(self, in_dim: int, out_dim: int):
-        encoder = mlp(in_dim, *self._encoder_args, **self._encoder_init)
-        head = mlp(output_dim(self._encoder_args[0], in_dim), *self._head_args, out_dim, **self._head_init)
-        return encoder, head
+    def _encoder_and_head(self, in_dim, out_dim: int, fuse_dim: int = 0):
+        """An encoder (MLP of `in_dim` inputs, or a CNN for images) and its head.
+
+        Images with Box actions (`fuse_dim` action inputs): the head is an fcnet MLP over [CNN features, action]
+        and then the output layers, so Q stays nonlinear in the action (a linear head alone would not be).
+        """
+        if self._images:
+            encoder, embed_dim = make_encoder(self.observation_space, self._cfg, self._name)
+        else:
+            encoder, embed_dim = mlp(in_dim, *self._encoder_args, **self._encoder_init), output_dim(
+                self._encoder_args[0], in_dim)
+        if self._images and fuse_dim:
+            fusion = mlp(embed_dim + fuse_dim, *self._encoder_args, **self._encoder_init)
+            head = mlp(output_dim(self._encoder_args[0], embed_dim + fuse_dim), *self._head_args, out_dim,
+                       **self._head_init)
+            return encoder, torch.nn.Sequential(*fusion, *head)
+        return encoder, mlp(embed_dim, *self._head_args, out_dim, **self._head_init)
 
     # -- target networks (TargetNetworkAPI) --------------------------------------------------------
     def make_target_networks(self) -> None:
@@ -109,10 +133,19 @@ class DefaultSACTorchRLModule(RLModule, TargetNetworkAPI):
         frozen=True uses detached weights: gradients reach the inputs (the actor's actions) but never
         the Q networks, so the actor loss cannot train the critics.
         """
-        x = obs if self._discrete else torch.cat([obs, actions.to(obs.dtype)], dim=-1)
         run = _run_frozen if frozen else run_layers
-        values = [run(x, encoder, head) for encoder, head in self._q_nets(target)]
-        return values if self._discrete else [v.squeeze(-1) for v in values]
+        if self._discrete:
+            return [run(obs, encoder, head) for encoder, head in self._q_nets(target)]
+        if self._images:  # the action joins after the CNN; frozen: the actor's gradient needs none of the CNN
+            values = []
+            for encoder, head in self._q_nets(target):
+                with torch.no_grad() if frozen else nullcontext():
+                    features = run_layers(obs, encoder)
+                values.append(run(torch.cat([features, actions.to(features.dtype)], dim=-1), head))
+        else:
+            x = torch.cat([obs, actions.to(obs.dtype)], dim=-1)
+            values = [run(x, encoder, head) for encoder, head in self._q_nets(target)]
+        return [v.squeeze(-1) for v in values]
 
     def _min_q(self, obs, actions=None, *, target: bool = False):
         values = self._q_values(obs, actions, target=target)
@@ -187,6 +220,8 @@ def _run_frozen(x, *sequentials):
         for layer in sequential:
             if type(layer) is torch.nn.Linear:
                 x = F.linear(x, layer.weight.detach(), None if layer.bias is None else layer.bias.detach())
+            elif any(True for _ in layer.parameters()):  # a weighted layer we cannot detach: refuse, not leak
+                raise TypeError(f"_run_frozen cannot detach the weights of {type(layer).__name__}.")
             else:
                 x = layer(x)
     return x
