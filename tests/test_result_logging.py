@@ -220,3 +220,16 @@ def test_import_relayrl_does_not_import_tensorboardx():
             "bad = [m for m in ('tensorboardX', 'matplotlib') if m in sys.modules]; assert not bad, bad")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_tensorboard_extra_installs_the_tensorboard_command():
+    # README tells users to run `tensorboard --logdir ...`: the extra must bring the `tensorboard` package
+    # (its wheel's console script is that command), not only tensorboardX (which writes the files).
+    import re
+    import tomllib
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "pyproject.toml"), "rb") as f:
+        extras = tomllib.load(f)["project"]["optional-dependencies"]
+    names = {re.split(r"[<>=!~\[; ]", req, maxsplit=1)[0].lower() for req in extras["tensorboard"]}
+    assert {"tensorboard", "tensorboardx"} <= names, extras["tensorboard"]

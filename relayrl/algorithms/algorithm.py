@@ -15,6 +15,7 @@ from relayrl.algorithms.algorithm_state import AlgorithmState
 from relayrl.algorithms.evaluation import EPISODE_KEYS, AlgorithmEvaluation
 from relayrl.algorithms.inference import AlgorithmInference
 from relayrl.algorithms.result_logger import ResultLogger
+from relayrl.algorithms.video_summaries import TensorBoardVideos
 from relayrl.callbacks import CallbackDispatch
 from relayrl.checkpoints.checkpointable import Checkpointable
 from relayrl.core.columns import DEFAULT_MODULE_ID
@@ -70,6 +71,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         skip_logger = built_by_tune and logger_creator is None and config.logger_config is None
         self._result_logger = None if skip_logger else self._make_result_logger(config, logger_creator)
         self.config = config = with_video_dir(config, self.logdir)
+        self._tensorboard_videos = TensorBoardVideos.create(config, self._result_logger)
         self.setup(config)
         self._callbacks("on_algorithm_init", algorithm=self, metrics_logger=self.metrics)
         if built_by_tune:
@@ -180,6 +182,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         evaluate_this_iter = bool(interval) and (self.iteration + 1) % interval == 0
         parallel = evaluate_this_iter and self.config.evaluation_parallel_to_training
         eval_results = None
+        self._tell_runners_the_iteration(self.iteration + 1)
         with self.metrics.log_time(("timers", "training_iteration"), window=1):
             if parallel:
                 calls, eval_results = self._train_with_parallel_evaluation(start, sampled_before, trained_before)
@@ -198,7 +201,15 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         self._callbacks("on_train_result", algorithm=self, metrics_logger=self.metrics, result=result)
         if self._result_logger is not None:
             self._result_logger.on_result(result)
+        if self._tensorboard_videos is not None:
+            self._tensorboard_videos.on_result(result)
         return result
+
+    def _tell_runners_the_iteration(self, iteration: int) -> None:
+        """The iteration starting now, for the runner that records videos (named in the files)."""
+        group = getattr(self, "env_runner_group", None)
+        if self.config.record_video_every_n_episodes and hasattr(group, "set_training_iteration"):
+            group.set_training_iteration(iteration)
 
     def _run_training_steps(self, start, sampled_before, trained_before) -> int:
         calls = 0

@@ -1,5 +1,6 @@
 """Per-iteration results on disk: one JSON line per `train()` in `<logdir>/result.json` and, when
-tensorboardX is installed, every numeric leaf as a TensorBoard scalar (Tune's layout).
+tensorboardX is installed, every numeric leaf as a TensorBoard scalar (Tune's layout) and the training
+videos (video_summaries.py).
 
 Configured by `config.debugging(logger_config={"logdir": ..., "type": ...})`. Nothing is created
 or imported (tensorboardX included) until the first result is written.
@@ -192,6 +193,21 @@ class ResultLogger:
 
             values = [value for tag, number in scalars for value in scalar(tag, number).value]
             file_writer().add_summary(Summary(value=values), global_step=step)
+        self._writer.flush()
+
+    @property
+    def writes_tensorboard(self) -> bool:
+        """Whether TensorBoard event files are written (known once the first result was: tensorboardX installed)."""
+        return self._writer is not None
+
+    def on_video(self, tag: str, path: str, result: Mapping) -> None:
+        """The mp4 at `path` as an animated image in TensorBoard at `result`'s step (video_summaries.py)."""
+        if self._writer is None:
+            return
+        from relayrl.algorithms.video_summaries import video_summary
+
+        step = int(_scalar(result.get(STEP_KEY, 0)) or 0)
+        self._writer._get_file_writer().add_summary(video_summary(tag, path), global_step=step)
         self._writer.flush()
 
     def close(self) -> None:

@@ -112,10 +112,6 @@ class _VideoWriter:
         self.folder = folder
 
     def write(self, frames, name: str, fps: int = 30) -> str:
-        import imageio
+        from relayrl.env.wrappers.video_files import write_video
 
-        path = os.path.join(self.folder, name)
-        with imageio.get_writer(path, fps=fps, macro_block_size=1) as writer:
-            for frame in frames:
-                writer.append_data(frame)
-        return path
+        return write_video(frames, os.path.join(self.folder, name), fps=fps)

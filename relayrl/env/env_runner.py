@@ -23,7 +23,7 @@ from relayrl.env.registry import make_env_creator
 from relayrl.env.sampling import SampleAmount, SamplingPlan, plan_sampling
 from relayrl.env.vector_env import batch_actions, foreach_sub_env, info_at, make_vector_env, unbatch
 from relayrl.episodes.single_agent_episode import SingleAgentEpisode
-from relayrl.env.wrappers.video_recorder import video_recorder_for
+from relayrl.env.wrappers.video_recorder import ITERATION_ATTRIBUTE, video_recorder_for
 from relayrl.exploration.env_runner_exploration import build_env_runner_exploration
 from relayrl.metrics.metrics_logger import MetricsLogger
 
@@ -57,6 +57,8 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         self._prev_chunks: Dict[str, list] = {}  # episode id -> chunks handed out (only with on_episode_end)
         self.num_env_steps_sampled_lifetime = 0  # the `timestep` Exploration objects see
         self.weights_seq_no = 0  # the version of the weights it acts with (set by IMPALA's broadcasts: policy lag)
+        self.training_iteration = 0  # the Algorithm's iteration in progress (only told when videos are recorded)
+        self._records_video = False
         self._consecutive_env_failures = 0  # sub-env failures since the last good step (see _recover_from_env_failure)
         self._inference_rng = None  # numpy inference's sampling Generator (env/sampling/numpy_actions.py)
         self.make_env()
@@ -72,14 +74,18 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
             self._prev_chunks.pop(episode.id_, None)
         self.env = make_native_vector_env(self.config, num_envs=self.config.num_envs_per_env_runner,
                                           worker_index=self.worker_index)
+        self._records_video = False
         if self.env is None:
             native = wants_native(self.config)  # (no vector entry point: SYNC, warned)
+            record_video = video_recorder_for(self.config, self.worker_index, self.num_workers,
+                                              iteration=self.training_iteration)
+            self._records_video = record_video is not None
             self.env = make_vector_env(
                 make_env_creator(self.config.env), self.config.env_config,
                 num_envs=self.config.num_envs_per_env_runner, worker_index=self.worker_index,
                 num_workers=self.num_workers, mode="SYNC" if native else self.config.gym_env_vectorize_mode,
                 check_env=not self.config.disable_env_checking, wrap=episode_limits_wrapper(self.config),
-                record_video=video_recorder_for(self.config, self.worker_index, self.num_workers),
+                record_video=record_video,
             )
         self._callbacks("on_environment_created", env_runner=self, metrics_logger=self.metrics, env=self.env,
                         env_context=EnvContext(self.config.env_config, self.worker_index, 0, self.num_workers))
@@ -286,6 +292,12 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
     def get_metrics(self) -> Dict[str, Any]:
         """Raw metrics since the last call, in the mergeable form (`MetricsLogger.reduce_for_merge`)."""
         return self.metrics.reduce_for_merge()
+
+    def set_training_iteration(self, iteration: int) -> None:
+        """The Algorithm's iteration in progress (1 = the first train()), named in this runner's video files."""
+        self.training_iteration = iteration
+        if self._records_video:  # the recorder is sub-env 0's outermost wrapper; the other sub-envs ignore it
+            self.env.set_attr(ITERATION_ATTRIBUTE, iteration)
 
     def foreach_env(self, func: Callable) -> List:
         """`func(sub_env)` for every sub-env of this runner's vector env; returns the results."""

@@ -9,6 +9,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from relayrl.env.env_runner import EnvRunner
+from relayrl.env.wrappers.video_recorder import recording_worker_index
 
 logger = logging.getLogger("relayrl")
 
@@ -48,6 +49,7 @@ class EnvRunnerGroup:
                     self._local_env_runner.stop()
                 raise
         self._connector_base: Dict[str, Any] = {}  # connector states last broadcast (see connector_states.py)
+        self.training_iteration = 0  # the Algorithm's iteration in progress, as last told (set_training_iteration)
         self.num_env_steps_lost_lifetime = 0
         self._env_steps_lost_unreported = 0
 
@@ -255,6 +257,8 @@ class EnvRunnerGroup:
         if self._actors is None:
             return []
         restored = self._actors.restore_due()
+        if restored and self.training_iteration:
+            self._send_training_iteration(restored)
         if restored and self._on_recreated is not None:
             self._on_recreated(env_runner_group=self, env_runner_indices=restored)
         return restored
@@ -335,6 +339,31 @@ class EnvRunnerGroup:
         for i in actors.healthy_indices():
             actors.actor(i).apply.remote(_set_state_and_seq_no, ref, seq_no)
 
+    # -- the training iteration (named in video files) ---------------------------------------------
+    def set_training_iteration(self, iteration: int) -> None:
+        """Tell the runner that records videos the iteration in progress (its video files name it).
+
+        Nothing is sent when no runner records. A Ray actor gets one message, not waited for: Ray runs an
+        actor's calls from one caller in order, so the runner has it before its next sample. A runner
+        replaced after a failure gets it again when it is restored.
+        """
+        self.training_iteration = iteration
+        self._send_training_iteration(None)
+
+    def _send_training_iteration(self, worker_indices: Optional[List[int]]) -> None:
+        iteration = self.training_iteration
+        if self._actors is None:
+            runners = [self._local_env_runner, *self._in_process]
+            index = recording_worker_index(self.config, len(self._in_process))
+            if index is not None and index < len(runners) and runners[index] is not None:
+                _set_training_iteration(runners[index], iteration)
+            return
+        index = recording_worker_index(self.config, len(self._actors.indices))
+        if index is None or index not in self._actors.healthy_indices():
+            return
+        if worker_indices is None or index in worker_indices:
+            self._actors.actor(index).apply.remote(_set_training_iteration, iteration)
+
     def require_healthy_runners(self) -> None:
         """Return once a remote runner is healthy (waiting for restarts); raise if none is left to restart."""
         if self._actors is not None and not self._actors.healthy_indices():
@@ -375,6 +404,12 @@ class EnvRunnerGroup:
 def _set_state_and_seq_no(runner, state: Dict[str, Any], seq_no: int) -> None:
     runner.set_state(state)
     runner.weights_seq_no = seq_no
+
+
+def _set_training_iteration(runner, iteration: int) -> None:
+    setter = getattr(runner, "set_training_iteration", None)  # (a custom EnvRunner class may lack it)
+    if setter is not None:
+        setter(iteration)
 
 
 def _has_state(pipeline) -> bool:

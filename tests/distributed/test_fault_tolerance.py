@@ -196,3 +196,38 @@ def test_restart_waits_for_the_delay(tmp_path):
         assert second["num_healthy_env_runners"] == 2 and second["num_remote_env_runner_restarts"] == 1
     finally:
         algo.stop()
+
+
+class RenderingFaultyEnv(FaultyEnv):
+    """A FaultyEnv that renders (tiny) frames, so its runner can record videos."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 30}
+
+    def __init__(self, config=None):
+        super().__init__(config)
+        self.render_mode = (config or {}).get("render_mode")
+
+    def render(self):
+        return np.full((16, 16, 3), 10 * (self.steps_taken % 20), np.uint8)
+
+
+@pytest.mark.slow  # several actor starts (restarts included)
+def test_a_restored_recording_runner_is_told_the_iteration(tmp_path):
+    import os
+
+    from relayrl.env.wrappers.video_files import parse_video_file_name
+
+    cfg = config(tmp_path, fail_at_step=30).environment(RenderingFaultyEnv, record_video_every_n_episodes=1,
+                                                        video_dir=str(tmp_path / "videos"))
+    algo = cfg.build_algo()
+    try:
+        train_through_failure(algo)
+        assert algo.env_runner_group.num_remote_env_runner_restarts() == 1
+    finally:
+        algo.stop()
+    names = [parse_video_file_name(f) for f in os.listdir(tmp_path / "videos")]
+    assert None not in names and {iteration for iteration, _ in names} == {1, 2, 3}, sorted(names)
+    # The restored runner counts its episodes from 0 again: its first video carries the iteration it was
+    # restored in (iteration 0 would mean it was never told), the first runner's first video iteration 1.
+    firsts = sorted(iteration for iteration, episode in names if episode == 0)
+    assert len(firsts) == 2 and firsts[0] == 1 and firsts[1] >= 2, sorted(names)

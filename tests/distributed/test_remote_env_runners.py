@@ -142,3 +142,21 @@ def test_mean_std_filter_statistics_merged_once_across_runners():
         assert all(s == merged for s in group.foreach_env_runner(filter_stat, local_env_runner=False))
     finally:
         algo.stop()
+
+
+def test_the_remote_recording_runner_names_the_iteration_in_its_videos(tmp_path):
+    import os
+
+    from relayrl.env.wrappers.video_files import parse_video_file_name
+
+    algo = (PPOConfig().environment("CartPole-v1", record_video_every_n_episodes=4, video_dir=str(tmp_path))
+            .env_runners(num_env_runners=2, num_envs_per_env_runner=2, num_cpus_per_env_runner=0.5)
+            .training(train_batch_size=400, minibatch_size=200, num_epochs=1)
+            .debugging(seed=0, logger_config={"type": "none"})).build_algo()
+    try:
+        for _ in range(2):
+            algo.train()
+    finally:
+        algo.stop()
+    iterations = {parse_video_file_name(name)[0] for name in os.listdir(tmp_path)}
+    assert iterations == {1, 2}, iterations  # told without a round trip, before the runner's next sample
