@@ -2,7 +2,6 @@
 import json
 import math
 import os
-import struct
 import sys
 
 import pytest
@@ -12,6 +11,7 @@ from relayrl.algorithms.result_logger import RESULTS_DIR_ENV, to_jsonable
 from relayrl.callbacks import RLlibCallback
 from relayrl.cli import main
 from relayrl.testing import CountingEnv
+from relayrl.testing.tensorboard_events import tensorboard_events
 
 
 class EpisodeLenCallback(RLlibCallback):
@@ -38,23 +38,11 @@ def read_lines(logdir):
 
 
 def read_scalars(logdir):
-    """{tag: [(step, value), ...]} from the TFRecord event files, parsed with tensorboardX's protos."""
-    from tensorboardX.proto import event_pb2
-
+    """{tag: [(step, value), ...]} from the run's TensorBoard event files."""
     scalars = {}
-    for name in sorted(os.listdir(logdir)):
-        if not name.startswith("events.out.tfevents"):
-            continue
-        with open(os.path.join(logdir, name), "rb") as f:
-            data = f.read()
-        pos = 0
-        while pos + 12 <= len(data):
-            (length,) = struct.unpack("<Q", data[pos:pos + 8])
-            record = data[pos + 12:pos + 12 + length]
-            pos += 12 + length + 4
-            event = event_pb2.Event.FromString(record)
-            for value in event.summary.value:
-                scalars.setdefault(value.tag, []).append((event.step, value.simple_value))
+    for event in tensorboard_events(logdir):
+        for value in event.summary.value:
+            scalars.setdefault(value.tag, []).append((event.step, value.simple_value))
     return scalars
 
 

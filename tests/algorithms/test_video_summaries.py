@@ -1,7 +1,6 @@
 """Training videos in TensorBoard: the newest video of each iteration, as an animated GIF image summary."""
 import io
 import os
-import struct
 
 import numpy as np
 import pytest
@@ -9,27 +8,15 @@ import pytest
 from relayrl import PPOConfig
 from relayrl.algorithms.video_summaries import VIDEO_TAG, NewVideos, gif_of_video
 from relayrl.env.wrappers.video_files import parse_video_file_name, video_file_name, write_video
+from relayrl.testing.tensorboard_events import tensorboard_events
 
 pytest.importorskip("tensorboardX")
 
 
 def read_images(logdir):
-    """[(tag, step, Summary.Image)] from the TFRecord event files, parsed with tensorboardX's protos."""
-    from tensorboardX.proto import event_pb2
-
-    images = []
-    for name in sorted(os.listdir(logdir)):
-        if not name.startswith("events.out.tfevents"):
-            continue
-        with open(os.path.join(logdir, name), "rb") as f:
-            data = f.read()
-        pos = 0
-        while pos + 12 <= len(data):
-            (length,) = struct.unpack("<Q", data[pos:pos + 8])
-            event = event_pb2.Event.FromString(data[pos + 12:pos + 12 + length])
-            pos += 12 + length + 4
-            images += [(v.tag, event.step, v.image) for v in event.summary.value if v.HasField("image")]
-    return images
+    """[(tag, step, Summary.Image)] from the run's TensorBoard event files."""
+    return [(v.tag, event.step, v.image) for event in tensorboard_events(logdir)
+            for v in event.summary.value if v.HasField("image")]
 
 
 def test_each_iteration_with_a_new_video_adds_its_newest_to_tensorboard(tmp_path):
