@@ -213,7 +213,7 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
                 if self._cb_end:
                     self._episode_callbacks(self._cb_end, episode, i,
                                             prev_episode_chunks=self._prev_chunks.pop(episode.id_, []))
-                episode.to_numpy()  # first: the return then sums an array, not a list
+                self._handed_out(episode)  # first: the return then sums an array, not a list
                 self._stats.on_episode_done(episode, score=score)
                 amount.add(episode)
             else:
@@ -228,11 +228,16 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
                 continue
             successor = episode.cut(len_lookback_buffer=self.config.episode_lookback_horizon)
             self._stats.on_chunk_cut(episode)
-            chunks.append(episode.to_numpy())
+            chunks.append(self._handed_out(episode))
             if self._cb_end:  # on_episode_end gets the chunks handed out before the episode ended
                 self._prev_chunks.setdefault(episode.id_, []).append(episode)
             self._episodes[i] = successor
         return chunks
+
+    @staticmethod
+    def _handed_out(episode):
+        """An episode or chunk as sample() returns it: numpy'd (returns the episode)."""
+        return episode.to_numpy()
 
     def _reset_envs(self, explore: bool) -> None:
         seed = self._seed

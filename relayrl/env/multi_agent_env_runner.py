@@ -130,7 +130,7 @@ class MultiAgentEnvRunner(EnvRunner):
                 if self._cb_end:
                     self._episode_callbacks(self._cb_end, episode, i,
                                             prev_episode_chunks=self._prev_chunks.pop(episode.id_, []))
-                episode.prune_empty_agents().to_numpy()
+                self._handed_out(episode)
                 self._stats.on_episode_done(episode)
                 amount.add(episode)
             else:
@@ -138,18 +138,10 @@ class MultiAgentEnvRunner(EnvRunner):
             observations, infos = resets[i]
             self._episodes[i] = self._new_episode(observations, infos, i)
 
-    def _cut_ongoing(self) -> List[MultiAgentEpisode]:
-        chunks = []
-        for i, episode in enumerate(self._episodes):
-            if len(episode) == 0:
-                continue
-            successor = episode.cut(len_lookback_buffer=self.config.episode_lookback_horizon)
-            self._stats.on_chunk_cut(episode)
-            chunks.append(episode.prune_empty_agents().to_numpy())
-            if self._cb_end:
-                self._prev_chunks.setdefault(episode.id_, []).append(episode)
-            self._episodes[i] = successor
-        return chunks
+    @staticmethod
+    def _handed_out(episode: MultiAgentEpisode) -> MultiAgentEpisode:
+        """As EnvRunner's, and without the agents that have no step in it (nothing to train on)."""
+        return episode.prune_empty_agents().to_numpy()
 
     def _reset_envs(self, explore: bool) -> None:
         seed = self._seed
