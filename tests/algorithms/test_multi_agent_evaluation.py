@@ -171,3 +171,22 @@ def test_parallel_evaluation_uses_weights_from_before_the_step():
     finally:
         algo.stop()
 
+
+def test_evaluation_with_its_own_policy_mapping():
+    """RLlib's pattern: evaluate one policy on both sides (the other policy is mapped to by no agent there)."""
+    from relayrl.algorithms.algorithm_config import AlgorithmConfig
+
+    both_p0 = AlgorithmConfig.overrides(policy_mapping_fn=lambda agent_id, episode, **kwargs: "p0")
+    algo = (config(PPOConfig, evaluation_interval=1, evaluation_duration=2, evaluation_config=both_p0)
+            .callbacks(RecordEvalWeights).build_algo())
+    try:
+        result = algo.train()
+        metrics = result["evaluation"]["env_runners"]
+        assert set(metrics["module_episode_returns_mean"]) == {"p0"}
+        assert set(metrics["agent_episode_returns_mean"]) == {"0", "1"}
+        assert set(result["env_runners"]["module_episode_returns_mean"]) == {"p0", "p1"}
+        for module_id in ("p0", "p1"):  # the unmapped module exists there too, with the trained weights
+            learner_state = algo.learner_group.get_module(module_id).state_dict()
+            assert all(matches(w[module_id], learner_state) for w in EVAL_RUNNER_WEIGHTS), module_id
+    finally:
+        algo.stop()
