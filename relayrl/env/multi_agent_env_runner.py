@@ -9,7 +9,6 @@ games, finished agents) get no action.
 """
 from typing import Any, Dict, List, Optional
 
-import gymnasium as gym
 
 from relayrl.connectors.common.agent_to_module_mapping import MEMORIZED_MAP_STRUCTURE
 from relayrl.core.columns import Columns
@@ -22,6 +21,7 @@ from relayrl.env.registry import make_env_creator
 from relayrl.env.sampling import SampleAmount
 from relayrl.env.sampling.multi_agent_plan import plan_multi_agent_sampling
 from relayrl.episodes.multi_agent_episode import MultiAgentEpisode
+from relayrl.env.unmapped_module_spaces import check_module_spaces, spaces_by_module
 from relayrl.exploration.env_runner_exploration import build_env_runner_exploration
 
 
@@ -71,10 +71,10 @@ class MultiAgentEnvRunner(EnvRunner):
         self._env_to_module = config.build_env_to_module_connector(env=self.env, spaces=self._spaces,
                                                                    device=None if device.type == "cpu" else device)
         self._module_to_env = config.build_module_to_env_connector(env=self.env, spaces=self._spaces)
-        by_module = (self._env_to_module.observation_space, self._env_to_module.action_space)
-        for module_id in config.policies:
-            self._spaces[module_id] = tuple(_entry(space, module_id) for space in by_module)
+        self._spaces.update(spaces_by_module(self._env_to_module.observation_space, self._env_to_module.action_space,
+                                             config.policies))
         spec = config.get_multi_rl_module_spec(spaces=self._spaces, inference_only=True)
+        check_module_spaces(spec)
         self.module = spec.build().to(device)
         self.module.eval()
         self.exploration, self._use_exploration = ExplorationByModule(), False
@@ -230,12 +230,6 @@ class ExplorationByModule(dict):
     def set_state(self, state: Dict[str, Any]) -> None:
         for mid, module_state in state.items():
             self[mid].set_state(module_state)
-
-
-def _entry(space, module_id):
-    if isinstance(space, gym.spaces.Dict):
-        return space.spaces.get(module_id)
-    return space
 
 
 def _without_spaces(state: Dict[str, Any]) -> Dict[str, Any]:
