@@ -9,7 +9,6 @@ games, finished agents) get no action.
 """
 from typing import Any, Dict, List, Optional
 
-
 from relayrl.connectors.common.agent_to_module_mapping import MEMORIZED_MAP_STRUCTURE
 from relayrl.core.columns import Columns
 from relayrl.core.devices import device_for
@@ -20,8 +19,8 @@ from relayrl.env.multi_agent_vector_env import MultiAgentVectorEnv
 from relayrl.env.registry import make_env_creator
 from relayrl.env.sampling import SampleAmount
 from relayrl.env.sampling.multi_agent_plan import plan_multi_agent_sampling
-from relayrl.episodes.multi_agent_episode import MultiAgentEpisode
 from relayrl.env.unmapped_module_spaces import check_module_spaces, spaces_by_module
+from relayrl.episodes.multi_agent_episode import MultiAgentEpisode
 from relayrl.exploration.env_runner_exploration import build_env_runner_exploration
 
 
