@@ -69,9 +69,7 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         """(Re)create the vector env from the config; the next sample() starts fresh episodes."""
         if self.env is not None:
             self.env.close()
-        for episode in getattr(self, "_episodes", []):  # ongoing episodes end with the old env
-            self._stats.forget(episode)
-            self._prev_chunks.pop(episode.id_, None)
+        self._forget_ongoing()  # ongoing episodes end with the old env
         self.env = make_native_vector_env(self.config, num_envs=self.config.num_envs_per_env_runner,
                                           worker_index=self.worker_index)
         self._records_video = False
@@ -190,23 +188,24 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
                     if len(episode):  # (not one that a NEXT_STEP auto-reset just started)
                         self._episode_callbacks(self._cb_step, episode, i)
             if finished:
-                self._end_episodes(finished, observations, infos, amount, explore, recorder.next_episode)
+                self._end_episodes(finished, self._starts(observations, infos), amount, explore,
+                                   recorder.next_episode)
             actions.next_step(observations)
         actions.finish(steps)
         recorder.finish()
         return steps
 
-    def _end_episodes(self, finished: List[int], observations, infos, amount: SampleAmount, explore: bool,
+    def _end_episodes(self, finished: List[int], start_of: Callable, amount: SampleAmount, explore: bool,
                       next_episode: Optional[Callable] = None) -> None:
         """The episodes of sub-envs `finished` ended (and hold all their steps): the amount takes those it
         wants (callbacks, numpy, metrics); new episodes start from the auto-reset observations
-        (`next_episode(i, observation, info)`: the recorder's, which knows when the env auto-resets)."""
+        (`start_of(i)`: sub-env i's (observation, info); `next_episode(i, observation, info)`: the recorder's,
+        which knows when the env auto-resets)."""
         next_episode = next_episode or (lambda i, observation, info: self._new_episode(observation, info, i))
         ended = [self._episodes[i] for i in finished]
         if self._env_to_module.WRITES_EPISODES:
             # Let pieces that write episodes see the terminal observations (e.g. MeanStdFilter).
             self._env_to_module_call(ended, explore)
-        observations = unbatch(self.env.observation_space, observations)
         for i, episode in zip(finished, ended):
             score = self._reward_clipping.take_score(i)  # the unclipped return (None: not clipping)
             if amount.wants(i):
@@ -218,7 +217,7 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
                 amount.add(episode)
             else:
                 self._prev_chunks.pop(episode.id_, None)
-            self._episodes[i] = next_episode(i, observations[i], info_at(infos, i))
+            self._episodes[i] = next_episode(i, *start_of(i))
 
     def _cut_ongoing(self) -> List[SingleAgentEpisode]:
         """Truncate mode: the ongoing episodes' chunks so far (numpy'd); their successors go on."""
@@ -240,24 +239,34 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         return episode.to_numpy()
 
     def _reset_envs(self, explore: bool) -> None:
-        seed = self._seed
-        if seed is not None:
-            self._seed = None  # seed only the first reset; later resets continue the env's own RNG
-        # Ongoing episodes are dropped: forget the returns of their already handed-out chunks.
-        for episode in self._episodes:
-            self._stats.forget(episode)
-            self._prev_chunks.pop(episode.id_, None)
+        seed, self._seed = self._seed, None  # seed only the first reset; later resets continue the env's own RNG
+        self._forget_ongoing()
         self._episodes = [self._make_episode() for _ in range(self.num_envs)]
         self._reward_clipping.restart()
+        self._next_step_resets.clear()
         for i, episode in enumerate(self._episodes):
             self._episode_callbacks(self._cb_created, episode, i)
         observations, infos = self.env.reset(seed=seed)
-        self._next_step_resets.clear()
-        batched_obs, observations = observations, unbatch(self.env.observation_space, observations)
+        start_of = self._starts(observations, infos)
         for i, episode in enumerate(self._episodes):
-            self._start_episode(episode, observations[i], info_at(infos, i), i)
-        self._cached_to_module = self._env_to_module_call(self._episodes, explore, batched_obs)
+            self._start_episode(episode, *start_of(i), i)
+        self._cache_env_to_module(explore, observations)
         self._needs_reset = False
+
+    def _forget_ongoing(self) -> None:
+        """The ongoing episodes are dropped: forget the returns of their already handed-out chunks."""
+        for episode in getattr(self, "_episodes", []):
+            self._stats.forget(episode)
+            self._prev_chunks.pop(episode.id_, None)
+
+    def _starts(self, observations, infos) -> Callable:
+        """`start_of(i)`: sub-env i's (observation, info) out of the vector env's reset or step results."""
+        observations = unbatch(self.env.observation_space, observations)
+        return lambda i: (observations[i], info_at(infos, i))
+
+    def _cache_env_to_module(self, explore: bool, vector_observations=None) -> None:
+        """The env-to-module batch for the ongoing episodes, for the next step."""
+        self._cached_to_module = self._env_to_module_call(self._episodes, explore, vector_observations)
 
     def _make_episode(self) -> SingleAgentEpisode:
         obs_space, act_space = self._spaces["__env_single__"]

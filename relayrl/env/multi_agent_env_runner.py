@@ -17,6 +17,7 @@ from relayrl.env.env_runner import EnvRunner
 from relayrl.env.multi_agent_episode_stats import MultiAgentEpisodeStats
 from relayrl.env.multi_agent_vector_env import MultiAgentVectorEnv
 from relayrl.env.registry import make_env_creator
+from relayrl.env.reward_clipping import RewardClipping
 from relayrl.env.sampling import SampleAmount
 from relayrl.env.sampling.multi_agent_plan import plan_multi_agent_sampling
 from relayrl.env.unmapped_module_spaces import check_module_spaces, spaces_by_module
@@ -41,9 +42,7 @@ class MultiAgentEnvRunner(EnvRunner):
     def make_env(self) -> None:
         if self.env is not None:
             self.env.close()
-        for episode in getattr(self, "_episodes", []):
-            self._stats.forget(episode)
-            self._prev_chunks.pop(episode.id_, None)
+        self._forget_ongoing()
         config = self.config
         mode = str(getattr(config.gym_env_vectorize_mode, "value", config.gym_env_vectorize_mode)).upper()
         if mode != "SYNC":
@@ -61,6 +60,8 @@ class MultiAgentEnvRunner(EnvRunner):
         self._spaces.update({k: v for k, v in old.items() if not k.startswith("__")})  # the modules' spaces stay
         self._episodes: List[MultiAgentEpisode] = []
         self._cached_to_module = None
+        self._reward_clipping = RewardClipping(None, self.num_envs)  # (clip_rewards is refused: never clips)
+        self._next_step_resets = set()  # (MultiAgentVectorEnv resets in its step: never a next-step reset)
         self._needs_reset = True
 
     def make_module(self) -> None:
@@ -113,50 +114,21 @@ class MultiAgentEnvRunner(EnvRunner):
                 for i, episode in enumerate(self._episodes):
                     self._episode_callbacks(self._cb_step, episode, i)
             if finished:
-                self._end_episodes(finished, stepped[5], amount, explore)
+                self._end_episodes(finished, stepped[5].__getitem__, amount, explore)  # (the resets)
             actions.next_step(stepped)
         actions.finish(env_steps)
         recorder.finish()
         return env_steps
-
-    def _end_episodes(self, finished: List[int], resets: list, amount: SampleAmount, explore: bool) -> None:
-        """The episodes of envs `finished` ended; the amount takes those it wants; new ones start from the resets."""
-        ended = [self._episodes[i] for i in finished]
-        if self._env_to_module.WRITES_EPISODES:
-            self._env_to_module_call(ended, explore)
-        for i, episode in zip(finished, ended):
-            if amount.wants(i):
-                if self._cb_end:
-                    self._episode_callbacks(self._cb_end, episode, i,
-                                            prev_episode_chunks=self._prev_chunks.pop(episode.id_, []))
-                self._handed_out(episode)
-                self._stats.on_episode_done(episode)
-                amount.add(episode)
-            else:
-                self._prev_chunks.pop(episode.id_, None)
-            observations, infos = resets[i]
-            self._episodes[i] = self._new_episode(observations, infos, i)
 
     @staticmethod
     def _handed_out(episode: MultiAgentEpisode) -> MultiAgentEpisode:
         """As EnvRunner's, and without the agents that have no step in it (nothing to train on)."""
         return episode.prune_empty_agents().to_numpy()
 
-    def _reset_envs(self, explore: bool) -> None:
-        seed = self._seed
-        if seed is not None:
-            self._seed = None
-        for episode in self._episodes:
-            self._stats.forget(episode)
-            self._prev_chunks.pop(episode.id_, None)
-        self._episodes = [self._make_episode() for _ in range(self.num_envs)]
-        for i, episode in enumerate(self._episodes):
-            self._episode_callbacks(self._cb_created, episode, i)
-        observations, infos = self.env.reset(seed=seed)
-        for i, episode in enumerate(self._episodes):
-            self._start_episode(episode, observations[i], infos[i], i)
-        self._cache_env_to_module(explore)
-        self._needs_reset = False
+    @staticmethod
+    def _starts(observations, infos):
+        # (MultiAgentVectorEnv gives a list per env: the reset's, or the step's auto-resets by env index)
+        return lambda i: (observations[i], infos[i])
 
     def _make_episode(self) -> MultiAgentEpisode:
         obs_space, act_space = self._spaces["__env_single__"]
@@ -165,10 +137,6 @@ class MultiAgentEnvRunner(EnvRunner):
 
     def _add_reset(self, episode: MultiAgentEpisode, observations, infos) -> None:
         episode.add_env_reset(observations=observations, infos=infos)
-
-    def _cache_env_to_module(self, explore: bool) -> None:
-        """The env-to-module batch for the ongoing episodes (and which agent each row is), for the next step."""
-        self._cached_to_module = self._env_to_module_call(self._episodes, explore)
 
     def _env_to_module_call(self, episodes, explore, vector_observations=None):
         shared_data = {}

@@ -6,6 +6,8 @@ the returns of each agent and of the agents each module acted for (summed within
 `num_agent_steps_sampled(_lifetime)/<agent_id>` and `num_module_steps_sampled(_lifetime)/<module_id>`
 count the steps the returned episode chunks hold. Chunks of one episode add up, as in EpisodeStats.
 """
+from typing import Optional
+
 from relayrl.env.episode_stats import EpisodeStats
 
 
@@ -25,9 +27,9 @@ class MultiAgentEpisodeStats(EpisodeStats):
             [[a, r] for a, r in agents.items()], [[m, r] for m, r in modules.items()])
         self.count_agent_steps(episode)
 
-    def on_episode_done(self, episode) -> None:
+    def on_episode_done(self, episode, score: Optional[float] = None) -> None:
         carried = self._carried.get(episode.id_)
-        super().on_episode_done(episode)
+        super().on_episode_done(episode, score=score)
         self._done_agents.append(self._add_returns(episode, carried))
         self.count_agent_steps(episode)
 
