@@ -1,12 +1,15 @@
 """The speed suite: relayrl beside the peers and the raw limits, in one run, on this machine.
 
-    .venv/bin/python benchmarks/run.py [--suite ppo|offpolicy|impala|ray|atari|all] [--peers-python /tmp/peers/bin/python]
+    .venv/bin/python benchmarks/run.py [--suite ppo|offpolicy|impala|multiagent|ray|atari|all]
+                                       [--peers-python /tmp/peers/bin/python]
                                        [--runs 3] [--quick] [--out benchmarks/results/latest.json]
 
 Suites: "ppo" (the default: PPO to 450, sampler, start-up, learner, connector path), "offpolicy"
 (DQN CartPole-v1 to 450 and SAC Pendulum-v1 to -250, RLlib's tuned settings, beside the peers;
 about 10-30 minutes), "impala" (IMPALA to 450 within 2M env steps and APPO within 1M on CartPole-v1,
-embedded and with 2 remote EnvRunners, beside RLlib's with 2; up to an hour), "ray" (start-up and
+embedded and with 2 remote EnvRunners, beside RLlib's with 2; up to an hour), "multiagent" (PPO with two
+policies on two-agent CartPole to a summed 900, relayrl with three settings beside RLlib's tuned example;
+about 5-15 minutes), "ray" (start-up and
 iteration time with 2 remote EnvRunners vs local), "all".
 
 Peers (RLlib, Stable-Baselines3) run from their own virtual environment through the anchor
@@ -39,7 +42,10 @@ from figures import (
 )
 
 HERE = pathlib.Path(__file__).resolve().parent
-ANCHORS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "anchors"
+# ../shared/anchors beside the checkout (a git worktree may sit a level deeper); RELAYRL_ANCHORS overrides it.
+ANCHORS = pathlib.Path(os.environ.get("RELAYRL_ANCHORS") or next(
+    (parent / "shared" / "anchors" for parent in pathlib.Path(__file__).resolve().parents
+     if (parent / "shared" / "anchors").is_dir()), pathlib.Path(__file__).resolve().parents[2] / "shared" / "anchors"))
 PEER_PPO = {  # anchor script (+ args), run --runs times; its RESULT line gives the figures
     "sb3_ppo": ["sb3_ppo_cartpole.py"],
     "rllib_ppo": ["rllib_ppo_cartpole.py", "0"],  # 0 remote EnvRunners (its argument is not a seed)
@@ -49,6 +55,10 @@ ASYNC = {  # algorithm -> (RLlib anchor with 2 runners, bar); relayrl: benchmark
     "IMPALA": (["rllib_impala_cartpole.py", "2"], "IMPALA CartPole-v1 to return 450 (budget 2M steps)"),
     "APPO": (["rllib_appo_cartpole.py", "2"], "APPO CartPole-v1 to return 450 (budget 1M steps)"),
 }
+MULTI_AGENT = ("multi_agent_cartpole.py", ["rllib_ma_cartpole.py", "0"],
+               "PPO, two policies, two-agent CartPole to a summed return of 900 (budget 400k env steps)")
+MULTI_AGENT_SETTINGS = {"tuned": "relayrl's tuned CartPole example", "default": "relayrl's PPO defaults",
+                        "rllib": "RLlib's tuned example settings"}
 ATARI = {"sb3": ["sb3_atari_ppo.py"], "rllib": ["rllib_atari_ppo.py"]}  # PPO Pong throughput anchors, 8 envs
 OFFPOLICY = {  # task -> (relayrl script, SB3 anchor, RLlib anchor, bar)
     "dqn_cartpole": ("dqn_cartpole.py", ["sb3_offpolicy.py", "dqn"], ["rllib_offpolicy.py", "dqn"],
@@ -131,6 +141,8 @@ def measure(peers_python, suite: str = "ppo", runs: int = 3, quick: bool = False
         figures["offpolicy"] = measure_offpolicy(peers_python)
     if suite in ("impala", "all"):
         figures["impala"] = measure_async(peers_python)
+    if suite in ("multiagent", "all"):
+        figures["multi_agent"] = measure_multi_agent(peers_python)
     if suite in ("ray", "all"):
         figures["ray"] = run_relayrl_script("ray_overhead.py")
     if suite == "atari":  # not in "all": it needs the atari extra here and ale-py in the peers' venv
@@ -165,6 +177,34 @@ def measure_async(peers_python) -> dict:
         if peers_python:
             out[algo]["rllib_2"] = run_peer(peers_python, rllib_anchor, timeout_s=1800)
     return out
+
+
+def measure_multi_agent(peers_python) -> dict:
+    script, rllib_anchor, _ = MULTI_AGENT
+    out = {f"relayrl_{settings}": run_relayrl_script(script, "--settings", settings)
+           for settings in MULTI_AGENT_SETTINGS}
+    if peers_python:
+        out["rllib"] = run_peer(peers_python, rllib_anchor, timeout_s=1800)
+    return out
+
+
+def multi_agent_rows(f: dict) -> list:
+    _, _, work = MULTI_AGENT
+    runs = f.get("multi_agent", {})
+    rllib, rows = runs.get("rllib", {}), []
+    for settings, label in MULTI_AGENT_SETTINGS.items():
+        mine, ratios = runs.get(f"relayrl_{settings}"), []
+        if not mine:
+            continue
+        if mine.get("solved") and "train_s" in rllib:
+            ratios.append(f"{_seconds_to_bar(rllib) / mine['wall_s']:.1f}x faster than RLlib"
+                          + ("" if rllib.get("solved") else " (RLlib did not reach 900)"))
+            if "sps" in rllib:
+                ratios.append(f"{mine['env_steps_per_s'] / rllib['sps']:.1f}x its env steps/s "
+                              f"({mine['env_steps_per_s']:,.0f} vs {rllib['sps']:,.0f})")
+        rows.append((f"{work}, relayrl with {label}, wall s from `python` start (env steps)", _time_to_bar(mine),
+                     "-", _time_to_bar(rllib), "-", ", ".join(ratios) or "-"))
+    return rows
 
 
 def measure_atari(peers_python) -> dict:
@@ -256,6 +296,7 @@ def ray_rows(f: dict) -> list:
 def table_rows(f: dict) -> list:
     rows = offpolicy_rows(f) if "offpolicy" in f else []
     rows += async_rows(f) if "impala" in f else []
+    rows += multi_agent_rows(f) if "multi_agent" in f else []
     rows += ray_rows(f)
     rows += atari_rows(f) if "atari" in f else []
     if "solve_cartpole" not in f:
@@ -362,7 +403,7 @@ def main(argv=None):
     parser.add_argument("--peers-python", default=default_peers,
                         help="python of a venv with ray[rllib] and stable-baselines3 (see ../shared/anchors)")
     parser.add_argument("--no-peers", action="store_true")
-    parser.add_argument("--suite", choices=("ppo", "offpolicy", "impala", "ray", "atari", "all"), default="ppo")
+    parser.add_argument("--suite", choices=("ppo", "offpolicy", "impala", "multiagent", "ray", "atari", "all"), default="ppo")
     parser.add_argument("--runs", type=int, default=3, help="PPO CartPole to 450 runs for relayrl and SB3 (median)")
     parser.add_argument("--quick", action="store_true",
                         help="check that the suite runs: each figure measured briefly, too rough to quote")

@@ -90,6 +90,26 @@ def test_offpolicy_rows_show_relayrl_with_rllibs_settings_and_with_its_defaults(
     assert defaults[5] == "> 5.0x faster than SB3 (SB3 did not reach the bar), 3.0x faster than RLlib"
 
 
+def test_multi_agent_rows_compare_each_relayrl_setting_with_rllib():
+    runs = {"relayrl_tuned": {"solved": True, "steps": 75776, "wall_s": 10.0, "env_steps_per_s": 9000.0},
+            "relayrl_rllib": {"solved": False, "steps": 400000, "wall_s": 300.0, "env_steps_per_s": 1400.0},
+            "rllib": {"solved": True, "steps": 112000, "train_s": 90.0, "build_s": 10.0, "sps": 1200.0}}
+    rows = suite.multi_agent_rows({"multi_agent": runs})
+    assert len(rows) == 2  # the settings that ran
+    tuned, rllib_settings = rows
+    assert "tuned CartPole example" in tuned[0] and tuned[1] == "10.0 s (75,776)" and tuned[3] == "100.0 s (112,000)"
+    assert tuned[5] == "10.0x faster than RLlib, 7.5x its env steps/s (9,000 vs 1,200)"
+    assert rllib_settings[1].endswith("NOT SOLVED") and rllib_settings[5] == "-"
+
+
+def test_multi_agent_benchmark_reports_a_result_line(capsys):
+    import multi_agent_cartpole
+
+    result = multi_agent_cartpole.main(["--settings", "tuned", "--stop-timesteps", "2000"])
+    assert result["task"] == "multi_agent_cartpole" and result["steps"] >= 2000 and not result["solved"]
+    assert "RESULT " in capsys.readouterr().out
+
+
 def test_vector_env_modes_benchmark_runs_both_modes_side_by_side(capsys):
     import vector_env_modes
 
