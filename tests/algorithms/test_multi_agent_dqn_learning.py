@@ -2,8 +2,7 @@
 
 Two modules cost about twice a single-agent DQN per env step (~200 env steps/s here, loaded), so the bar is
 what fits CI's budget: a summed return of 150 (75 per agent) within 20k env steps (reached at ~14k, ~50 s).
-For reference, the same run reached 490 at 35k env steps (~200 s). SAC on a two-agent Pendulum is too slow for
-a CI learning test (~30 env steps/s here); its updates are covered by test_multi_agent_offpolicy.py.
+For reference, the same run reached 490 at 35k env steps (~200 s). Multi-agent SAC: test_multi_agent_sac_learning.py.
 """
 import pytest
 
