@@ -13,9 +13,9 @@ Runner-level features (reward clipping, episode stats, connectors, callbacks) wo
 envs usually auto-reset on the NEXT step (CartPole's does; gymnasium 1.4 lets no `vector_kwargs`
 choose another mode for them): the runner then records with NextStepRecorder (sampling/).
 
-An env that has no vector entry point (a registered creator, a class, an id without one, ALE ids,
-whose preprocessing relayrl applies per sub-env) falls back to SYNC with a warning, so a config
-written for RLlib runs everywhere.
+`ALE/...` ids get ale-py's `AtariVectorEnv` (C++ threads, the preprocessing done by ale-py; see
+atari_vector_env.py). An env that has no vector entry point (a registered creator, a class, an id without
+one) falls back to SYNC with a warning, so a config written for RLlib runs everywhere.
 """
 import logging
 from typing import Optional
@@ -23,7 +23,9 @@ from typing import Optional
 import gymnasium as gym
 from gymnasium.vector import AutoresetMode
 
+from relayrl.env.atari_vector_env import make_atari_vector_env, why_no_atari_vector_env
 from relayrl.env.registry import EnvDependencyMissing, is_registered_env, resolve_env_spec
+from relayrl.env.wrappers.atari_wrappers import is_atari_id
 
 logger = logging.getLogger("relayrl")
 
@@ -44,10 +46,12 @@ def wants_native(config) -> bool:
     return str(getattr(mode, "value", mode)).upper() == VECTOR_ENTRY_POINT
 
 
-def native_env_id(env_spec) -> Optional[str]:
+def native_env_id(env_spec, env_config=None) -> Optional[str]:
     """The gymnasium id whose own vector env relayrl can use, or None (why not: `why_not_native`)."""
     env_spec = resolve_env_spec(env_spec)
-    if not isinstance(env_spec, str) or env_spec.startswith("ALE/") or not is_registered_env(env_spec):
+    if is_atari_id(env_spec):
+        return env_spec if why_no_atari_vector_env(dict(env_config or {})) is None else None
+    if not isinstance(env_spec, str) or not is_registered_env(env_spec):
         return None
     spec = gym.registry.get(env_spec)
     if spec is None or spec.vector_entry_point is None or spec.additional_wrappers:
@@ -55,9 +59,9 @@ def native_env_id(env_spec) -> Optional[str]:
     return env_spec
 
 
-def why_not_native(env_spec) -> str:
-    if isinstance(env_spec, str) and env_spec.startswith("ALE/"):
-        return "relayrl applies its Atari preprocessing to each sub-env (ale-py's AtariVectorEnv is not used yet)"
+def why_not_native(env_spec, env_config=None) -> str:
+    if is_atari_id(env_spec):
+        return why_no_atari_vector_env(dict(env_config or {}))
     if isinstance(env_spec, str) and env_spec in gym.registry:
         return f"the gymnasium id {env_spec!r} registers no vector_entry_point"
     return f"the env {env_spec!r} is not a gymnasium id with a vector_entry_point"
@@ -81,12 +85,14 @@ def make_native_vector_env(config, *, num_envs: int, worker_index: int = 0) -> O
     if not wants_native(config):
         return None
     check_native_options(config)
-    env_id = native_env_id(config.env)
+    env_id = native_env_id(config.env, config.env_config)
     if env_id is None:
         if worker_index <= 1:  # one warning per run: the local runner and the first remote one
             logger.warning("gym_env_vectorize_mode='VECTOR_ENTRY_POINT': %s; using SYNC vector envs instead.",
-                           why_not_native(config.env))
+                           why_not_native(config.env, config.env_config))
         return None
+    if is_atari_id(env_id):
+        return make_atari_vector_env(env_id, dict(config.env_config), num_envs)
     try:
         env = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point",
                            **dict(config.env_config))

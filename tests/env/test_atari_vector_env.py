@@ -1,0 +1,70 @@
+"""`ALE/...` ids with gym_env_vectorize_mode="VECTOR_ENTRY_POINT": ale-py's AtariVectorEnv, with relayrl's Atari
+env_config keys and the same observation layout as the SYNC path (channels last, newest screen last)."""
+import logging
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("ale_py.vector_env")  # the `atari` extra; the test extra installs it
+
+from relayrl import PPOConfig  # noqa: E402
+from relayrl.env.atari_vector_env import game_of  # noqa: E402
+from relayrl.env.env_runner import EnvRunner  # noqa: E402
+from relayrl.env.native_vector_env import make_native_vector_env  # noqa: E402
+
+
+def runner(env_config=None, mode="vector_entry_point", num_envs=2):
+    torch.manual_seed(0)
+    config = (PPOConfig().environment("ALE/Pong-v5", env_config=env_config or {})
+              .env_runners(num_envs_per_env_runner=num_envs, gym_env_vectorize_mode=mode)
+              .debugging(seed=0))
+    return EnvRunner(config=config)
+
+
+def test_ale_ids_step_in_ale_pys_vector_env_with_the_sync_paths_observations():
+    native, sync = runner(), runner(mode="SYNC")
+    try:
+        assert type(native.env.unwrapped).__name__ == "AtariVectorEnv"
+        assert native.env.single_observation_space == sync.env.single_observation_space  # (84, 84, 4) uint8
+        episodes = native.sample(num_timesteps=120)
+        assert sum(len(e) for e in episodes) == 120
+        for episode in episodes:
+            obs = episode.get_observations()
+            assert obs.shape[1:] == (84, 84, 4) and obs.dtype == np.uint8
+            # Each step pushes one new screen in last: the older three are the previous step's newest three.
+            for before, after in zip(obs[:-1], obs[1:]):
+                np.testing.assert_array_equal(after[..., :3], before[..., 1:])
+            assert episode.get_rewards().dtype.kind in "fi"
+    finally:
+        native.stop()
+        sync.stop()
+
+
+def test_env_config_keys_map_onto_ale_pys_arguments():
+    small = runner({"dim": 64, "framestack": 2, "fire_reset": False, "noop_max": 0, "frame_skip": 2})
+    try:
+        assert small.env.single_observation_space.shape == (64, 64, 2)
+        episode = small.sample(num_timesteps=4)[0]
+        assert episode.get_observations().shape[1:] == (64, 64, 2)
+    finally:
+        small.stop()
+
+
+def test_raw_frames_fall_back_to_sync_with_a_warning(caplog):
+    config = (PPOConfig().environment("ALE/Pong-v5", env_config={"atari_preprocessing": False})
+              .env_runners(gym_env_vectorize_mode="vector_entry_point"))
+    with caplog.at_level(logging.WARNING, logger="relayrl"):
+        assert make_native_vector_env(config, num_envs=2) is None  # the runner then builds SYNC envs
+    assert "atari_preprocessing=False" in caplog.text and "using SYNC" in caplog.text
+
+
+def test_an_unknown_env_config_key_names_env_config():
+    with pytest.raises(TypeError, match="env_config=.*'SYNC'"):
+        runner({"no_such_option": 1})
+
+
+@pytest.mark.parametrize("env_id, game", [("ALE/Pong-v5", "pong"), ("ALE/SpaceInvaders-v5", "space_invaders"),
+                                          ("ALE/MontezumaRevenge-v5", "montezuma_revenge")])
+def test_game_names(env_id, game):
+    assert game_of(env_id) == game
