@@ -191,9 +191,9 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
                         self._episode_callbacks(self._cb_step, episode, i)
             if finished:
                 self._end_episodes(finished, observations, infos, amount, explore, recorder.next_episode)
-            actions.next_step(observations)
+            actions.next_step(observations, finished)
+        recorder.finish()  # first: the episodes then hold every step when the action source finishes
         actions.finish(steps)
-        recorder.finish()
         return steps
 
     def _end_episodes(self, finished: List[int], observations, infos, amount: SampleAmount, explore: bool,
