@@ -190,9 +190,9 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
             if finished:
                 self._end_episodes(finished, self._starts(observations, infos), amount, explore,
                                    recorder.next_episode)
-            actions.next_step(observations)
+            actions.next_step(observations, finished)
+        recorder.finish()  # first: the episodes then hold every step when the action source finishes
         actions.finish(steps)
-        recorder.finish()
         return steps
 
     def _end_episodes(self, finished: List[int], start_of: Callable, amount: SampleAmount, explore: bool,

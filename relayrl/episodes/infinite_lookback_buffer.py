@@ -262,12 +262,24 @@ class InfiniteLookbackBuffer:
         """Append the rows of a plain array and finalize: the same data as `extend(list(batch))` then
         `finalize()`, in one concatenation instead of a round trip through per-item lists. The
         result is a new array, never a view of `batch`."""
+        if isinstance(batch, dict):  # a nested column (e.g. a recurrent state): the same per leaf
+            self._extend_finalized_nested(batch)
+            return
         if self.finalized:
             self.extend(batch)
             if self.data is batch:
                 self.data = batch.copy()
             return
         self.data = np.concatenate([_stack(self.data), batch]) if self.data else np.array(batch)
+        self.finalized = True
+
+    def _extend_finalized_nested(self, batch: dict) -> None:
+        if self.finalized and self._total() == 0:
+            self.data = map_structure(np.array, batch)
+        elif self.finalized:
+            self.data = _concat([self.data, batch])
+        else:
+            self.data = _concat([_stack(self.data), batch]) if self.data else map_structure(np.array, batch)
         self.finalized = True
 
     def pop(self, index: int = -1):

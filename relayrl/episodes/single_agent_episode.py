@@ -21,7 +21,7 @@ import gymnasium as gym
 import numpy as np
 
 from relayrl.core.columns import Columns
-from relayrl.episodes.infinite_lookback_buffer import InfiniteLookbackBuffer, struct_equal
+from relayrl.episodes.infinite_lookback_buffer import InfiniteLookbackBuffer, _batch_len, struct_equal, unbatch_items
 
 # Rewards are scalars; the space gives `fill` values the right dtype.
 _REWARD_SPACE = gym.spaces.Box(float("-inf"), float("inf"), (), np.float32)
@@ -227,7 +227,7 @@ class SingleAgentEpisode:
         extra = {} if extra_model_outputs is None else extra_model_outputs
         n = len(actions)
         if (n == 0 or len(observations) != n or len(rewards) != n or (infos is not None and len(infos) != n)
-                or any(len(v) != n for v in extra.values())):
+                or any(_batch_len(v) != n for v in extra.values())):
             self._raise_step_counts(observations, actions, rewards, infos, extra)
         emo = self.extra_model_outputs
         if emo.keys() != extra.keys():
@@ -236,8 +236,11 @@ class SingleAgentEpisode:
         columns += [(emo[k], v) for k, v in extra.items()]
         all_arrays = to_numpy
         for buffer, items in columns:
-            if to_numpy and isinstance(items, np.ndarray):
+            if to_numpy and isinstance(items, (np.ndarray, dict)):  # (dict: a nested column of arrays, as a state)
                 buffer.extend_finalized(items)
+            elif isinstance(items, dict):
+                buffer.data.extend(unbatch_items(items))
+                all_arrays = False
             else:
                 buffer.data.extend(items)
                 all_arrays = False
@@ -253,7 +256,7 @@ class SingleAgentEpisode:
     def _raise_step_counts(observations, actions, rewards, infos, extra) -> None:
         counts = {"observations": len(observations), "actions": len(actions), "rewards": len(rewards),
                   **({} if infos is None else {"infos": len(infos)}),
-                  **{f"extra_model_outputs[{k!r}]": len(v) for k, v in extra.items()}}
+                  **{f"extra_model_outputs[{k!r}]": _batch_len(v) for k, v in extra.items()}}
         raise ValueError(f"add_env_steps() needs the same number (>= 1) of steps in every column; got {counts}.")
 
     def _raise_cannot_step(self):

@@ -25,6 +25,12 @@ class NumpyForwardAPI:
         configured now, cannot (other layers, devices or dtypes, or a subclass with its own forward)."""
         return None
 
+    def numpy_recurrent_forward(self):
+        """For a stateful module: a numpy function `(observations (B, n), state) -> (action_dist_inputs
+        (B, k), state_out)` computing one acting step (numpy_recurrent_forward.py's
+        NumpyRecurrentForward), `state` the module's state structure with a batch axis; or None."""
+        return None
+
 
 def _relu(x: np.ndarray) -> np.ndarray:
     return np.maximum(x, 0, out=x)

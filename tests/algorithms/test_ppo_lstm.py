@@ -116,13 +116,15 @@ def sample_and_batch(config, fragments: int):
         algo.stop()
 
 
+@pytest.mark.parametrize("numpy_inference", [True, False])  # the runner's state fast path, and the pipelines
 @pytest.mark.parametrize("share", [True, False])
-def test_learner_sequences_recompute_exactly_what_the_sampler_computed(share):
+def test_learner_sequences_recompute_exactly_what_the_sampler_computed(share, numpy_inference):
     """Every real step's logits and log-probs, recomputed by the Learner from whole zero-padded sequences and
     the stored per-sequence state, equal the sampler's, one step at a time. A state zeroed inside a sequence,
     a sequence crossing an episode boundary, a fragment starting mid-episode from the initial state, or a
     state not reset at an episode start would each change them."""
-    episodes, batch, module = sample_and_batch(lstm_config(vf_share_layers=share), fragments=6)
+    config = lstm_config(vf_share_layers=share).env_runners(numpy_inference=numpy_inference)
+    episodes, batch, module = sample_and_batch(config, fragments=6)
     mid_episode = [ep for ep in episodes if ep.t_started > 0]
     ended = [ep for ep in episodes if ep.is_done]
     assert mid_episode and ended  # the cases the test is about occur

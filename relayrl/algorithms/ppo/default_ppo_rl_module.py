@@ -10,6 +10,7 @@ from relayrl.modules.distributions import TorchCategorical, TorchDiagGaussian
 from relayrl.modules.encoders import make_encoder
 from relayrl.modules.mlp import mlp, run_layers
 from relayrl.modules.numpy_forward import NumpyForwardAPI, NumpyMLP, overrides_any
+from relayrl.modules.numpy_recurrent_forward import NumpyRecurrentForward
 from relayrl.modules.recurrent_actor_critic import RecurrentActorCritic
 from relayrl.modules.rl_module import RLModule, ValueFunctionAPI
 from relayrl.modules.space_checks import action_dim, check_action_space
@@ -92,6 +93,13 @@ class DefaultPPOTorchRLModule(RecurrentActorCritic, RLModule, ValueFunctionAPI, 
         if self._recurrent or not self._discrete or overrides_any(type(self), DefaultPPOTorchRLModule, self._ACTING_FORWARD_METHODS):
             return None
         return NumpyMLP.from_sequentials(self.encoder, self.pi)
+
+    def numpy_recurrent_forward(self):
+        """use_lstm with Discrete actions: LSTM encoder(s) -> pi (NumpyForwardAPI); the critic's LSTM steps too."""
+        if not self._recurrent or not self._discrete or overrides_any(type(self), DefaultPPOTorchRLModule,
+                                                                       self._ACTING_FORWARD_METHODS):
+            return None
+        return NumpyRecurrentForward.build(self.encoder, self.pi, None if self.vf_share_layers else self.vf_encoder)
 
     def compute_values(self, batch, embeddings=None):
         if self._recurrent:

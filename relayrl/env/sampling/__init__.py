@@ -6,13 +6,15 @@ episodes). Each is a small object whose conditions live in its own file; the loo
 
 Action sources, first that applies:
 - `RandomActions` (random_actions.py): `sample(random_actions=True)`;
+- `RecurrentNumpyActions` (recurrent_numpy_actions.py): a stateful module's numpy step, its state held
+  on the runner as one batched array, both pipelines holding only the default pieces;
 - `DirectNumpyActions` (direct_numpy_actions.py): the module's numpy forward fed the vector env's
   observations, both pipelines holding only default pieces that would merely convert arrays;
 - `NumpyActions` (numpy_actions.py): the module's numpy forward (`NumpyForwardAPI`) between the pipelines;
 - `TorchModuleActions` (torch_actions.py): the torch forward pass between the pipelines (always applies).
 
 Recorders: `StepLogRecorder` (step_log_recorder.py) when nothing reads the ongoing episodes between
-steps, else `EpisodeRecorder` (episode_recorder.py); for a vector env that auto-resets on the next
+steps (pipelines that read them count only if the action source calls them), else `EpisodeRecorder` (episode_recorder.py); for a vector env that auto-resets on the next
 step (an env's own vector implementation), either one inside `NextStepRecorder` (next_step_recorder.py).
 """
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from relayrl.env.sampling.episode_recorder import EpisodeRecorder
 from relayrl.env.sampling.next_step_recorder import NextStepRecorder
 from relayrl.env.sampling.numpy_actions import NumpyActions, NumpyCategoricalPolicy
 from relayrl.env.sampling.random_actions import RandomActions
+from relayrl.env.sampling.recurrent_numpy_actions import RecurrentNumpyActions
 from relayrl.env.sampling.sample_amount import SampleAmount
 from relayrl.env.sampling.step_log_recorder import StepLogRecorder
 from relayrl.env.sampling.torch_actions import TorchModuleActions
@@ -38,20 +41,26 @@ def plan_actions(runner, explore: bool, random_actions: bool = False):
     """The action source for one sample() call of `runner` (its envs reset, its batch computed)."""
     if random_actions:
         return RandomActions(runner, explore)
+    recurrent = RecurrentNumpyActions.plan(runner, explore)
+    if recurrent is not None:
+        return recurrent
     policy = NumpyCategoricalPolicy.for_runner(runner)
     if policy is None:
         return TorchModuleActions(runner, explore)
     return DirectNumpyActions.plan(runner, explore, policy) or NumpyActions(runner, explore, policy)
 
 
-def plan_recorder(runner, num_timesteps: Optional[int], random_actions: bool = False):
-    recorder = StepLogRecorder.plan(runner, num_timesteps, random_actions) or EpisodeRecorder(runner)
+def plan_recorder(runner, num_timesteps: Optional[int], random_actions: bool = False, actions=None):
+    """The recorder; `actions` (the plan's action source) tells whether the pipelines run between steps."""
+    bypassed = getattr(actions, "BYPASSES_PIPELINES", False)
+    recorder = (StepLogRecorder.plan(runner, num_timesteps, random_actions, pipelines_bypassed=bypassed)
+                or EpisodeRecorder(runner))
     return NextStepRecorder.plan(runner, recorder) or recorder
 
 
 def plan_sampling(runner, *, explore: bool, random_actions: bool, num_timesteps: Optional[int]) -> SamplingPlan:
-    return SamplingPlan(plan_actions(runner, explore, random_actions),
-                        plan_recorder(runner, num_timesteps, random_actions))
+    actions = plan_actions(runner, explore, random_actions)
+    return SamplingPlan(actions, plan_recorder(runner, num_timesteps, random_actions, actions))
 
 
 __all__ = ["SamplingPlan", "SampleAmount", "plan_sampling", "plan_actions", "plan_recorder"]

@@ -54,7 +54,7 @@ class DirectNumpyActions:
     def __call__(self, timestep: int) -> Dict[str, Any]:
         return self.policy(self._observations, self.explore)
 
-    def next_step(self, observations) -> None:
+    def next_step(self, observations, finished=()) -> None:
         self._observations = observations
 
     def restart(self) -> None:

@@ -40,22 +40,10 @@ class NumpyCategoricalPolicy:
     @classmethod
     def for_runner(cls, runner) -> Optional["NumpyCategoricalPolicy"]:
         """The numpy policy for this runner's module and pipelines now, or None where the torch path must run."""
-        if not runner.config.numpy_inference or runner._use_exploration:
+        if not runner_allows_numpy_policy(runner):
             return None
-        module = runner.module
-        pieces = [type(piece) for piece in runner._module_to_env._active_pieces(module)[:2]]
-        if pieces != [GetActions, TensorToNumpy]:  # a piece before GetActions may change the logits
-            return None
-        if not (isinstance(module, NumpyForwardAPI) and module.get_exploration_action_dist_cls() is TorchCategorical
-                and module.get_inference_action_dist_cls() is TorchCategorical):
-            return None
-        forward = module.numpy_forward()
-        if forward is None:
-            return None
-        if runner._inference_rng is None:
-            # Seeded from torch's generator: runs seeded with torch.manual_seed (config.seed) repeat.
-            runner._inference_rng = np.random.default_rng(int(torch.randint(2**62, ()).item()))
-        return cls(forward, runner._inference_rng)
+        forward = runner.module.numpy_forward()
+        return None if forward is None else cls(forward, inference_rng(runner))
 
     def observations_in(self, to_module) -> Optional[np.ndarray]:
         """The env-to-module batch's observations as an array this policy takes (a view), or None
@@ -71,7 +59,10 @@ class NumpyCategoricalPolicy:
         return obs
 
     def __call__(self, observations: np.ndarray, explore: bool) -> dict:
-        logits = self._forward(observations)
+        return self.act(self._forward(observations), explore)
+
+    def act(self, logits: np.ndarray, explore: bool) -> dict:
+        """The module-to-env columns for `logits`: a Categorical sample (or argmax) and its log-prob."""
         if not explore:  # the inference distribution made deterministic: argmax, log-prob 0 (as TorchDeterministic)
             actions = logits.argmax(-1)
             return {Columns.ACTION_DIST_INPUTS: logits, Columns.ACTIONS: actions,
@@ -85,6 +76,27 @@ class NumpyCategoricalPolicy:
         wide = logits.astype(np.float64)
         logp = (wide[rows, actions] - np.logaddexp.reduce(wide, axis=-1)).astype(np.float32)
         return {Columns.ACTION_DIST_INPUTS: logits, Columns.ACTIONS: actions, Columns.ACTION_LOGP: logp}
+
+
+def runner_allows_numpy_policy(runner) -> bool:
+    """Whether the runner may act from a numpy forward of its module: numpy_inference on, no Exploration
+    object, GetActions the first module-to-env piece, Categorical acting distributions."""
+    if not runner.config.numpy_inference or runner._use_exploration:
+        return False
+    module = runner.module
+    pieces = [type(piece) for piece in runner._module_to_env._active_pieces(module)[:2]]
+    if pieces != [GetActions, TensorToNumpy]:  # a piece before GetActions may change the logits
+        return False
+    return (isinstance(module, NumpyForwardAPI) and module.get_exploration_action_dist_cls() is TorchCategorical
+            and module.get_inference_action_dist_cls() is TorchCategorical)
+
+
+def inference_rng(runner) -> np.random.Generator:
+    """The runner's numpy sampling Generator (checkpointed with it)."""
+    if runner._inference_rng is None:
+        # Seeded from torch's generator: runs seeded with torch.manual_seed (config.seed) repeat.
+        runner._inference_rng = np.random.default_rng(int(torch.randint(2**62, ()).item()))
+    return runner._inference_rng
 
 
 class NumpyActions(TorchModuleActions):

@@ -28,11 +28,16 @@ class StepLogRecorder:
         self._per_episode: Optional[EpisodeRecorder] = None  # after a step that did not fit the columns
 
     @classmethod
-    def plan(cls, runner, num_timesteps: Optional[int], random_actions: bool) -> Optional["StepLogRecorder"]:
-        """This recorder when nothing reads the ongoing episodes between steps; None otherwise."""
+    def plan(cls, runner, num_timesteps: Optional[int], random_actions: bool,
+             pipelines_bypassed: bool = False) -> Optional["StepLogRecorder"]:
+        """This recorder when nothing reads the ongoing episodes between steps; None otherwise.
+        `pipelines_bypassed`: the action source does not call the pipelines in the loop (then pieces
+        that read episodes do not count; one that writes them still does)."""
         module = runner.module
-        if (random_actions or runner._cb_step or runner._env_to_module.WRITES_EPISODES
-                or runner._env_to_module.reads_episodes(module) or runner._module_to_env.reads_episodes(module)):
+        if random_actions or runner._cb_step or runner._env_to_module.WRITES_EPISODES:
+            return None
+        if not pipelines_bypassed and (runner._env_to_module.reads_episodes(module)
+                                       or runner._module_to_env.reads_episodes(module)):
             return None
         n = runner.num_envs
         return cls(runner, VectorStepLog(n, capacity=-(-num_timesteps // n) if num_timesteps else 64))

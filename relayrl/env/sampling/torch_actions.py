@@ -15,7 +15,8 @@ class TorchModuleActions:
     The protocol every action source follows (the EnvRunner's loop calls nothing else):
     - `source(timestep)`: the columns for the env (`actions`, maybe `actions_for_env`, the extra model
       outputs the episodes keep); `timestep` is the runner's lifetime env steps (Exploration objects read it);
-    - `next_step(observations)`: the vector env stepped and the episodes hold the step: get ready for the next;
+    - `next_step(observations, finished)`: the vector env stepped and the episodes hold the step (`finished`:
+      the sub-envs whose episode ended, their new one started): get ready for the next;
     - `restart()`: the envs were rebuilt and reset after a failure: start from the runner's new batch;
     - `finish(steps)`: the sample() call ends after `steps` env steps: leave `runner._cached_to_module` (the
       env-to-module batch for the ongoing episodes) as the next call, or a checkpoint, expects it.
@@ -39,7 +40,7 @@ class TorchModuleActions:
             return runner._module_to_env(rl_module=runner.module, batch=out, episodes=runner._episodes,
                                          explore=explore, shared_data=shared_data, metrics=runner.metrics)
 
-    def next_step(self, observations) -> None:
+    def next_step(self, observations, finished=()) -> None:
         runner = self.runner
         runner._cached_to_module = runner._env_to_module_call(runner._episodes, self.explore, observations)
 

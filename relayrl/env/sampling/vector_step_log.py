@@ -28,6 +28,8 @@ class VectorStepLog:
         self._columns: Optional[List[np.ndarray]] = None
         self._signature: list = []  # (dtype, shape) of each column's rows
         self._extra_keys: tuple = ()
+        # Per extra key: None (an array) or the paths of its leaves (a nested dict); None if no key nests.
+        self._nested_extras: Optional[list] = None
         self._infos: List[Optional[list]] = []  # per row: None (all infos empty) or one dict per sub-env
         self._any_infos = False
         self.rows = 0
@@ -35,12 +37,22 @@ class VectorStepLog:
 
     def write(self, observations, actions, rewards, extra_model_outputs: dict, infos: Optional[list]) -> bool:
         """Append one vector step: arrays with a leading sub-env axis, `infos` one dict per sub-env
-        (None where all are empty). Returns False, writing nothing, if the step does not fit."""
-        values = (observations, actions, rewards, *extra_model_outputs.values())
+        (None where all are empty). Returns False, writing nothing, if the step does not fit.
+
+        An extra output that is a (nested) dict of such arrays (a recurrent state) takes one column per leaf."""
+        extras = extra_model_outputs.values()
+        if self._nested_extras is not None:
+            try:
+                extras = _leaves(extra_model_outputs, self._nested_extras)
+            except (KeyError, TypeError, IndexError):
+                return False
+        values = (observations, actions, rewards, *extras)
         try:  # one comparison checks every value's dtype and shape (lists, dicts, tuples have no dtype)
             signature = [(value.dtype, value.shape) for value in values]
         except AttributeError:
-            return False
+            if self._columns is not None or self._nested_extras is not None or not self._nests(extra_model_outputs):
+                return False
+            return self.write(observations, actions, rewards, extra_model_outputs, infos)
         if self._columns is None:
             if not self._starts_columns(values, signature, tuple(extra_model_outputs)):
                 return False
@@ -55,6 +67,14 @@ class VectorStepLog:
         if infos is not None:
             self._any_infos = True
         self.rows = row + 1
+        return True
+
+    def _nests(self, extra_model_outputs: dict) -> bool:
+        """Before the first row: lay out dict-valued extras as leaf columns (False: some value is neither)."""
+        layout = [_leaf_paths(value) if isinstance(value, dict) else None for value in extra_model_outputs.values()]
+        if not any(paths for paths in layout) or any(paths == [] for paths in layout):
+            return False
+        self._nested_extras = layout
         return True
 
     def _starts_columns(self, values: tuple, signature: list, extra_keys: tuple) -> bool:
@@ -101,10 +121,26 @@ class VectorStepLog:
             self._infos_of(i, first, end, final_info if ended else None),
             terminated=terminated,
             truncated=truncated,
-            extra_model_outputs={key: column[first:end, i]
-                                 for key, column in zip(self._extra_keys, columns[_FIRST_EXTRA:])},
+            extra_model_outputs=self._extras_of(i, first, end),
             to_numpy=ended,
         )
+
+    def _extras_of(self, i: int, first: int, end: int) -> dict:
+        columns = [column[first:end, i] for column in self._columns[_FIRST_EXTRA:]]
+        if self._nested_extras is None:
+            return dict(zip(self._extra_keys, columns))
+        extras, position = {}, 0
+        for key, paths in zip(self._extra_keys, self._nested_extras):
+            if paths is None:
+                extras[key], position = columns[position], position + 1
+                continue
+            nested = extras[key] = {}
+            for path in paths:
+                node = nested
+                for name in path[:-1]:
+                    node = node.setdefault(name, {})
+                node[path[-1]], position = columns[position], position + 1
+        return extras
 
     def _infos_of(self, i: int, first: int, end: int, final_info: Optional[dict]) -> list:
         if self._any_infos:
@@ -127,3 +163,34 @@ class VectorStepLog:
 
 def _fits_row(value, column: np.ndarray) -> bool:
     return type(value) is np.ndarray and value.dtype == column.dtype and value.shape == column.shape[2:]
+
+
+def _leaf_paths(nested: dict, prefix: tuple = ()) -> list:
+    """The key paths of a nested dict's leaves, in its order; [] if a leaf is not an array."""
+    paths = []
+    for key, value in nested.items():
+        if isinstance(value, dict):
+            sub = _leaf_paths(value, prefix + (key,))
+            if not sub:
+                return []
+            paths += sub
+        elif type(value) is np.ndarray:
+            paths.append(prefix + (key,))
+        else:
+            return []
+    return paths
+
+
+def _leaves(extra_model_outputs: dict, layout: list) -> list:
+    """The extras' arrays in column order (a nested one's leaves by `layout`'s paths)."""
+    leaves = []
+    for value, paths in zip(extra_model_outputs.values(), layout):
+        if paths is None:
+            leaves.append(value)
+            continue
+        for path in paths:
+            leaf = value
+            for name in path:
+                leaf = leaf[name]
+            leaves.append(leaf)
+    return leaves
