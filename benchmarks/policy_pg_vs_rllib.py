@@ -1,11 +1,14 @@
 """Seed 001's policy-gradient Policy, side by side in one run: relayrl vs RLlib 2.60's old API stack.
 
-    python benchmarks/policy_pg_vs_rllib.py [--peers /work/peers/venv/bin/python]
+    python benchmarks/policy_pg_vs_rllib.py [--peers /work/peers/venv/bin/python] [--repeats 1]
 
 Both build the same policy with build_policy_class (postprocess_fn = discounted returns, loss -mean(logp * adv)),
 CartPole-v1, lr 0.0004, train batch 200, seed 0, one learn_on_batch per iteration, and stop at the first
 iteration whose mean return is >= 150 (or 300,000 env steps). RLlib runs ../shared/anchors/rllib_oldstack_pg.py
-in the peers' venv. Prints one `RESULT {json}` line per library and the speed ratios.
+in the peers' venv. Both run as fresh subprocesses with OMP_NUM_THREADS=1, timed the same way: `time_s` from
+starting the process to its exit (interpreter, imports, build, training), `train_time_s` from the built
+algorithm to 150 (as each script reports it). With --repeats N the runs alternate (relayrl, RLlib, ...) so
+machine load hits both alike. Prints one `RESULT {json}` line per run and the speed ratios of the medians.
 """
 import argparse
 import json
@@ -19,8 +22,8 @@ import time
 ANCHOR = pathlib.Path(os.environ.get("RELAYRL_ANCHORS", "/work/shared/anchors")) / "rllib_oldstack_pg.py"
 
 
-def run_relayrl() -> dict:
-    t0 = time.perf_counter()
+def relayrl_child() -> None:
+    """Runs in the child process: train to 150 and print the training part's figures."""
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
     from policy_gradient_custom_policy import MyAlgo
 
@@ -33,37 +36,58 @@ def run_relayrl() -> dict:
         ret = result["env_runners"]["episode_return_mean"]
         best = max(best, ret if ret == ret else -1.0)
         steps = result["num_env_steps_sampled_lifetime"]
+    train_time = time.perf_counter() - t_built
     algo.stop()
-    wall = time.perf_counter() - t0
-    return {"library": "relayrl", "best": best, "steps": steps, "time_s": round(wall, 2),
-            "train_time_s": round(time.perf_counter() - t_built, 2),
-            "env_steps_per_s": round(steps / (time.perf_counter() - t_built), 1)}
+    print(f"RESULT lr 0.0004 bs 200 best {best} steps {steps} time {train_time:.2f}", flush=True)
 
 
-def run_rllib(python: str) -> dict:
+def _run(library: str, cmd: list) -> dict:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "RAY_ADDRESS": "local"}
     t0 = time.perf_counter()
-    proc = subprocess.run([python, str(ANCHOR)], capture_output=True, text=True, env=env, timeout=3600)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
     wall = time.perf_counter() - t0
     match = re.search(r"RESULT lr \S+ bs \S+ best (\S+) steps (\d+) time (\S+)", proc.stdout)
     if match is None:
-        raise RuntimeError(f"the RLlib anchor printed no RESULT line:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
+        raise RuntimeError(f"{library} printed no RESULT line:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
     best, steps, train_time = float(match[1]), int(match[2]), float(match[3])
-    return {"library": "rllib_oldstack", "best": best, "steps": steps, "time_s": round(wall, 2),
+    return {"library": library, "best": best, "steps": steps, "time_s": round(wall, 2),
             "train_time_s": train_time, "env_steps_per_s": round(steps / train_time, 1)}
+
+
+def run_relayrl() -> dict:
+    root = pathlib.Path(__file__).resolve().parents[1]
+    env_path = os.environ.get("PYTHONPATH", "")
+    os.environ["PYTHONPATH"] = f"{root}{os.pathsep}{env_path}" if env_path else str(root)
+    return _run("relayrl", [sys.executable, str(pathlib.Path(__file__).resolve()), "--child"])
+
+
+def run_rllib(python: str) -> dict:
+    return _run("rllib_oldstack", [python, str(ANCHOR)])
+
+
+def _median(values: list) -> float:
+    values = sorted(values)
+    return values[len(values) // 2] if len(values) % 2 else (values[len(values) // 2 - 1] + values[len(values) // 2]) / 2
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--peers", default="/work/peers/venv/bin/python")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    results = []
-    for run in (run_relayrl, lambda: run_rllib(args.peers)):
-        results.append(run())
-        print("RESULT " + json.dumps(results[-1]), flush=True)
-    ours, theirs = results
-    print(f"ratio env_steps_per_s {ours['env_steps_per_s'] / theirs['env_steps_per_s']:.1f}x, "
-          f"wall time to 150 {theirs['time_s'] / ours['time_s']:.1f}x (process start to stop), "
+    if args.child:
+        return relayrl_child()
+    runs = {"relayrl": [], "rllib_oldstack": []}
+    for _ in range(args.repeats):
+        for run in (run_relayrl, lambda: run_rllib(args.peers)):
+            result = run()
+            runs[result["library"]].append(result)
+            print("RESULT " + json.dumps(result), flush=True)
+    ours, theirs = ({k: _median([r[k] for r in runs[lib]]) for k in ("env_steps_per_s", "time_s", "train_time_s")}
+                    for lib in ("relayrl", "rllib_oldstack"))
+    print(f"ratio (medians of {args.repeats}) env_steps_per_s {ours['env_steps_per_s'] / theirs['env_steps_per_s']:.1f}x, "
+          f"wall time to 150 {theirs['time_s'] / ours['time_s']:.1f}x (process start to exit), "
           f"training time to 150 {theirs['train_time_s'] / ours['train_time_s']:.1f}x")
 
 

@@ -39,7 +39,7 @@ class NumpyCategoricalMLP:
         self.rng = np.random.default_rng(int(torch.randint(2 ** 31 - 1, (1,)).item()))
 
     def _refresh(self) -> None:
-        versions = tuple(p._version for p in self._params)
+        versions = [p._version for p in self._params]
         if versions == self._versions:
             return
         layers = []
