@@ -305,6 +305,13 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         plan = plan_config_reset(self, current, new_config)
         if plan is None:
             return False
+        if getattr(self, "_policy_based", False):  # the Policy API: the policies' configs and optimizers
+            from relayrl.policy.policy_reset_config import apply_policy_hyperparameters, needs_rebuild
+
+            if needs_rebuild(plan.config, plan.changed):
+                return False
+            apply_policy_hyperparameters(self, plan.config, plan.changed)
+            return True
         self._apply_hyperparameters(plan.config, changed=plan.changed, previous=current)
         return True
 

@@ -194,6 +194,13 @@ class AlgorithmInference:
         explore=None uses config.explore. With `state` (recurrent modules) or full_fetch=True, returns
         (action, state_out, extra_fetches). prev_action / prev_reward / episode are accepted and unused.
         """
+        if getattr(self, "_policy_based", False):  # the Policy API (relayrl/policy/): the local runner's Policy
+            from relayrl.policy.policy_inference import policy_compute_single_action
+
+            return policy_compute_single_action(
+                self, observation, state, prev_action=prev_action, prev_reward=prev_reward, info=info,
+                input_dict=input_dict, policy_id=policy_id, module_id=module_id, full_fetch=full_fetch,
+                explore=explore, timestep=timestep, episode=episode, clip_action=clip_action)
         return compute_single_action(self, observation, state, info=info, input_dict=input_dict, policy_id=policy_id,
                                      module_id=module_id, full_fetch=full_fetch, explore=explore, timestep=timestep,
                                      unsquash_action=unsquash_action, clip_action=clip_action)
@@ -203,6 +210,13 @@ class AlgorithmInference:
                         unsquash_actions=None, clip_actions=None, module_id=None, **kwargs):
         """Actions for a dict {agent_id: obs} (a dict back) or a batch of observations (an array back),
         in one forward pass; with `state` or full_fetch=True: (actions, state_outs, extra_fetches)."""
+        if getattr(self, "_policy_based", False):
+            from relayrl.policy.policy_inference import policy_compute_actions
+
+            return policy_compute_actions(
+                self, observations, state, prev_action=prev_action, prev_reward=prev_reward, info=info,
+                policy_id=policy_id, module_id=module_id, full_fetch=full_fetch, explore=explore, timestep=timestep,
+                episodes=episodes, clip_actions=clip_actions)
         return compute_actions(self, observations, state, info=info, policy_id=policy_id, module_id=module_id,
                                full_fetch=full_fetch, explore=explore, timestep=timestep,
                                unsquash_actions=unsquash_actions, clip_actions=clip_actions)

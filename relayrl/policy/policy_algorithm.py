@@ -13,6 +13,7 @@ from relayrl.core.policy_spec import PolicySpec
 from relayrl.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 from relayrl.policy.execution import synchronous_parallel_sample, train_one_step
 from relayrl.policy.policy import Policy
+from relayrl.policy.policy_evaluation import make_policy_eval_group
 from relayrl.policy.rollout.worker_set import PolicyWorkerSet
 
 
@@ -59,10 +60,7 @@ class _Timer:
 def setup_policy_algorithm(algo, config, default_class) -> None:
     from relayrl.learner.learner import _limit_torch_threads
 
-    if config.evaluation_interval:
-        raise ValueError("evaluation_interval: evaluation of Policy-based algorithms is not implemented yet; "
-                         "evaluate with algo.get_policy().compute_actions(...) in your loop, or use an RLModule "
-                         "algorithm (docs/policy_api.md).")
+    algo._policy_based = True  # compute_single_action, reset_config and checkpoints take the Policy paths
     _limit_torch_threads(config)  # the policies learn in this process: as a local Learner would (1 thread)
     algo._counters = defaultdict(int, algo._counters)
     algo._timers = defaultdict(_Timer)
@@ -72,10 +70,10 @@ def setup_policy_algorithm(algo, config, default_class) -> None:
         algo._counters[NUM_ENV_STEPS_SAMPLED_LIFETIME] += steps
         algo.metrics.merge_and_log_n_dicts(runner_metrics, key=ENV_RUNNER_RESULTS)
 
-    algo.env_runner_group = PolicyWorkerSet(config, policy_specs(config, default_class),
-                                            getattr(config, "policy_mapping_fn", None), on_sampled=on_sampled)
+    specs, mapping_fn = policy_specs(config, default_class), getattr(config, "policy_mapping_fn", None)
+    algo.env_runner_group = PolicyWorkerSet(config, specs, mapping_fn, on_sampled=on_sampled)
     algo.learner_group = None
-    algo.eval_env_runner_group = None
+    algo.eval_env_runner_group = make_policy_eval_group(config, specs, mapping_fn, algo.env_runner_group.local_worker())
 
 
 def default_policy_training_step(algo):

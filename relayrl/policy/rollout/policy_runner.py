@@ -19,14 +19,16 @@ from relayrl.env.vector_env import batch_actions, foreach_sub_env, infos_per_env
 from relayrl.metrics.metrics_logger import MetricsLogger
 from relayrl.policy.policy_callbacks import PolicyCallbacks, episode_kwargs
 from relayrl.policy.rollout.episode import PolicyEpisode
+from relayrl.policy.rollout.one_env_vector import OneEnvSyncVectorEnv
 from relayrl.policy.rollout.policy_map import build_policy_map
+from relayrl.policy.rollout.policy_runner_state import PolicyRunnerState
 from relayrl.policy.rollout.trajectory import Trajectory
 from relayrl.policy.sample_batch import MultiAgentBatch, SampleBatch, concat_samples
 
 SINGLE_AGENT_ID = "agent0"
 
 
-class PolicyRunner:
+class PolicyRunner(PolicyRunnerState):
     """Samples with the policies of `POLICY_SPECS` (set on the subclass the worker set makes)."""
 
     POLICY_SPECS: dict[str, Any] = {}
@@ -39,6 +41,7 @@ class PolicyRunner:
                                    num_envs=config.num_envs_per_env_runner, worker_index=worker_index,
                                    num_workers=self.num_workers, mode="SYNC",
                                    check_env=not config.disable_env_checking, wrap=episode_limits_wrapper(config))
+        self.env = OneEnvSyncVectorEnv.adopt(self.env)
         self.num_envs = self.env.num_envs
         spaces = {SINGLE_AGENT_ID: (self.env.single_observation_space, self.env.single_action_space)}
         self.policy_map = build_policy_map(self.POLICY_SPECS, config, spaces, seed=seed,
@@ -50,6 +53,7 @@ class PolicyRunner:
         self._infos = infos_per_env(infos, self.num_envs)
         self._episodes = [self._new_episode(i) for i in range(self.num_envs)]
         self._pending: list[SampleBatch] = []  # finished trajectories not yet returned (complete_episodes)
+        self._num_finished = 0  # episodes finished so far (sample(num_episodes=n) counts them)
 
     def _init_common(self, config, worker_index: int, num_workers: int | None, recreated_worker: bool):
         """What every runner keeps (config, index, metrics, callbacks, global vars); returns its seed."""
@@ -110,26 +114,6 @@ class PolicyRunner:
     def ping(self) -> str:
         return "pong"
 
-    def get_state(self, components=None, *, not_components=None, **kwargs) -> dict[str, Any]:
-        return {"policy_weights": self.get_weights(), "global_vars": dict(self.global_vars)}
-
-    def check_state(self, state: dict[str, Any], where) -> None:
-        """Raise a CheckpointError if `state` names policies this runner lacks or weights that do not fit."""
-        weights = state.get("policy_weights", {})
-        unknown = sorted(set(weights) - set(self.policy_map))
-        if unknown:
-            raise where.error(f"the checkpoint has policies {unknown} this algorithm does not (it has "
-                              f"{sorted(self.policy_map)}).")
-        for pid, w in weights.items():
-            mine = self.policy_map[pid].get_weights()
-            if isinstance(mine, dict) and isinstance(w, dict):
-                bad = [k for k in mine if k not in w or np.shape(w[k]) != np.shape(mine[k])]
-                if bad:
-                    raise where.error(f"policy {pid!r}: the weights {bad} are missing or differ in shape.")
-
-    def set_state(self, state: dict[str, Any], **kwargs) -> None:
-        self.set_weights(state.get("policy_weights", {}), state.get("global_vars"))
-
     def apply(self, func: Callable, *args, **kwargs):
         return func(self, *args, **kwargs)
 
@@ -143,20 +127,33 @@ class PolicyRunner:
         self.env.close()
 
     # -- sampling ----------------------------------------------------------------------------------------
-    def sample(self, explore: bool | None = None, **kwargs):
+    def sample(self, explore: bool | None = None, num_timesteps: int | None = None, num_episodes: int | None = None,
+               force_reset: bool = False, **kwargs):
         """One fragment: `rollout_fragment_length` steps per sub-env (truncate_episodes), or at least that many
-        steps of finished episodes (complete_episodes). A SampleBatch, or a MultiAgentBatch for several policies."""
+        steps of finished episodes (complete_episodes). A SampleBatch, or a MultiAgentBatch for several policies.
+
+        As the RLModule EnvRunner (evaluation uses these): `num_episodes=n` steps until n episodes finished and
+        returns only those (ongoing ones go on next time); `num_timesteps=n` steps n env steps (then cuts);
+        `force_reset=True` drops the ongoing episodes and resets the envs first."""
         config = self.config
         explore = config.explore if explore is None else explore
-        target = self.rollout_fragment_length() * self.num_envs
-        complete = config.batch_mode == "complete_episodes"
+        if force_reset:
+            self._restart_episodes()
         steps = 0
-        while (sum(b.count for b in self._pending) if complete else steps) < target:
-            self._step(explore)
-            steps += self.num_envs
-        if not complete:
-            for i in range(self.num_envs):
-                self._cut(i)
+        if num_episodes is not None:
+            finished = self._num_finished
+            while self._num_finished - finished < num_episodes:
+                self._step(explore)
+                steps += self.num_envs
+        else:
+            target = num_timesteps if num_timesteps is not None else self.rollout_fragment_length() * self.num_envs
+            complete = num_timesteps is None and config.batch_mode == "complete_episodes"
+            while (sum(b.count for b in self._pending) if complete else steps) < target:
+                self._step(explore)
+                steps += self.num_envs
+            if not complete:
+                for i in range(self.num_envs):
+                    self._cut(i)
         batches, self._pending = self._pending, []
         self._stats.on_steps(steps)
         samples = concat_samples(batches)
@@ -165,6 +162,12 @@ class PolicyRunner:
         for handler in self.callbacks.sample_end:
             handler(worker=self, env_runner=self, metrics_logger=self.metrics, samples=samples)
         return samples
+
+    def _restart_episodes(self) -> None:
+        """Drop the ongoing episodes (their rows are not returned) and reset every sub-env."""
+        self._obs, infos = self.env.reset()
+        self._infos = infos_per_env(infos, self.num_envs)
+        self._episodes = [self._new_episode(i) for i in range(self.num_envs)]
 
     def rollout_fragment_length(self) -> int:
         length = self.config.rollout_fragment_length
@@ -176,8 +179,12 @@ class PolicyRunner:
     def _step(self, explore: bool) -> None:
         n, policy = self.num_envs, self.policy
         episodes = self._episodes
-        states = [np.stack([e.user_state[j] for e in episodes]) for j in range(len(episodes[0].user_state))]
-        prev_actions = np.stack([e.prev_action for e in episodes])
+        if n == 1:  # one sub-env: a view, not np.stack's copy (the same values)
+            states = [np.asarray(s)[None] for s in episodes[0].user_state]
+            prev_actions = np.asarray(episodes[0].prev_action)[None]
+        else:
+            states = [np.stack([e.user_state[j] for e in episodes]) for j in range(len(episodes[0].user_state))]
+            prev_actions = np.stack([e.prev_action for e in episodes])
         prev_rewards = np.array([e.prev_reward for e in episodes], dtype=np.float32)
         actions, state_out, extra = policy.compute_actions(
             self._obs, states, prev_action_batch=prev_actions, prev_reward_batch=prev_rewards,
@@ -240,6 +247,7 @@ class PolicyRunner:
         for handler in self.callbacks.episode_end:
             handler(**episode_kwargs(self, episode, i))
         self._stats.on_episode_done(episode)
+        self._num_finished += 1
         self._episodes[i] = self._new_episode(i)
 
     def _postprocess(self, episode: PolicyEpisode, trajectory: Trajectory) -> SampleBatch:

@@ -74,7 +74,7 @@ class PolicyWorkerSet:
         return [self._actors.actor(i) for i in self._actors.healthy_indices()]
 
     def num_remote_workers(self) -> int:
-        return 0 if self._actors is None else len(self._actors.indices())
+        return 0 if self._actors is None else len(self._actors.indices)
 
     num_remote_env_runners = num_remote_workers
 

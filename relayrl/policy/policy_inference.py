@@ -1,0 +1,67 @@
+"""`algo.compute_single_action` / `algo.compute_actions` for Policy-based algorithms: the local runner's Policy.
+
+As RLlib's old stack: `policy_id` picks the policy, `explore=None` follows the config, prev_action /
+prev_reward / info / episode reach the policy; with `state` or full_fetch=True the result is
+(action, state_out, extra_fetches). Box actions are clipped to the action space, as the runner clips what
+it sends to the env (clip_action=False leaves them).
+"""
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from relayrl.core.columns import DEFAULT_POLICY_ID
+
+
+def _policy(algorithm, policy_id, module_id):
+    pid = module_id or policy_id or DEFAULT_POLICY_ID
+    policy = algorithm.get_policy(pid)
+    if policy is None:
+        known = sorted(algorithm.env_runner_group.local_worker().policy_map)
+        raise ValueError(f"compute_single_action/compute_actions: unknown policy_id {pid!r}; this algorithm has "
+                         f"{known}.")
+    return policy
+
+
+def _clip(policy, action, clip_action):
+    space = policy.action_space
+    if clip_action is False or not isinstance(space, gym.spaces.Box):
+        return action
+    return np.clip(action, space.low, space.high)
+
+
+def policy_compute_single_action(algorithm, observation=None, state=None, *, prev_action=None, prev_reward=None,
+                                 info=None, input_dict=None, policy_id=None, module_id=None, full_fetch=False,
+                                 explore=None, timestep=None, episode=None, clip_action=None, **kwargs):
+    policy = _policy(algorithm, policy_id, module_id)
+    explore = algorithm.config.explore if explore is None else bool(explore)
+    action, state_out, extra = policy.compute_single_action(
+        observation, state, prev_action=prev_action, prev_reward=prev_reward, info=info, input_dict=input_dict,
+        episode=episode, explore=explore, timestep=timestep)
+    action = _clip(policy, action, clip_action)
+    if state is not None or full_fetch:
+        return action, state_out, extra
+    return action
+
+
+def policy_compute_actions(algorithm, observations, state=None, *, prev_action=None, prev_reward=None, info=None,
+                           policy_id=None, module_id=None, full_fetch=False, explore=None, timestep=None,
+                           episodes=None, clip_actions=None, **kwargs) -> Any:
+    """A dict {agent_id: obs} gives dicts keyed the same; a list / array of observations a stacked array."""
+    policy = _policy(algorithm, policy_id, module_id)
+    explore = algorithm.config.explore if explore is None else bool(explore)
+    keys = list(observations) if isinstance(observations, dict) else None
+    obs = np.stack([np.asarray(observations[k]) for k in keys]) if keys is not None else np.asarray(observations)
+    if keys is not None and state is not None:
+        state = [np.stack([np.asarray(state[k][j]) for k in keys]) for j in range(len(state[keys[0]]))]
+    actions, state_out, extra = policy.compute_actions(obs, state, prev_action_batch=prev_action,
+                                                       prev_reward_batch=prev_reward, explore=explore,
+                                                       timestep=timestep, episodes=episodes)
+    actions = _clip(policy, np.asarray(actions), clip_actions)
+    if keys is not None:
+        actions = {k: actions[i] for i, k in enumerate(keys)}
+        state_out = {k: [s[i] for s in state_out] for i, k in enumerate(keys)}
+        extra = {k: {name: v[i] for name, v in extra.items()} for i, k in enumerate(keys)}
+    if state is not None or full_fetch:
+        return actions, state_out, extra
+    return actions
