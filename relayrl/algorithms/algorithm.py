@@ -306,12 +306,10 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         if plan is None:
             return False
         if getattr(self, "_policy_based", False):  # the Policy API: the policies' configs and optimizers
-            from relayrl.policy.policy_reset_config import apply_policy_hyperparameters, needs_rebuild
+            from relayrl.policy.policy_reset_config import needs_rebuild
 
             if needs_rebuild(plan.config, plan.changed):
                 return False
-            apply_policy_hyperparameters(self, plan.config, plan.changed)
-            return True
         self._apply_hyperparameters(plan.config, changed=plan.changed, previous=current)
         return True
 
@@ -324,6 +322,11 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         if changed is None:
             changed = [o.name for o in type(config).options()
                        if not same_value(previous._values[o.name], config._values[o.name])]
+        if getattr(self, "_policy_based", False):  # the Policy API: the policies' configs and optimizers
+            from relayrl.policy.policy_reset_config import apply_policy_hyperparameters
+
+            apply_policy_hyperparameters(self, config, changed)
+            return
         self.config = config
         timestep = self._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)
         self.learner_group.config = config

@@ -11,6 +11,7 @@ get_state/set_state).
 (`check_state`), then set; a mismatch raises one CheckpointError and changes nothing.
 """
 import random
+from collections import defaultdict
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -142,8 +143,9 @@ class AlgorithmState:
             self.iteration = int(state["iteration"])
         if "time_total_s" in state:
             self._time_total_s = float(state["time_total_s"])
-        if "counters" in state:
-            self._counters = dict(state["counters"])
+        if "counters" in state:  # Policy-based algorithms keep RLlib's defaultdict (the seeds' `+=` on new keys)
+            counters = state["counters"]
+            self._counters = (defaultdict(int, counters) if isinstance(self._counters, defaultdict) else dict(counters))
         if "metrics_logger" in state:
             self.metrics.set_state(state["metrics_logger"])
         for name, value in state.get("attributes", {}).items():

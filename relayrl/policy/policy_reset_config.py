@@ -13,22 +13,30 @@ def needs_rebuild(config, changed) -> bool:
     return any(table[name].remakes_env for name in changed)
 
 
+def set_policy_lr(policy, lr) -> None:
+    """`lr` into the policy's optimizers and cur_lr, unless an lr_schedule sets them."""
+    if getattr(policy, "_lr_schedule", None):
+        return
+    policy.cur_lr = lr
+    for optimizer in getattr(policy, "_optimizers", []):
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+
+
 def _update_policy(policy, values: dict) -> None:
     policy.config.update(values)
-    if "lr" in values and not getattr(policy, "_lr_schedule", None):
-        policy.cur_lr = values["lr"]
-        for optimizer in getattr(policy, "_optimizers", []):
-            for group in optimizer.param_groups:
-                group["lr"] = values["lr"]
+    if "lr" in values:
+        set_policy_lr(policy, values["lr"])
 
 
 def apply_policy_hyperparameters(algo, config, changed) -> None:
     table = type(config)._option_table
     options = {name: config._values[name] for name in changed}
-    values = {table[name].dict_key: value for name, value in options.items()}
+    # lr always (as the Learners' apply_hyperparameters): a state just loaded may have put the saved lr back
+    values = {"lr": config.lr, **{table[name].dict_key: value for name, value in options.items()}}
 
     def update(runner):
-        if runner.config is not config:
+        if options and runner.config is not config:
             runner.config = runner.config.copy(copy_frozen=False)
             runner.config._set_options(options)
         for policy in runner.policy_map.values():
@@ -36,10 +44,8 @@ def apply_policy_hyperparameters(algo, config, changed) -> None:
 
     algo.config = config
     algo.env_runner_group.config = config
-    if options:
-        algo.env_runner_group.foreach_worker(update)
+    algo.env_runner_group.foreach_worker(update)
     group = algo.eval_env_runner_group
     if group is not None:
         group.config = config.get_evaluation_config_object()
-        if options:
-            group.foreach_worker(update)
+        group.foreach_worker(update)

@@ -2,6 +2,7 @@
 reset_config (Tune PBT mutating lr) and checkpoints that resume bit-identically."""
 import numpy as np
 import pytest
+import torch
 
 from test_policy_algorithm import ClassMethodAlgo
 
@@ -138,6 +139,7 @@ def test_checkpoint_resumes_bit_identically(tmp_path, num_envs):
 
 def test_checkpoint_of_the_wrong_algorithm_names_the_problem(tmp_path):
     algo = ClassMethodAlgo(config={**BASE, "num_envs_per_env_runner": 2})
+    algo.train()
     path = algo.save_to_path(str(tmp_path / "ckpt"))
     algo.stop()
     other = ClassMethodAlgo(config=BASE)
@@ -146,3 +148,40 @@ def test_checkpoint_of_the_wrong_algorithm_names_the_problem(tmp_path):
             other.restore_from_path(path)
     finally:
         other.stop()
+
+
+def test_restore_keeps_the_config_lr_in_the_optimizer(tmp_path):
+    """As PBT needs: a checkpoint's optimizer state comes back, the restoring algorithm's own lr stays."""
+    donor = ClassMethodAlgo(config={**BASE, "lr": 0.05})
+    donor.train()
+    path = donor.save_to_path(str(tmp_path / "ckpt"))
+    donor_moments = donor.get_policy()._optimizers[0].state_dict()["state"]
+    donor.stop()
+    algo = ClassMethodAlgo(config={**BASE, "lr": 1e-3})
+    try:
+        algo.restore_from_path(path)
+        optimizer = algo.get_policy()._optimizers[0]
+        assert optimizer.param_groups[0]["lr"] == 1e-3 and algo.get_policy().cur_lr == 1e-3
+        restored = optimizer.state_dict()["state"]
+        assert all(torch.equal(restored[i]["exp_avg"], donor_moments[i]["exp_avg"]) for i in donor_moments)
+    finally:
+        algo.stop()
+
+
+def test_state_taken_right_after_build_restarts_the_first_iteration():
+    """Tune's reused actors go back to the state taken after the build: the next iteration is the first one again."""
+    fresh = ClassMethodAlgo(config=BASE)
+    expected = fresh.train()["env_runners"]["episode_return_mean"]
+    expected_weights = fresh.get_policy().get_weights()
+    fresh.stop()
+    algo = ClassMethodAlgo(config=BASE)
+    try:
+        initial = algo.get_state()
+        algo.train()
+        algo.train()
+        algo.set_state(initial)
+        result = algo.train()
+        assert result["training_iteration"] == 1 and result["env_runners"]["episode_return_mean"] == expected
+        assert all(np.array_equal(v, algo.get_policy().get_weights()[k]) for k, v in expected_weights.items())
+    finally:
+        algo.stop()

@@ -49,6 +49,7 @@ class PolicyRunner(PolicyRunnerState):
         self.policy_id = self._map(SINGLE_AGENT_ID)
         self.policy = self.policy_map[self.policy_id]
         self._unroll_id = 0
+        self._first_seed = seed  # a checkpoint taken before the first step restores to this reset
         self._obs, infos = self.env.reset(seed=seed)
         self._infos = infos_per_env(infos, self.num_envs)
         self._episodes = [self._new_episode(i) for i in range(self.num_envs)]
@@ -163,9 +164,9 @@ class PolicyRunner(PolicyRunnerState):
             handler(worker=self, env_runner=self, metrics_logger=self.metrics, samples=samples)
         return samples
 
-    def _restart_episodes(self) -> None:
+    def _restart_episodes(self, seed: int | None = None) -> None:
         """Drop the ongoing episodes (their rows are not returned) and reset every sub-env."""
-        self._obs, infos = self.env.reset()
+        self._obs, infos = self.env.reset(seed=seed)
         self._infos = infos_per_env(infos, self.num_envs)
         self._episodes = [self._new_episode(i) for i in range(self.num_envs)]
 

@@ -21,6 +21,7 @@ from relayrl.checkpoints.codec import Encoder
 from relayrl.checkpoints.env_state import check_vector_env_state, get_vector_env_state, set_vector_env_state
 from relayrl.checkpoints.errors import CheckpointError
 from relayrl.checkpoints.state_checks import check_mapping, require
+from relayrl.policy.policy_reset_config import set_policy_lr
 from relayrl.policy.rollout.episode import PolicyEpisode
 from relayrl.policy.rollout.trajectory import Trajectory
 from relayrl.policy.sample_batch import SampleBatch
@@ -58,7 +59,7 @@ class PolicyRunnerState:
         if "metrics" in state:
             self.metrics.check_state(state["metrics"], where / "metrics")
         sampling = state.get("sampling")
-        if sampling is not None and self._can_store_sampling():
+        if sampling is not None and self._can_store_sampling() and not sampling.get("fresh"):
             at = where / "sampling"
             require(len(sampling["episodes"]) == self.num_envs, at / "episodes",
                     f"the checkpoint has {len(sampling['episodes'])} ongoing episodes, this runner has "
@@ -89,18 +90,26 @@ class PolicyRunnerState:
                     logger.warning("policy %r: %s is not stored in the checkpoint (%s)", pid, key, error)
                     continue
                 kept[key] = value
-            fast = policy.__dict__.get("_fast_forward")
-            if fast is not None:
-                kept["numpy_forward_rng"] = fast.rng
+            if "_fast_forward" in policy.__dict__ or hasattr(policy, "_numpy_forward"):
+                fast = policy.__dict__.get("_fast_forward")
+                # None: not planned yet (it seeds itself from torch's generator when first used)
+                kept["numpy_forward_rng"] = None if fast is None else fast.rng
             out[pid] = kept
         return out
 
     @staticmethod
     def _set_policy_state(policy, state: dict[str, Any]) -> None:
         state = dict(state)
+        has_rng = "numpy_forward_rng" in state
         rng = state.pop("numpy_forward_rng", None)
+        if has_rng and rng is None:
+            policy.__dict__.pop("_fast_forward", None)  # planned again (and seeded) when first used
         if state:
             policy.set_state(state)
+            if "_optimizer_variables" in state and "lr" in policy.config:
+                # The optimizer state carries the saved lr; the config's lr stays in force (as for RLModule
+                # algorithms), so a PBT exploit trains the donor's weights with its own perturbed lr.
+                set_policy_lr(policy, policy.config["lr"])
         if rng is not None and hasattr(policy, "_numpy_forward"):
             fast = policy._numpy_forward()
             if fast is not None:
@@ -112,12 +121,20 @@ class PolicyRunnerState:
             and hasattr(self, "_episodes")
 
     def _sampling_state(self) -> dict[str, Any]:
+        if self.global_vars["timestep"] == 0 and not self._pending and not self._num_finished:
+            # Not stepped yet (a checkpoint right after the build, e.g. Tune's state for a reused actor): the
+            # first reset again gives the same start (gymnasium's env checkers keep unstorable first-step data).
+            return {"fresh": True, "unroll_id": self._unroll_id}
         return {"env": get_vector_env_state(self.env), "obs": self._obs, "infos": list(self._infos),
                 "unroll_id": self._unroll_id, "num_finished": self._num_finished,
                 "episodes": [_episode_state(e) for e in self._episodes],
                 "pending": [dict(batch) for batch in self._pending]}
 
     def _set_sampling_state(self, state: dict[str, Any]) -> None:
+        if state.get("fresh"):
+            self._restart_episodes(seed=self._first_seed)
+            self._pending, self._num_finished, self._unroll_id = [], 0, int(state["unroll_id"])
+            return
         set_vector_env_state(self.env, state["env"])
         self._obs = np.asarray(state["obs"])
         self._infos = [dict(i) for i in state["infos"]]
