@@ -95,3 +95,19 @@ def test_old_multiagent_dict():
         _check(algo)
     finally:
         algo.stop()
+
+
+def test_multi_agent_evaluation_counts_whole_episodes():
+    config = (PolicyAlgorithmConfig(algo_class=Algorithm).environment(TwoCartPoles, env_config={"num_agents": 2})
+              .multi_agent(policies={"learned": relayrl.PolicySpec(policy_class=LearnedPolicy),
+                                     "left": relayrl.PolicySpec(policy_class=AlwaysLeft)},
+                           policy_mapping_fn=lambda agent_id, *args, **kwargs: "learned" if agent_id == 0 else "left")
+              .training(train_batch_size=64)
+              .evaluation(evaluation_interval=1, evaluation_duration=2, evaluation_config={"explore": False})
+              .debugging(seed=0, logger_config={"type": "none"}))
+    algo = config.build_algo()
+    try:
+        evaluation = algo.train()["evaluation"]["env_runners"]
+        assert evaluation["num_episodes"] == 2 and evaluation["episode_return_mean"] > 0
+    finally:
+        algo.stop()

@@ -73,17 +73,25 @@ class MultiAgentPolicyRunner(PolicyRunner):
                                                      self._episode.episode_id, self.env.get_action_space(agent_id))
         return slot
 
-    def sample(self, explore=None, **kwargs):
+    def sample(self, explore=None, num_timesteps=None, num_episodes=None, force_reset=False, **kwargs):
+        """A fragment as PolicyRunner.sample; `num_episodes=n`: until n episodes ended (only those returned),
+        `num_timesteps=n`: n env steps, then cut; `force_reset`: the ongoing episode is dropped first."""
         explore = self.config.explore if explore is None else explore
-        target = self.rollout_fragment_length()
-        complete = self.config.batch_mode == "complete_episodes"
-        steps = 0
+        if force_reset:
+            self._reset()
+        target = self.rollout_fragment_length() if num_timesteps is None else num_timesteps
+        complete = num_timesteps is None and (num_episodes is not None or self.config.batch_mode == "complete_episodes")
+        steps = ended = 0
         while True:
             episode_over = self._step(explore)
             steps += 1
             if episode_over:
                 self._end_episode()
-            if steps >= target and (not complete or episode_over):
+                ended += 1
+            if num_episodes is not None:
+                if ended >= num_episodes:
+                    break
+            elif steps >= target and (not complete or episode_over):
                 break
         if not complete:
             self._postprocess_agents([a for a, s in self._slots.items() if len(s.trajectory)])
