@@ -17,6 +17,9 @@ from relayrl.policy.sample_batch import SampleBatch
 class TorchPolicy(ModelPolicy):
     """Acts with `model` + `dist_class` and learns by `loss(model, dist_class, train_batch)` (one step per call)."""
 
+    framework_name = "torch"
+    no_grad = staticmethod(torch.no_grad)  # postprocess_fn runs without building graphs
+
     def __init__(self, observation_space, action_space, config, *, model, loss=None,
                  action_distribution_class=None, action_sampler_fn=None, action_distribution_fn=None,
                  max_seq_len: int = 20, get_batch_divisibility_req=None):
@@ -27,6 +30,10 @@ class TorchPolicy(ModelPolicy):
         self.device = torch.device("cpu")
         self._optimizers = _as_list(self.optimizer())
         self.cur_lr = self.config.get("lr")
+
+    @staticmethod
+    def prepare(config: dict) -> None:
+        """Before the model exists (the TF policy limits TF's threads here; torch's are set by the algorithm)."""
 
     # -- hooks the templates replace -----------------------------------------------------------------------
     def optimizer(self):
