@@ -67,4 +67,6 @@ class TFFullyConnectedNetwork(TFModelV2):
         return tf.squeeze(tf.matmul(features, self.value_head[0]) + self.value_head[1], 1)
 
 
-__all__ = ["TFFullyConnectedNetwork"]
+FullyConnectedNetwork = TFFullyConnectedNetwork  # RLlib's name in models/tf/fcnet.py
+
+__all__ = ["FullyConnectedNetwork", "TFFullyConnectedNetwork"]
