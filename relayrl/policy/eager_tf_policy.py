@@ -165,7 +165,7 @@ class EagerTFPolicy(ModelPolicy):
                 raise ValueError(f"{type(self).__name__}.set_state: the optimizer state has {len(saved)} variables, "
                                  f"this policy's optimizer {len(optimizer.variables)}; the model or optimizer differ.")
             for variable, value in zip(optimizer.variables, saved):
-                variable.assign(np.asarray(value))
+                variable.assign(np.reshape(np.asarray(value), variable.shape))  # the format may store 0-d as 1-d
         super().set_state(state)
 
 
