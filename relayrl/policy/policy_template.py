@@ -82,6 +82,7 @@ def build_policy_class(name: str, framework: str, *, loss_fn: Callable | None = 
             else:
                 model = ModelCatalog.get_model_v2(obs_space, action_space, logit_dim, config["model"],
                                                   framework=core.framework_name)
+        _check_model_framework(model, core.framework_name, name)
         core.__init__(self, obs_space, action_space, config, model=model,
                              loss=None if config.get("in_evaluation") else loss_fn,
                              action_distribution_class=dist_class, action_sampler_fn=action_sampler_fn,
@@ -162,6 +163,17 @@ def _base_policy(framework: str) -> type:
                           "'relayrl[tf]' (tensorflow-cpu), or write the functions with torch and use "
                           "framework='torch'.") from None
     return EagerTFPolicy
+
+
+def _check_model_framework(model, framework: str, name: str) -> None:
+    """A torch model in a TF policy (or the reverse) fails deep inside the first forward pass: say it here."""
+    from relayrl.policy.models.catalog import is_tf
+
+    model_framework = getattr(model, "framework", None)
+    if model_framework is not None and is_tf(model_framework) != is_tf(framework):
+        kind = "TFModelV2 (build_tf_policy)" if is_tf(model_framework) else "TorchModelV2 (build_torch_policy)"
+        raise TypeError(f"{name}: the model {type(model).__name__} is a {kind}, but this policy is "
+                        f"{framework!r}; use a model of the policy's framework (ModelCatalog.register_custom_model).")
 
 
 def _num_params(fn) -> int:

@@ -279,3 +279,11 @@ def test_without_tensorflow_build_tf_policy_says_how_to_install():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env={**os.environ, "PYTHONPATH": root})
     assert "pip install 'relayrl[tf]'" in out.stdout, out.stdout + out.stderr
+
+
+def test_a_torch_model_in_a_tf_policy_is_a_clear_error():
+    from relayrl.policy.models.fully_connected import FullyConnectedNetwork
+
+    ModelCatalog.register_custom_model("torch_fc_for_tf_test", FullyConnectedNetwork)
+    with pytest.raises(TypeError, match="TorchModelV2.*'tf2'"):
+        PGPolicy(OBS, ACT, {"model": {"custom_model": "torch_fc_for_tf_test"}})

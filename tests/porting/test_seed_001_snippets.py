@@ -100,8 +100,10 @@ def recurrent_extra_policy_class():
     """The three from-scratch snippets in one class: CustomPolicy, its recurrent state, its extra action outputs.
     The two compute_actions snippets leave the actions as `...`; the test samples them there."""
     base = custom_policy_class()
-    state = run("001_recurrent_state.txt")
-    extra = run("001_extra_action_info.txt")
+    # Only the functions, not the exec namespaces: a namespace holds the builtins dict, which cloudpickle cannot send
+    # to the remote runners once a pybind11 library (TensorFlow) has put its internals capsule there.
+    state = {k: v for k, v in run("001_recurrent_state.txt").items() if not k.startswith("__")}
+    extra = {k: v for k, v in run("001_extra_action_info.txt").items() if not k.startswith("__")}
 
     class RecurrentExtraPolicy(base):
         get_initial_state = state["get_initial_state"]
