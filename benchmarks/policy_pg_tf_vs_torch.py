@@ -6,7 +6,8 @@ The same settings for each (CartPole-v1, lr 0.0004, train batch 200, seed 0, the
 use_critic=False, one learn_on_batch per iteration), each in its own process: torch
 (examples/policy_gradient_custom_policy.py), TF eager and TF with eager_tracing=True
 (examples/policy_gradient_tf_policy.py). Each trains `--steps` env steps; env steps/s is over the training
-loop (after the algorithm is built); the first iteration that reaches a mean return of 150 is reported too.
+loop (after the algorithm is built), in wall and in CPU seconds of the process (steadier on a shared, loaded
+machine); the first iteration that reaches a mean return of 150 is reported too.
 Prints one `RESULT {json}` line per run and the ratios to torch.
 """
 import argparse
@@ -30,17 +31,18 @@ def run_one(name: str, steps_budget: int, numpy_forward: bool) -> dict:
     algo = module.MyAlgo(config={"env": "CartPole-v1", "lr": 0.0004, "train_batch_size": 200, "seed": 0,
                                  "logger_config": {"type": "none"}, **RUNS[name][1]})
     algo.get_policy().config["_disable_numpy_forward"] = not numpy_forward
-    t_built = time.perf_counter()
+    t_built, cpu_built = time.perf_counter(), time.process_time()
     steps, reached = 0, None
     while steps < steps_budget:
         result = algo.train()
         steps = result["num_env_steps_sampled_lifetime"]
         if reached is None and result["env_runners"]["episode_return_mean"] >= 150:
             reached = steps
-    train_time = time.perf_counter() - t_built
+    train_time, train_cpu = time.perf_counter() - t_built, time.process_time() - cpu_built
     algo.stop()
     return {"run": name, "steps": steps, "steps_to_150": reached, "setup_s": round(t_built - t0, 2),
-            "train_time_s": round(train_time, 2), "env_steps_per_s": round(steps / train_time, 1)}
+            "train_time_s": round(train_time, 2), "env_steps_per_s": round(steps / train_time, 1),
+            "train_cpu_s": round(train_cpu, 2), "env_steps_per_cpu_s": round(steps / train_cpu, 1)}
 
 
 def main() -> None:
@@ -63,9 +65,9 @@ def main() -> None:
             raise RuntimeError(f"{name} printed no RESULT line:\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}")
         results[name] = json.loads(line[len("RESULT "):])
         print(line, flush=True)
-    base = results["torch"]["env_steps_per_s"]
-    print("env steps/s relative to torch: " + ", ".join(f"{k} {v['env_steps_per_s'] / base:.2f}x"
-                                                          for k, v in results.items()))
+    for key in ("env_steps_per_s", "env_steps_per_cpu_s"):
+        base = results["torch"][key]
+        print(f"{key} relative to torch: " + ", ".join(f"{k} {v[key] / base:.2f}x" for k, v in results.items()))
 
 
 if __name__ == "__main__":
