@@ -287,3 +287,32 @@ def test_a_torch_model_in_a_tf_policy_is_a_clear_error():
     ModelCatalog.register_custom_model("torch_fc_for_tf_test", FullyConnectedNetwork)
     with pytest.raises(TypeError, match="TorchModelV2.*'tf2'"):
         PGPolicy(OBS, ACT, {"model": {"custom_model": "torch_fc_for_tf_test"}})
+
+
+@pytest.mark.slow
+def test_tf_policy_on_two_remote_runners_syncs_weights():
+    """The seed's MyTFPolicy with num_workers=2 (its Tune snippet's setting): the Ray runners build TF policies,
+    sample with them and get the driver's weights after each update. ~40 s (Ray, TF imports in each runner)."""
+    import ray
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                    "examples"))
+    import policy_gradient_tf_policy as pg
+
+    ray.cloudpickle.register_pickle_by_value(pg)  # the runners cannot import the example by name
+    ray.init(address="local", num_cpus=3, include_dashboard=False, log_to_driver=False)
+    algo = pg.MyAlgo(config={"env": "CartPole-v1", "framework": "tf2", "eager_tracing": True, "num_env_runners": 2,
+                             "train_batch_size": 200, "seed": 0, "logger_config": {"type": "none"}})
+    try:
+        for _ in range(2):
+            result = algo.train()
+        assert result["num_env_steps_sampled_lifetime"] >= 400 and algo.get_policy().num_grad_updates == 2
+        weights = algo.get_policy().get_weights()
+        remote = algo.workers.foreach_worker(lambda w: (type(w.get_policy()).__name__, w.get_policy().get_weights()),
+                                             local_worker=False)
+        assert len(remote) == 2
+        for name, remote_weights in remote:
+            assert name == "MyTFPolicy" and all(np.array_equal(weights[k], remote_weights[k]) for k in weights)
+    finally:
+        algo.stop()
+        ray.shutdown()
