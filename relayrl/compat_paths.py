@@ -127,6 +127,12 @@ RLLIB_PATHS: Dict[str, Exports] = {
     "relayrl.models.torch.torch_action_dist": _same("relayrl.policy.models.torch_action_dist",
                                                     "TorchDistributionWrapper", "TorchCategorical",
                                                     "TorchDiagGaussian"),
+    "relayrl.models.tf": {},
+    "relayrl.models.tf.tf_modelv2": _same("relayrl.policy.models.tf_modelv2", "TFModelV2"),
+    "relayrl.models.tf.fcnet": _same("relayrl.policy.models.tf_fully_connected", "FullyConnectedNetwork"),
+    "relayrl.models.tf.tf_action_dist": _same("relayrl.policy.models.tf_action_dist", "TFActionDistribution",
+                                              "Categorical", "DiagGaussian"),
+    "relayrl.utils.tf_utils": _same("relayrl.policy.tf_utils", "explained_variance"),
     "relayrl.utils.metrics.learner_info": _same("relayrl.policy.torch_policy", "LEARNER_STATS_KEY"),
     "relayrl.evaluation.rollout_worker": _same("relayrl.env.current_env_runner", "get_global_worker"),
     # utils

@@ -210,6 +210,16 @@ def test_readme_first_block_is_install_run_test_and_ci_runs_those_lines():
         assert command in ci_lines, f".ci/run does not run the README's `{command}`"
 
 
+def test_the_test_extra_installs_what_skipping_tests_need():
+    """Tests skip without TensorFlow (tests/policy/test_tf_policy.py, seed 001's TF snippets): CI's install (the
+    README's first command, the test extra) must install it, so CI runs them."""
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(req.startswith("tensorflow-cpu") for req in extras["test"])
+    assert any(req.startswith("tensorflow-cpu") for req in extras["tf"])
+
+
 def readme_train_commands() -> List[List[str]]:
     """Every `relayrl train ...` command in the README's bash blocks, as argv after `relayrl`."""
     commands = []

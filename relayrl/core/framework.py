@@ -1,4 +1,5 @@
-"""RLlib's framework import helpers (`ray.rllib.utils.framework`): relayrl is torch only."""
+"""RLlib's framework import helpers (`ray.rllib.utils.framework`). relayrl's RLModules and Learners are torch;
+TensorFlow (the `tf` extra) serves TF policies (build_tf_policy)."""
 from typing import Any, Tuple
 
 
@@ -14,8 +15,14 @@ def try_import_torch(error: bool = False) -> Tuple[Any, Any]:
     return torch, nn
 
 
-def try_import_tf(error: bool = False) -> Tuple[None, None, None]:
-    """RLlib's `(tf1, tf, tf_version)`: relayrl never uses TensorFlow, so always (None, None, None)."""
-    if error:
-        raise ImportError("relayrl's modules and Learners are torch-only: it does not use TensorFlow.")
-    return None, None, None
+def try_import_tf(error: bool = False) -> Tuple[Any, Any, Any]:
+    """RLlib's `(tf1, tf, tf_version)`: (tf.compat.v1, tf, 2) with TensorFlow installed (`pip install
+    "relayrl[tf]"`), else (None, None, None) (or ImportError with error=True)."""
+    try:
+        import tensorflow as tf
+    except ImportError:
+        if error:
+            raise ImportError("TensorFlow is not installed: pip install 'relayrl[tf]' (TF policies only; "
+                              "relayrl's RLModules and Learners are torch).") from None
+        return None, None, None
+    return tf.compat.v1, tf, 2

@@ -10,6 +10,7 @@ _NAMES = {
     "PolicySpec": "relayrl.core.policy_spec",
     "TorchPolicy": "relayrl.policy.torch_policy",
     "TorchPolicyV2": "relayrl.policy.torch_policy",
+    "EagerTFPolicy": "relayrl.policy.eager_tf_policy",  # needs TensorFlow (the tf extra)
     "SampleBatch": "relayrl.policy.sample_batch",
     "MultiAgentBatch": "relayrl.policy.sample_batch",
     "concat_samples": "relayrl.policy.sample_batch",

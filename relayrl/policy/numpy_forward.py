@@ -16,9 +16,14 @@ from relayrl.policy.models.torch_action_dist import TorchCategorical
 from relayrl.policy.sample_batch import SampleBatch
 
 _ACTIVATIONS = {torch.nn.Tanh: np.tanh, torch.nn.ReLU: lambda x: np.maximum(x, 0.0)}
+NUMPY_ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0), "linear": None, None: None}
 
 
 class NumpyCategoricalMLP:
+    """The MLP's layers as numpy arrays (re-read when `version()` changes) and categorical sampling.
+    `read_layers()` gives [(weights [in, out], bias), activation function, ...]; tf_numpy_forward.py plans the
+    same object for the TF default model."""
+
     @classmethod
     def plan(cls, policy) -> Optional["NumpyCategoricalMLP"]:
         from relayrl.policy.torch_policy import TorchPolicy
@@ -29,26 +34,28 @@ class NumpyCategoricalMLP:
                 or type(policy).extra_action_out is not TorchPolicy.extra_action_out or policy._state_inputs
                 or not all(type(m) in _ACTIVATIONS or isinstance(m, torch.nn.Linear) for m in model._hidden)):
             return None
-        return cls(policy)
+        params = list(model._hidden.parameters()) + list(model._logits.parameters())
+        modules = list(model._hidden) + [model._logits]
 
-    def __init__(self, policy):
-        self.model = policy.model
-        self._params = [p for p in self.model._hidden.parameters()] + list(self.model._logits.parameters())
+        def read_layers():
+            return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
+                    if isinstance(m, torch.nn.Linear) else _ACTIVATIONS[type(m)] for m in modules]
+
+        # torch's in-place version counters change with every optimizer step and set_weights
+        return cls(read_layers, lambda: tuple(p._version for p in params),
+                   seed=int(torch.randint(2 ** 31 - 1, (1,)).item()))
+
+    def __init__(self, read_layers, version, seed: int):
+        self._read_layers = read_layers
+        self._version = version
         self._versions = None
         self._layers = []
-        self.rng = np.random.default_rng(int(torch.randint(2 ** 31 - 1, (1,)).item()))
+        self.rng = np.random.default_rng(seed)
 
     def _refresh(self) -> None:
-        versions = [p._version for p in self._params]
-        if versions == self._versions:
-            return
-        layers = []
-        for module in list(self.model._hidden) + [self.model._logits]:
-            if isinstance(module, torch.nn.Linear):
-                layers.append((module.weight.detach().numpy().T.copy(), module.bias.detach().numpy().copy()))
-            else:
-                layers.append(_ACTIVATIONS[type(module)])
-        self._layers, self._versions = layers, versions
+        versions = self._version()
+        if versions != self._versions:
+            self._layers, self._versions = self._read_layers(), versions
 
     def compute(self, obs, explore: bool):
         self._refresh()

@@ -46,6 +46,11 @@ class PolicyAlgorithmConfig(AlgorithmConfig):
         Option("policy_config", {}, "Extra keys every policy's config dict gets (a custom policy's own settings).",
                "training", DICT, cli=False),
     )
+    # A Policy picks its framework by its class (build_tf_policy / build_torch_policy); "tf2" / "tf" here are
+    # what RLlib's get_default_policy_class(config) reads to choose one ("tf" runs eagerly too: no TF1 graphs).
+    _OPTION_CHANGES = {"framework_str": {"check": Check(
+        "'torch', 'tf2' or 'tf' (Policy-based algorithms; 'tf' runs as 'tf2', eagerly)",
+        lambda v: v in ("torch", "tf2", "tf"), str)}}
     _LEGACY_KEYS = (
         LegacyKey("multiagent", "its keys are config.multi_agent(policies=..., policy_mapping_fn=..., "
                                 "policies_to_train=...).", _multiagent),

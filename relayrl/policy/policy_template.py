@@ -1,8 +1,9 @@
-"""`build_policy_class` / `build_torch_policy`: a TorchPolicy subclass from functions (RLlib's policy templates).
+"""`build_policy_class` / `build_torch_policy`: a policy class from functions (RLlib's policy templates).
 
-The constructor runs the hooks in RLlib's order: validate_spaces -> before_init -> make model (and dist class)
--> TorchPolicy init -> before_loss_init -> a dummy-batch postprocess check -> after_init. `Cls.with_updates(**kw)`
-builds the class again with some arguments replaced.
+One template for both frameworks: `framework="torch"` subclasses TorchPolicy, `"tf2"` (or `"tf"`) EagerTFPolicy
+(build_tf_policy in tf_policy_template.py). The constructor runs the hooks in RLlib's order: validate_spaces ->
+before_init -> make model (and dist class) -> the base policy's init -> before_loss_init -> after_init.
+`Cls.with_updates(**kw)` builds the class again with some arguments replaced.
 """
 import sys
 from collections.abc import Callable
@@ -45,20 +46,27 @@ def build_policy_class(name: str, framework: str, *, loss_fn: Callable | None = 
                        extra_action_fetches_fn: Callable | None = None, gradients_fn: Callable | None = None):
     """A Policy class named `name`; see the module docstring for the order of the hooks."""
     original_kwargs = {k: v for k, v in locals().items() if k in _ARGUMENTS}
-    if framework not in ("torch", "jax"):
-        raise ValueError(f"build_policy_class(framework={framework!r}): this template builds torch policies; use "
-                         "build_tf_policy for TensorFlow.")
+    core = _base_policy(framework)
+    tf = core is not TorchPolicy
     if make_model is not None and make_model_and_action_dist is not None:
         raise ValueError("build_policy_class: give make_model or make_model_and_action_dist, not both.")
-    # RLlib's older names for two hooks; the torch template has always taken the gradient hook this way.
+    if tf and extra_grad_process_fn is not None:
+        raise ValueError("build_tf_policy: extra_grad_process_fn is the torch template's; TF policies take "
+                         "gradients_fn(policy, optimizer, loss) -> [(grad, var), ...].")
+    # RLlib's older names for hooks: the torch template has always taken gradients_fn as extra_grad_process_fn;
+    # the TF template's gradients_fn is its compute_gradients_fn.
     extra_action_out_fn = extra_action_out_fn or extra_action_fetches_fn
-    extra_grad_process_fn = extra_grad_process_fn or gradients_fn
-    base = _with_mixins(TorchPolicy, mixins or [])
+    if tf:
+        compute_gradients_fn = compute_gradients_fn or gradients_fn
+    else:
+        extra_grad_process_fn = extra_grad_process_fn or gradients_fn
+    base = _with_mixins(core, mixins or [])
 
     def __init__(self, obs_space, action_space, config):
         config = {**POLICY_DEFAULT_CONFIG, **(get_default_config() if get_default_config else {}), **(config or {})}
         config["model"] = {**MODEL_DEFAULTS, **(config.get("model") or {})}
         self.config = config
+        core.prepare(config)
         if validate_spaces:
             validate_spaces(self, obs_space, action_space, config)
         if before_init:
@@ -67,13 +75,15 @@ def build_policy_class(name: str, framework: str, *, loss_fn: Callable | None = 
         if make_model_and_action_dist:
             model, dist_class = make_model_and_action_dist(self, obs_space, action_space, config)
         else:
-            dist_class, logit_dim = ModelCatalog.get_action_dist(action_space, config["model"], framework="torch")
+            dist_class, logit_dim = ModelCatalog.get_action_dist(action_space, config["model"],
+                                                                framework=core.framework_name)
             if make_model:
                 model = make_model(self, obs_space, action_space, config)
             else:
                 model = ModelCatalog.get_model_v2(obs_space, action_space, logit_dim, config["model"],
-                                                  framework="torch")
-        TorchPolicy.__init__(self, obs_space, action_space, config, model=model,
+                                                  framework=core.framework_name)
+        _check_model_framework(model, core.framework_name, name)
+        core.__init__(self, obs_space, action_space, config, model=model,
                              loss=None if config.get("in_evaluation") else loss_fn,
                              action_distribution_class=dist_class, action_sampler_fn=action_sampler_fn,
                              action_distribution_fn=action_distribution_fn,
@@ -91,9 +101,7 @@ def build_policy_class(name: str, framework: str, *, loss_fn: Callable | None = 
         sample_batch = base.postprocess_trajectory(self, sample_batch, other_agent_batches, episode)
         if postprocess_fn is None:
             return sample_batch
-        import torch
-
-        with torch.no_grad():
+        with core.no_grad():
             return postprocess_fn(self, sample_batch, other_agent_batches, episode)
 
     members = {"__init__": __init__, "postprocess_trajectory": postprocess_trajectory,
@@ -117,9 +125,13 @@ def build_policy_class(name: str, framework: str, *, loss_fn: Callable | None = 
         members["extra_compute_grad_fetches"] = lambda self: {LEARNER_STATS_KEY: {}, **extra_learn_fetches_fn(self)}
     if stats_fn:
         members["stats_fn"] = lambda self, train_batch: stats_fn(self, train_batch)
-    if compute_gradients_fn:
+    if compute_gradients_fn and tf:
+        members["gradients"] = lambda self, optimizer, loss: compute_gradients_fn(self, optimizer, loss)
+    elif compute_gradients_fn:
         members["compute_gradients"] = lambda self, batch: compute_gradients_fn(self, batch)
-    if apply_gradients_fn:
+    if apply_gradients_fn and tf:
+        members["apply_gradients_op"] = lambda self, optimizer, grads: apply_gradients_fn(self, optimizer, grads)
+    elif apply_gradients_fn:
         members["apply_gradients"] = lambda self, gradients: apply_gradients_fn(self, gradients)
 
     cls = type(name, (base,), members)
@@ -133,6 +145,35 @@ def build_policy_class(name: str, framework: str, *, loss_fn: Callable | None = 
 def build_torch_policy(name: str, *, loss_fn: Callable | None = None, **kwargs):
     """`build_policy_class(name, framework="torch", ...)` (the name RLlib's docs use)."""
     return build_policy_class(name, "torch", loss_fn=loss_fn, **kwargs)
+
+
+def _base_policy(framework: str) -> type:
+    """TorchPolicy for "torch", EagerTFPolicy for "tf2" / "tf" (imported only then: TensorFlow is an extra)."""
+    if framework in ("torch", "jax"):
+        return TorchPolicy
+    if framework not in ("tf", "tf2", "tfe"):
+        raise ValueError(f"build_policy_class(framework={framework!r}): use 'torch' or 'tf2' (TensorFlow, eager; "
+                         "'tf' runs as 'tf2').")
+    try:
+        from relayrl.policy.eager_tf_policy import EagerTFPolicy
+    except ImportError as error:
+        if "tensorflow" not in str(error).lower():
+            raise
+        raise ImportError(f"build_policy_class(framework={framework!r}) needs TensorFlow: pip install "
+                          "'relayrl[tf]' (tensorflow-cpu), or write the functions with torch and use "
+                          "framework='torch'.") from None
+    return EagerTFPolicy
+
+
+def _check_model_framework(model, framework: str, name: str) -> None:
+    """A torch model in a TF policy (or the reverse) fails deep inside the first forward pass: say it here."""
+    from relayrl.policy.models.catalog import is_tf
+
+    model_framework = getattr(model, "framework", None)
+    if model_framework is not None and is_tf(model_framework) != is_tf(framework):
+        kind = "TFModelV2 (build_tf_policy)" if is_tf(model_framework) else "TorchModelV2 (build_torch_policy)"
+        raise TypeError(f"{name}: the model {type(model).__name__} is a {kind}, but this policy is "
+                        f"{framework!r}; use a model of the policy's framework (ModelCatalog.register_custom_model).")
 
 
 def _num_params(fn) -> int:

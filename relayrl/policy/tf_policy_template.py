@@ -1,20 +1,23 @@
-"""`build_tf_policy`: RLlib's TensorFlow policy template.
+"""`build_tf_policy`: RLlib's TensorFlow policy template (`pip install "relayrl[tf]"`).
 
-relayrl's policies run on torch; TensorFlow policies (the `relayrl[tf]` extra) are not built yet, so this
-raises with what to do instead rather than failing later with a less clear error.
+The same template as the torch one (policy_template.py) on EagerTFPolicy: eager by default, the gradient
+step traced with `tf.function` when the config has `eager_tracing=True`. The TF template's own hook names:
+`gradients_fn` / `compute_gradients_fn(policy, optimizer, loss) -> [(grad, var), ...]`,
+`apply_gradients_fn(policy, optimizer, grads_and_vars)`, `extra_action_out_fn(policy)` (or the torch
+signature), `grad_stats_fn(policy, train_batch, grads)`.
 """
+from relayrl.policy.policy_template import build_policy_class
 
 
-def build_tf_policy(name: str, *, loss_fn=None, **kwargs):
-    try:
-        import tensorflow  # noqa: F401
-    except ImportError:
-        raise ImportError(f"build_tf_policy({name!r}) needs TensorFlow (pip install 'relayrl[tf]'); the same "
-                          "functions written with torch go to relayrl.policy.policy_template.build_policy_class("
-                          "name, 'torch', loss_fn=...).") from None
-    raise NotImplementedError(f"build_tf_policy({name!r}): TensorFlow policies are not implemented in relayrl yet; "
-                              "write the loss with torch and use build_policy_class(name, 'torch', ...) "
-                              "(docs/policy_api.md).")
+def build_tf_policy(name: str, *, loss_fn=None, grad_stats_fn=None, **kwargs):
+    """`build_policy_class(name, framework="tf2", ...)`, plus RLlib's TF-only `grad_stats_fn`."""
+    cls = build_policy_class(name, "tf2", loss_fn=loss_fn, **kwargs)
+    if grad_stats_fn is not None:
+        cls.grad_stats = lambda self, train_batch, grads: grad_stats_fn(self, train_batch, grads)
+    original = {**cls._original_kwargs, "loss_fn": loss_fn, "grad_stats_fn": grad_stats_fn}
+    cls._original_kwargs = original
+    cls.with_updates = classmethod(lambda c, **overrides: build_tf_policy(**{**original, "name": name, **overrides}))
+    return cls
 
 
 __all__ = ["build_tf_policy"]

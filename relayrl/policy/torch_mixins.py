@@ -22,10 +22,13 @@ class LearningRateSchedule:
         super().on_global_var_update(global_vars)
         if self._lr_schedule:
             steps, values = zip(*self._lr_schedule)
-            self.cur_lr = float(np.interp(global_vars["timestep"], steps, values))
-            for optimizer in getattr(self, "_optimizers", []):
-                for group in optimizer.param_groups:
-                    group["lr"] = self.cur_lr
+            self._set_lr(float(np.interp(global_vars["timestep"], steps, values)))
+
+    def _set_lr(self, lr: float) -> None:
+        self.cur_lr = lr
+        for optimizer in getattr(self, "_optimizers", []):
+            for group in optimizer.param_groups:
+                group["lr"] = lr
 
 
 class KLCoeffMixin:

@@ -1,37 +1,39 @@
 """`TorchPolicy`: a Policy around a TorchModelV2, a dist class, a loss and torch optimizers.
 
 `build_policy_class` (policy_template.py) subclasses it and fills its hooks from the user's functions; every
-hook left out has the default written here.
+hook left out has the default written here or in model_policy.py (shared with the TF policy).
 """
 from typing import Any
 
 import numpy as np
 import torch
 
-from relayrl.policy.policy import Policy, _numbered
+from relayrl.policy.model_policy import LEARNER_STATS_KEY, ModelPolicy
+from relayrl.policy.model_policy import as_list as _as_list
+from relayrl.policy.policy import _numbered
 from relayrl.policy.sample_batch import SampleBatch
 
-LEARNER_STATS_KEY = "learner_stats"
 
-
-class TorchPolicy(Policy):
+class TorchPolicy(ModelPolicy):
     """Acts with `model` + `dist_class` and learns by `loss(model, dist_class, train_batch)` (one step per call)."""
+
+    framework_name = "torch"
+    no_grad = staticmethod(torch.no_grad)  # postprocess_fn runs without building graphs
 
     def __init__(self, observation_space, action_space, config, *, model, loss=None,
                  action_distribution_class=None, action_sampler_fn=None, action_distribution_fn=None,
                  max_seq_len: int = 20, get_batch_divisibility_req=None):
-        Policy.__init__(self, observation_space, action_space, config)
-        self.model = model
-        self.dist_class = action_distribution_class
-        self._loss = loss
-        self._action_sampler_fn = action_sampler_fn
-        self._action_distribution_fn = action_distribution_fn
-        self.max_seq_len = max_seq_len
-        self.batch_divisibility_req = get_batch_divisibility_req(self) if callable(get_batch_divisibility_req) else 1
+        ModelPolicy.__init__(self, observation_space, action_space, config, model=model, loss=loss,
+                             action_distribution_class=action_distribution_class,
+                             action_sampler_fn=action_sampler_fn, action_distribution_fn=action_distribution_fn,
+                             max_seq_len=max_seq_len, get_batch_divisibility_req=get_batch_divisibility_req)
         self.device = torch.device("cpu")
-        self._state_inputs = model.get_initial_state() if model is not None else []
         self._optimizers = _as_list(self.optimizer())
         self.cur_lr = self.config.get("lr")
+
+    @staticmethod
+    def prepare(config: dict) -> None:
+        """Before the model exists (the TF policy limits TF's threads here; torch's are set by the algorithm)."""
 
     # -- hooks the templates replace -----------------------------------------------------------------------
     def optimizer(self):
@@ -42,9 +44,6 @@ class TorchPolicy(Policy):
 
         return Adam(self.model.parameters(), lr=self.config.get("lr", 1e-3))
 
-    def extra_action_out(self, input_dict, state_batches, model, action_dist) -> dict[str, Any]:
-        return {}
-
     def extra_grad_process(self, optimizer, loss) -> dict[str, Any]:
         grad_clip = self.config.get("grad_clip")
         if grad_clip is None:
@@ -53,27 +52,9 @@ class TorchPolicy(Policy):
         norm = torch.nn.utils.clip_grad_norm_(params, grad_clip)
         return {"grad_gnorm": float(norm)}
 
-    def extra_compute_grad_fetches(self) -> dict[str, Any]:
-        return {LEARNER_STATS_KEY: {}}
-
-    def stats_fn(self, train_batch) -> dict[str, Any]:
-        return {}
-
     # -- acting ------------------------------------------------------------------------------------------
     def get_initial_state(self) -> list:
         return [np.asarray(_numpy(s)) for s in self._state_inputs]
-
-    def compute_actions(self, obs_batch, state_batches=None, prev_action_batch=None, prev_reward_batch=None,
-                        info_batch=None, episodes=None, explore=None, timestep=None, **kwargs):
-        input_dict = {SampleBatch.OBS: obs_batch}
-        for i, state in enumerate(state_batches or []):
-            input_dict[f"state_in_{i}"] = state
-        if prev_action_batch is not None:
-            input_dict[SampleBatch.PREV_ACTIONS] = prev_action_batch
-        if prev_reward_batch is not None:
-            input_dict[SampleBatch.PREV_REWARDS] = prev_reward_batch
-        return self.compute_actions_from_input_dict(input_dict, explore=explore, timestep=timestep,
-                                                    episodes=episodes, **kwargs)
 
     def compute_actions_from_input_dict(self, input_dict, explore=None, timestep=None, episodes=None, **kwargs):
         explore = self.config.get("explore", True) if explore is None else explore
@@ -107,36 +88,6 @@ class TorchPolicy(Policy):
             self._fast_forward = NumpyCategoricalMLP.plan(self)
         return self._fast_forward
 
-    def _sample_actions(self, input_dict, state_batches, seq_lens, explore, timestep):
-        if self._action_sampler_fn is not None:
-            out = self._action_sampler_fn(self, self.model, input_dict, state_batches, explore=explore,
-                                          timestep=timestep)
-            if len(out) == 4:
-                actions, logp, dist_inputs, state_out = out
-            else:
-                (actions, logp, state_out), dist_inputs = out, None
-            return actions, logp, dist_inputs, None, list(state_out or [])
-        if self._action_distribution_fn is not None:
-            dist_inputs, dist_class, state_out = self._call_action_distribution_fn(
-                input_dict, state_batches, seq_lens, explore, timestep)
-        else:
-            dist_class = self.dist_class
-            dist_inputs, state_out = self.model(input_dict, state_batches, seq_lens)
-        dist = dist_class(dist_inputs, self.model)
-        actions = dist.sample() if explore else dist.deterministic_sample()
-        return actions, dist.logp(actions), dist_inputs, dist, list(state_out)
-
-    def _call_action_distribution_fn(self, input_dict, state_batches, seq_lens, explore, timestep):
-        try:
-            return self._action_distribution_fn(self, self.model, input_dict=input_dict, state_batches=state_batches,
-                                                seq_lens=seq_lens, explore=explore, timestep=timestep,
-                                                is_training=False)
-        except TypeError as error:
-            if "positional argument" not in str(error) and "keyword argument" not in str(error):
-                raise  # the older signature is tried only when the call itself did not fit
-            return self._action_distribution_fn(self, model=self.model, obs_batch=input_dict[SampleBatch.OBS],
-                                                explore=explore, is_training=False)
-
     # -- learning ----------------------------------------------------------------------------------------
     def _lazy_tensor_dict(self, batch: SampleBatch) -> SampleBatch:
         """The batch with its numeric columns as torch tensors (object columns, like infos, stay)."""
@@ -149,11 +100,6 @@ class TorchPolicy(Policy):
         tensors = SampleBatch(columns, _is_training=True, _num_grad_updates=batch.num_grad_updates)
         tensors.count = batch.count
         return tensors
-
-    def loss(self, model, dist_class, train_batch):
-        if self._loss is None:
-            raise NotImplementedError(f"{type(self).__name__} has no loss_fn: give build_policy_class(loss_fn=...).")
-        return self._loss(self, model, dist_class, train_batch)
 
     def compute_gradients(self, postprocessed_batch):
         """Gradients (numpy, one per parameter of each optimizer) and the stats of one loss evaluation."""
@@ -199,10 +145,7 @@ class TorchPolicy(Policy):
         for optimizer in self._optimizers:
             optimizer.step()  # the gradients are already in .grad: no copy back
         self.num_grad_updates += 1
-        fetches.update(result)
-        fetches.update({"num_grad_updates": self.num_grad_updates,
-                        "diff_num_grad_updates_vs_sampler_policy": 0.0})
-        return fetches
+        return self._learn_on_batch_result(fetches, result)
 
     # -- weights -----------------------------------------------------------------------------------------
     def get_weights(self) -> dict[str, np.ndarray]:
@@ -220,12 +163,6 @@ class TorchPolicy(Policy):
         for optimizer, saved in zip(self._optimizers, state.get("_optimizer_variables") or []):
             optimizer.load_state_dict(saved)
         super().set_state(state)
-
-
-def _as_list(value) -> list:
-    if value is None:
-        return []
-    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 def _tensor(value):

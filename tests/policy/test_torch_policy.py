@@ -71,8 +71,8 @@ def test_with_updates_and_bad_arguments():
     Q = P.with_updates(name="Q", postprocess_fn=None)
     assert Q.__name__ == "Q" and P.__name__ == "P"
     assert "advantages" not in Q(OBS, ACT, {}).postprocess_trajectory(_batch())
-    with pytest.raises(ValueError, match="build_tf_policy"):
-        build_policy_class("P", "tf", loss_fn=pg_loss)
+    with pytest.raises(ValueError, match="'torch' or 'tf2'"):
+        build_policy_class("P", "mxnet", loss_fn=pg_loss)
     with pytest.raises(ValueError, match="not both"):
         build_policy_class("P", "torch", make_model=lambda *a: None, make_model_and_action_dist=lambda *a: None)
 

@@ -43,7 +43,7 @@ class ModelCatalog:
                 raise ValueError(f"custom_action_dist={custom!r} is not registered: call "
                                  "ModelCatalog.register_custom_action_dist(name, cls) first.")
         else:
-            dist = dist_type or default_dist_class(action_space)
+            dist = dist_type or _default_dist(action_space, framework)
         return dist, dist.required_model_output_shape(action_space, config)
 
     @staticmethod
@@ -66,11 +66,26 @@ class ModelCatalog:
             raise ValueError("model use_lstm / use_attention: the Policy API's default model is a plain MLP; for a "
                              "recurrent policy register a custom TorchModelV2 with get_initial_state(), or use "
                              "the RLModule stack (PPOConfig().rl_module(model_config={'use_lstm': True})).")
-        if framework not in ("torch", None):
-            raise ValueError(f"framework={framework!r}: relayrl's Policy models are torch; set framework='torch'.")
-        from relayrl.policy.models.fully_connected import FullyConnectedNetwork
-
+        if is_tf(framework):
+            from relayrl.policy.models.tf_fully_connected import TFFullyConnectedNetwork as FullyConnectedNetwork
+        elif framework in ("torch", None):
+            from relayrl.policy.models.fully_connected import FullyConnectedNetwork
+        else:
+            raise ValueError(f"framework={framework!r}: relayrl's Policy models are 'torch' or 'tf2' (TensorFlow, "
+                             "eager; 'tf' runs as 'tf2').")
         return (default_model or FullyConnectedNetwork)(obs_space, action_space, num_outputs, model_config, name)
 
 
-__all__ = ["MODEL_DEFAULTS", "ModelCatalog"]
+def is_tf(framework) -> bool:
+    return framework in ("tf", "tf2", "tfe")
+
+
+def _default_dist(action_space: gym.Space, framework) -> type:
+    if is_tf(framework):
+        from relayrl.policy.models.tf_action_dist import default_tf_dist_class
+
+        return default_tf_dist_class(action_space)
+    return default_dist_class(action_space)
+
+
+__all__ = ["MODEL_DEFAULTS", "ModelCatalog", "is_tf"]

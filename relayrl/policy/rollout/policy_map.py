@@ -1,4 +1,5 @@
 """Building a runner's policies from {policy_id: PolicySpec} and the algorithm's config."""
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +27,8 @@ def build_policy_map(specs: dict[str, PolicySpec], config, agent_spaces: dict[An
     if seed is not None:  # the same seed gives the same initial weights on every runner and the driver
         torch.manual_seed(int(config.seed))
         np.random.seed(int(seed))
+        if "tensorflow" in sys.modules:  # a TF policy's class is defined, so TF is imported: seed it too
+            sys.modules["tensorflow"].random.set_seed(int(seed))
     policy_map = {}
     for pid, spec in specs.items():
         obs_space, act_space = spec.observation_space, spec.action_space
