@@ -17,10 +17,16 @@ def set_policy_lr(policy, lr) -> None:
     """`lr` into the policy's optimizers and cur_lr, unless an lr_schedule sets them."""
     if getattr(policy, "_lr_schedule", None):
         return
-    policy.cur_lr = lr
+    if hasattr(getattr(policy, "cur_lr", None), "assign"):  # a tf.Variable (TF mixins): traced steps read it
+        policy.cur_lr.assign(lr)
+    else:
+        policy.cur_lr = lr
     for optimizer in getattr(policy, "_optimizers", []):
-        for group in optimizer.param_groups:
-            group["lr"] = lr
+        if hasattr(optimizer, "param_groups"):  # torch
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+        else:  # a Keras optimizer keeps its learning rate in a variable
+            optimizer.learning_rate = lr
 
 
 def _update_policy(policy, values: dict) -> None:
