@@ -1,5 +1,9 @@
 """IMPALA and APPO embedded: options and their errors, result keys, broadcasts, the losses, minibatches of whole
 chunks, Box actions, connectors, checkpoints."""
+import queue
+import threading
+import time
+
 import numpy as np
 import pytest
 import torch
@@ -151,6 +155,31 @@ def test_circular_buffer_serves_each_batch_at_most_k_times():
     assert buffer.num_dropped == 3 and buffer.qsize() == 6  # "a" pushed out by "c"
     taken = [buffer.get() for _ in range(6)]
     assert sorted(taken) == ["b"] * 3 + ["c"] * 3 and buffer.empty()
+
+
+def test_circular_buffer_get_waits_for_a_put_without_polling():
+    buffer = CircularBuffer(num_batches=2, iterations_per_batch=1, seed=0)
+    with pytest.raises(queue.Empty):
+        buffer.get(timeout=0.05)
+    threading.Timer(0.1, buffer.put, args=("a",)).start()
+    start = time.monotonic()
+    assert buffer.get(timeout=5.0) == "a" and time.monotonic() - start >= 0.05  # woken by the put
+
+
+def test_appo_embedded_sends_weights_once_per_step_the_runner_samples_with():
+    # Two updates per batch (circular buffer), broadcast_interval=1: the broadcast after the first update
+    # would be overwritten before the runner samples again, so only the second one is sent.
+    algo = small(APPOConfig, circular_buffer_iterations_per_batch=2).build_algo()
+    try:
+        result = algo.train()
+        updates = result["num_env_steps_trained_lifetime"] // 100
+        assert updates == 6 and result["num_weight_broadcasts"] == 3
+        runner_weights = algo.env_runner.module.state_dict()
+        learner_weights = algo.learner_group.get_module(DEFAULT_MODULE_ID).state_dict()
+        assert all(torch.equal(runner_weights[k], learner_weights[k]) for k in runner_weights)
+        assert algo.env_runner.weights_seq_no == 6
+    finally:
+        algo.stop()
 
 
 def test_mean_std_filter_and_evaluation():
