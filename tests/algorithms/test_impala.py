@@ -40,7 +40,9 @@ def test_rllib_option_names_and_defaults():
     assert (appo.clip_param, appo.use_kl_loss, appo.kl_coeff, appo.kl_target, appo.target_network_update_freq,
             appo.tau, appo.use_circular_buffer, appo.circular_buffer_num_batches,
             appo.circular_buffer_iterations_per_batch, appo.learner_queue_size) == (
-        0.4, False, 1.0, 0.01, 2, 1.0, True, 8, 2, 16)
+        0.4, False, 1.0, 0.01, 1, 1.0, True, 4, 2, 16)  # relayrl's target update period (RLlib's: 2 and 8)
+    rllib_appo = APPOConfig().update_from_dict(RLLIB_APPO_DEFAULTS)
+    assert (rllib_appo.target_network_update_freq, rllib_appo.circular_buffer_num_batches, rllib_appo.lr) == (2, 8, 5e-4)
     rllib = IMPALAConfig().update_from_dict(RLLIB_IMPALA_DEFAULTS)
     assert (rllib.num_env_runners, rllib.num_learners, rllib.vf_loss_coeff, rllib.entropy_coeff, rllib.lr) == (
         2, 1, 0.5, 0.01, 5e-4)
@@ -228,7 +230,7 @@ def test_reset_config_changes_vtrace_and_loss_options_in_place():
         assert learner.config.vtrace_clip_rho_threshold == 2.0 and learner._entropy_coeff == 0.02
         assert learner.curr_kl_coeffs[DEFAULT_MODULE_ID] == 0.5
         assert [g["lr"] for g in learner.get_optimizer().param_groups] == [1e-4]
-        assert not algo.reset_config({"circular_buffer_num_batches": 4})  # needs a rebuild
+        assert not algo.reset_config({"circular_buffer_num_batches": 8})  # needs a rebuild
         algo.train()
     finally:
         algo.stop()
