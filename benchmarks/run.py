@@ -39,7 +39,8 @@ from figures import (
 )
 
 HERE = pathlib.Path(__file__).resolve().parent
-ANCHORS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "anchors"
+# ../shared/anchors beside the checkout; RELAYRL_ANCHORS names another folder (e.g. from a git worktree elsewhere).
+ANCHORS = pathlib.Path(os.environ.get("RELAYRL_ANCHORS") or pathlib.Path(__file__).resolve().parents[2] / "shared" / "anchors")
 PEER_PPO = {  # anchor script (+ args), run --runs times; its RESULT line gives the figures
     "sb3_ppo": ["sb3_ppo_cartpole.py"],
     "rllib_ppo": ["rllib_ppo_cartpole.py", "0"],  # 0 remote EnvRunners (its argument is not a seed)
@@ -95,19 +96,20 @@ def run_relayrl_script(script: str, *args: str, timeout_s: float = 3600) -> dict
     """Run one of benchmarks/*.py in a fresh interpreter; its `RESULT {json}` line, with wall_s from launch to that
     line (as for the peers: printed when the bar is reached, so the shutdown after it is left out)."""
     start = time.perf_counter()
+    # stderr into the same pipe: read as it comes, a chatty stderr cannot fill its pipe and stall the script.
     proc = subprocess.Popen([sys.executable, str(HERE / script), *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+                            stderr=subprocess.STDOUT, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
     killer = threading.Timer(timeout_s, proc.kill)
     killer.start()
-    line, wall_s = None, None
+    lines, line, wall_s = [], None, None
     for out_line in proc.stdout:
         if out_line.startswith("RESULT") and line is None:
             line, wall_s = out_line, time.perf_counter() - start
-    stderr = proc.stderr.read()
+        lines.append(out_line)
     proc.wait()
     killer.cancel()
     if line is None:
-        return {"error": stderr[-300:]}
+        return {"error": "".join(lines)[-300:]}
     result = json.loads(line.split("RESULT ", 1)[1])
     result["wall_s"] = wall_s
     result["process_s"] = time.perf_counter() - start
