@@ -39,13 +39,16 @@ def main(argv=None):
     start = time.perf_counter()
     algo = config.build_algo()
     built = time.perf_counter()
-    result, best = train_to_bar(algo, stop_reward=args.stop_reward, stop_timesteps=BUDGET[args.algo])
+    # Stopped after the RESULT line, as the peers' anchors do: run.py times launch -> RESULT for both.
+    result, best = train_to_bar(algo, stop_reward=args.stop_reward, stop_timesteps=BUDGET[args.algo], stop=False)
     train_s = time.perf_counter() - built
     ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
-    return report({"task": f"{args.algo.lower()}_cartpole", "runners": args.runners, "seed": args.seed,
-                   "solved": bool(ret >= args.stop_reward), "return": round(ret, 1), "best": round(best, 1),
-                   "steps": steps, "train_s": round(train_s, 1), "build_s": round(built - start, 2),
-                   "wall_s": round(time.perf_counter() - T0, 1), "sps": round(steps / train_s)}, args.json)
+    summary = report({"task": f"{args.algo.lower()}_cartpole", "runners": args.runners, "seed": args.seed,
+                      "solved": bool(ret >= args.stop_reward), "return": round(ret, 1), "best": round(best, 1),
+                      "steps": steps, "train_s": round(train_s, 1), "build_s": round(built - start, 2),
+                      "wall_s": round(time.perf_counter() - T0, 1), "sps": round(steps / train_s)}, args.json)
+    algo.stop()
+    return summary
 
 
 if __name__ == "__main__":

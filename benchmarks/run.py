@@ -101,15 +101,27 @@ def median_run(runs: list, seconds) -> dict:
     return ranked[(len(ranked) - 1) // 2]
 
 
-def run_relayrl_script(script: str, *args: str) -> dict:
-    """Run one of benchmarks/*.py in a fresh interpreter; its `RESULT {json}` line, with wall_s from start."""
+def run_relayrl_script(script: str, *args: str, timeout_s: float = 3600) -> dict:
+    """Run one of benchmarks/*.py in a fresh interpreter; its `RESULT {json}` line, with wall_s from launch to that
+    line (as for the peers: printed when the bar is reached, so the shutdown after it is left out)."""
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, str(HERE / script), *args], capture_output=True, text=True, timeout=3600)
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")), None)
+    # stderr into the same pipe: read as it comes, a chatty stderr cannot fill its pipe and stall the script.
+    proc = subprocess.Popen([sys.executable, str(HERE / script), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    killer = threading.Timer(timeout_s, proc.kill)
+    killer.start()
+    lines, line, wall_s = [], None, None
+    for out_line in proc.stdout:
+        if out_line.startswith("RESULT") and line is None:
+            line, wall_s = out_line, time.perf_counter() - start
+        lines.append(out_line)
+    proc.wait()
+    killer.cancel()
     if line is None:
-        return {"error": (proc.stderr or proc.stdout)[-300:]}
+        return {"error": "".join(lines)[-300:]}
     result = json.loads(line.split("RESULT ", 1)[1])
-    result["wall_s"] = time.perf_counter() - start
+    result["wall_s"] = wall_s
+    result["process_s"] = time.perf_counter() - start
     return result
 
 

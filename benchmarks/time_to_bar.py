@@ -7,8 +7,9 @@ from typing import Any, Dict, Optional, Tuple
 
 
 def train_to_bar(algo, *, stop_reward: float, stop_timesteps: int, stop_iters: Optional[int] = None,
-                 print_every: int = 10) -> Tuple[Dict[str, Any], float]:
-    """Train `algo` (stopped afterwards) until the bar or a budget; returns (last result, best mean return)."""
+                 print_every: int = 10, stop: bool = True) -> Tuple[Dict[str, Any], float]:
+    """Train `algo` until the bar or a budget; returns (last result, best mean return). `stop`: stop `algo`
+    afterwards (False: the caller stops it, e.g. after printing its RESULT line, as the peers' anchors do)."""
     start, best = time.perf_counter(), float("-inf")
     try:
         while True:
@@ -22,8 +23,13 @@ def train_to_bar(algo, *, stop_reward: float, stop_timesteps: int, stop_iters: O
             if ret >= stop_reward or steps >= stop_timesteps or \
                     (stop_iters is not None and result["training_iteration"] >= stop_iters):
                 return result, best
+    except BaseException:
+        if not stop:  # the caller will not get to stop it
+            algo.stop()
+        raise
     finally:
-        algo.stop()
+        if stop:
+            algo.stop()
 
 
 def report(summary: Dict[str, Any], json_path: Optional[pathlib.Path]) -> Dict[str, Any]:

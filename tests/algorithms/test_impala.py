@@ -1,5 +1,9 @@
 """IMPALA and APPO embedded: options and their errors, result keys, broadcasts, the losses, minibatches of whole
 chunks, Box actions, connectors, checkpoints."""
+import queue
+import threading
+import time
+
 import numpy as np
 import pytest
 import torch
@@ -36,7 +40,9 @@ def test_rllib_option_names_and_defaults():
     assert (appo.clip_param, appo.use_kl_loss, appo.kl_coeff, appo.kl_target, appo.target_network_update_freq,
             appo.tau, appo.use_circular_buffer, appo.circular_buffer_num_batches,
             appo.circular_buffer_iterations_per_batch, appo.learner_queue_size) == (
-        0.4, False, 1.0, 0.01, 2, 1.0, True, 8, 2, 16)
+        0.4, False, 1.0, 0.01, 1, 1.0, True, 4, 2, 16)  # relayrl's target update period (RLlib's: 2 and 8)
+    rllib_appo = APPOConfig().update_from_dict(RLLIB_APPO_DEFAULTS)
+    assert (rllib_appo.target_network_update_freq, rllib_appo.circular_buffer_num_batches, rllib_appo.lr) == (2, 8, 5e-4)
     rllib = IMPALAConfig().update_from_dict(RLLIB_IMPALA_DEFAULTS)
     assert (rllib.num_env_runners, rllib.num_learners, rllib.vf_loss_coeff, rllib.entropy_coeff, rllib.lr) == (
         2, 1, 0.5, 0.01, 5e-4)
@@ -153,6 +159,31 @@ def test_circular_buffer_serves_each_batch_at_most_k_times():
     assert sorted(taken) == ["b"] * 3 + ["c"] * 3 and buffer.empty()
 
 
+def test_circular_buffer_get_waits_for_a_put_without_polling():
+    buffer = CircularBuffer(num_batches=2, iterations_per_batch=1, seed=0)
+    with pytest.raises(queue.Empty):
+        buffer.get(timeout=0.05)
+    threading.Timer(0.1, buffer.put, args=("a",)).start()
+    start = time.monotonic()
+    assert buffer.get(timeout=5.0) == "a" and time.monotonic() - start >= 0.05  # woken by the put
+
+
+def test_appo_embedded_sends_weights_once_per_step_the_runner_samples_with():
+    # Two updates per batch (circular buffer), broadcast_interval=1: the broadcast after the first update
+    # would be overwritten before the runner samples again, so only the second one is sent.
+    algo = small(APPOConfig, circular_buffer_iterations_per_batch=2).build_algo()
+    try:
+        result = algo.train()
+        updates = result["num_env_steps_trained_lifetime"] // 100
+        assert updates == 6 and result["num_weight_broadcasts"] == 3
+        runner_weights = algo.env_runner.module.state_dict()
+        learner_weights = algo.learner_group.get_module(DEFAULT_MODULE_ID).state_dict()
+        assert all(torch.equal(runner_weights[k], learner_weights[k]) for k in runner_weights)
+        assert algo.env_runner.weights_seq_no == 6
+    finally:
+        algo.stop()
+
+
 def test_mean_std_filter_and_evaluation():
     config = (small().env_runners(env_to_module_connector=make_mean_std_filter)
               .evaluation(evaluation_interval=1, evaluation_duration=2))
@@ -199,7 +230,7 @@ def test_reset_config_changes_vtrace_and_loss_options_in_place():
         assert learner.config.vtrace_clip_rho_threshold == 2.0 and learner._entropy_coeff == 0.02
         assert learner.curr_kl_coeffs[DEFAULT_MODULE_ID] == 0.5
         assert [g["lr"] for g in learner.get_optimizer().param_groups] == [1e-4]
-        assert not algo.reset_config({"circular_buffer_num_batches": 4})  # needs a rebuild
+        assert not algo.reset_config({"circular_buffer_num_batches": 8})  # needs a rebuild
         algo.train()
     finally:
         algo.stop()

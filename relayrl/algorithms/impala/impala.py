@@ -76,13 +76,16 @@ class IMPALA(Algorithm):
                 packer.add(batch, steps)
                 self.metrics.merge_and_log_n_dicts([runner_metrics], key=ENV_RUNNER_RESULTS)
         with self.metrics.log_time(("timers", "learner_update_timer"), window=1):
-            for batch, steps in packer.take():  # one train batch (more if a sample() overshot twice over)
+            batches = packer.take()  # one train batch (more if a sample() overshot twice over)
+            updates_to_come = len(batches) * self._updates_per_batch()
+            for batch, steps in batches:
                 self._count(NUM_ENV_STEPS_SAMPLED_LIFETIME, steps)
                 self._learner_queue.put((batch, steps, self._timesteps()))
                 for _ in range(self._updates_per_batch()):  # the queue is empty again afterwards
                     batch, steps, timesteps = self._learner_queue.get()
                     result = self.learner_group.update(batch=batch, timesteps=timesteps)
-                    self._log_learner_results([(result, steps)])
+                    updates_to_come -= 1
+                    self._log_learner_results([(result, steps)], updates_to_come=updates_to_come)
 
     def _async_step(self) -> None:
         with self.metrics.log_time(("timers", "env_runner_sampling_timer"), window=1):
@@ -99,20 +102,26 @@ class IMPALA(Algorithm):
         return {NUM_ENV_STEPS_SAMPLED_LIFETIME: self._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0),
                 NUM_ENV_STEPS_TRAINED_LIFETIME: self._counters.get(NUM_ENV_STEPS_TRAINED_LIFETIME, 0)}
 
-    def _log_learner_results(self, results: List[tuple]) -> None:
+    def _log_learner_results(self, results: List[tuple], updates_to_come: int = 0) -> None:
         for result, steps in results:
             self.metrics.log_dict(result, key=LEARNER_RESULTS, window=1)
             self._count(NUM_ENV_STEPS_TRAINED_LIFETIME, steps)
         if results:
-            self._after_updates(len(results))
+            self._after_updates(len(results), updates_to_come)
 
-    def _after_updates(self, num_updates: int) -> None:
-        """Count updates; send the weights once `broadcast_interval` of them happened since the last time."""
+    def _after_updates(self, num_updates: int, updates_to_come: int = 0) -> None:
+        """Count updates; send the weights once `broadcast_interval` of them happened since the last time.
+
+        `updates_to_come`: updates the embedded step runs before its runner samples again. A broadcast due
+        now that another due broadcast in those updates would overwrite unseen is skipped (not counted):
+        the runner samples with the same weights, one weights copy fewer (APPO: one per step)."""
         self._num_updates += num_updates
         self._updates_since_broadcast += num_updates
         if self._updates_since_broadcast >= self.config.broadcast_interval:
-            self.sync_weights()
             self._updates_since_broadcast = 0
+            if updates_to_come >= self.config.broadcast_interval:
+                return
+            self.sync_weights()
             self.metrics.log_value(NUM_WEIGHT_BROADCASTS, 1, reduce="sum")
 
     def _count(self, key: str, steps: int) -> None:
