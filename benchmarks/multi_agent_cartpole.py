@@ -8,11 +8,9 @@ RLlib's PPO defaults plus its changes); `default`: relayrl's PPO defaults, nothi
 tuned single-agent CartPole example (README) applied to each policy. Prints one JSON line (RESULT {...}) with
 the env steps, wall seconds from process start and CPU seconds. Peer: /work/shared/anchors/rllib_ma_cartpole.py.
 """
-import argparse
-import pathlib
 import time
 
-from time_to_bar import report, train_to_bar
+from time_to_bar import settings_benchmark
 
 T0 = time.perf_counter()
 
@@ -59,27 +57,8 @@ CONFIGS = {"rllib": rllib_config, "default": default_config, "tuned": tuned_conf
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--settings", choices=tuple(CONFIGS), default="rllib")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--stop-reward", type=float, default=900.0)
-    parser.add_argument("--stop-timesteps", type=int, default=400_000)
-    parser.add_argument("--json", type=pathlib.Path, default=None)
-    args = parser.parse_args(argv)
-
-    start, cpu_start = time.perf_counter(), time.process_time()
-    algo = CONFIGS[args.settings](args.seed).build_algo()
-    built = time.perf_counter()
-    result, _ = train_to_bar(algo, stop_reward=args.stop_reward, stop_timesteps=args.stop_timesteps)
-    ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
-    end, cpu_s = time.perf_counter(), time.process_time() - cpu_start
-    train_s = end - built
-    return report({"task": "multi_agent_cartpole", "settings": args.settings, "seed": args.seed,
-                   "solved": bool(ret >= args.stop_reward), "return": round(ret, 1), "steps": steps,
-                   "train_s": round(train_s, 1), "build_s": round(built - start, 2), "wall_s": round(end - T0, 1),
-                   "env_steps_per_s": round(steps / train_s, 1),
-                   # CPU seconds of this process: on a shared, busy machine wall time says little.
-                   "cpu_s": round(cpu_s, 1)}, args.json)
+    return settings_benchmark("multi_agent_cartpole", CONFIGS, t0=T0, stop_reward=900.0, stop_timesteps=400_000,
+                              argv=argv, doc=__doc__)
 
 
 if __name__ == "__main__":

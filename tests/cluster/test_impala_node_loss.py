@@ -1,25 +1,10 @@
 """Seed 003's pre-emptible machines on one machine: a three-node Ray cluster (ray.cluster_utils.Cluster), a node
 hosting an IMPALA EnvRunner is removed mid-run ("node marked dead"); only that runner's in-flight samples are
 lost, it is recreated on the remaining nodes, and the run reaches its bar anyway."""
-import sys
-
 import pytest
 import ray
-from ray.cluster_utils import Cluster
 
 from relayrl import IMPALAConfig
-
-
-@pytest.fixture
-def three_nodes():
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})  # runners go to the two workers
-    workers = [cluster.add_node(num_cpus=2) for _ in range(2)]
-    cluster.wait_for_nodes()
-    ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
-    yield cluster, workers
-    ray.shutdown()
-    cluster.shutdown()
 
 
 def _node_of(actor) -> str:

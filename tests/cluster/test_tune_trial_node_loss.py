@@ -2,31 +2,17 @@
 (ray.cluster_utils.Cluster), the node hosting an IMPALA trial is removed mid-run ("node marked dead"), and Tune
 restarts the trial on the remaining node from its last checkpoint (FailureConfig), where it finishes."""
 import json
-import sys
 import threading
 import time
 
 import pytest
 import ray
-from ray.cluster_utils import Cluster
 
 from relayrl import IMPALA, IMPALAConfig
 
 tune = pytest.importorskip("ray.tune")
 
 ITERATIONS = 8
-
-
-@pytest.fixture
-def three_nodes():
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})  # the trial goes to a worker node
-    workers = [cluster.add_node(num_cpus=1) for _ in range(2)]
-    cluster.wait_for_nodes()
-    ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
-    yield cluster, workers
-    ray.shutdown()
-    cluster.shutdown()
 
 
 def _record_node(path):
@@ -49,6 +35,7 @@ def _lines(path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("three_nodes", [1], indirect=True)  # one CPU per worker node: room for the one trial
 def test_trial_whose_node_is_removed_resumes_from_its_last_checkpoint_on_another_node(three_nodes, tmp_path):
     cluster, workers = three_nodes
     log = str(tmp_path / "iterations.jsonl")
