@@ -4,9 +4,10 @@ Everything here is the same idea in both frameworks: the template's hooks and th
 `compute_actions` arguments into an input dict, sampling through `action_sampler_fn` /
 `action_distribution_fn` / model + dist class. The subclasses convert tensors and learn.
 """
+import contextlib
 from typing import Any
 
-from relayrl.policy.policy import Policy
+from relayrl.policy.policy import Policy, _numbered
 from relayrl.policy.sample_batch import SampleBatch
 
 LEARNER_STATS_KEY = "learner_stats"
@@ -55,6 +56,57 @@ class ModelPolicy(Policy):
             input_dict[SampleBatch.PREV_REWARDS] = prev_reward_batch
         return self.compute_actions_from_input_dict(input_dict, explore=explore, timestep=timestep,
                                                     episodes=episodes, **kwargs)
+
+    def compute_actions_from_input_dict(self, input_dict, explore=None, timestep=None, episodes=None, **kwargs):
+        explore = self.config.get("explore", True) if explore is None else explore
+        fast = self._numpy_forward()
+        if fast is not None and not self.config.get("_disable_numpy_forward"):
+            actions, extra = fast.compute(input_dict[SampleBatch.OBS], explore)
+            self.global_timestep += len(actions)
+            return actions, [], extra
+        to_numpy = self._to_numpy
+        with self._acting():
+            tensors = {k: self._to_tensor(v) for k, v in input_dict.items() if k != SampleBatch.INFOS}
+            state_batches = [tensors[k] for k in _numbered(tensors, "state_in_")]
+            batch_size = int(tensors[SampleBatch.OBS].shape[0])
+            seq_lens = self._ones_seq_lens(batch_size) if state_batches else None
+            actions, logp, dist_inputs, dist, state_out = self._sample_actions(
+                tensors, state_batches, seq_lens, explore, timestep)
+            extra = {}
+            if dist_inputs is not None:
+                extra[SampleBatch.ACTION_DIST_INPUTS] = dist_inputs
+            if logp is not None:
+                extra[SampleBatch.ACTION_PROB] = self._probability(logp)
+                extra[SampleBatch.ACTION_LOGP] = logp
+            extra.update(self.extra_action_out(tensors, state_batches, self.model, dist))
+        self.global_timestep += batch_size
+        return to_numpy(actions), [to_numpy(s) for s in state_out], {k: to_numpy(v) for k, v in extra.items()}
+
+    def _numpy_forward(self):
+        """The numpy fast path (numpy_forward.py), planned once per policy; None where it does not apply."""
+        if "_fast_forward" not in self.__dict__:
+            self._fast_forward = self._plan_numpy_forward()
+        return self._fast_forward
+
+    # -- the framework's part of acting (TorchPolicy, EagerTFPolicy) -----------------------------------------
+    def _plan_numpy_forward(self):
+        return None
+
+    def _acting(self):
+        """The context the forward pass runs in (torch: no_grad)."""
+        return contextlib.nullcontext()
+
+    def _to_tensor(self, value):
+        raise NotImplementedError
+
+    def _to_numpy(self, value):
+        raise NotImplementedError
+
+    def _ones_seq_lens(self, batch_size: int):
+        raise NotImplementedError
+
+    def _probability(self, logp):
+        raise NotImplementedError
 
     def _sample_actions(self, input_dict, state_batches, seq_lens, explore, timestep):
         """(actions, logp, dist_inputs, dist, state_out) in the framework's tensors."""

@@ -10,7 +10,6 @@ import torch
 
 from relayrl.policy.model_policy import LEARNER_STATS_KEY, ModelPolicy
 from relayrl.policy.model_policy import as_list as _as_list
-from relayrl.policy.policy import _numbered
 from relayrl.policy.sample_batch import SampleBatch
 
 
@@ -56,37 +55,25 @@ class TorchPolicy(ModelPolicy):
     def get_initial_state(self) -> list:
         return [np.asarray(_numpy(s)) for s in self._state_inputs]
 
-    def compute_actions_from_input_dict(self, input_dict, explore=None, timestep=None, episodes=None, **kwargs):
-        explore = self.config.get("explore", True) if explore is None else explore
-        fast = self._numpy_forward()
-        if fast is not None and not self.config.get("_disable_numpy_forward"):
-            actions, extra = fast.compute(input_dict[SampleBatch.OBS], explore)
-            self.global_timestep += len(actions)
-            return actions, [], extra
-        with torch.no_grad():
-            tensors = {k: _tensor(v) for k, v in input_dict.items() if k != SampleBatch.INFOS}
-            state_batches = [tensors[k] for k in _numbered(tensors, "state_in_")]
-            batch_size = len(tensors[SampleBatch.OBS])
-            seq_lens = torch.ones(batch_size, dtype=torch.int32) if state_batches else None
-            actions, logp, dist_inputs, dist, state_out = self._sample_actions(
-                tensors, state_batches, seq_lens, explore, timestep)
-            extra = {}
-            if dist_inputs is not None:
-                extra[SampleBatch.ACTION_DIST_INPUTS] = dist_inputs
-            if logp is not None:
-                extra[SampleBatch.ACTION_PROB] = torch.exp(logp.float())
-                extra[SampleBatch.ACTION_LOGP] = logp
-            extra.update(self.extra_action_out(tensors, state_batches, self.model, dist))
-        self.global_timestep += batch_size
-        return _numpy(actions), [_numpy(s) for s in state_out], {k: _numpy(v) for k, v in extra.items()}
+    def _plan_numpy_forward(self):
+        from relayrl.policy.numpy_forward import NumpyCategoricalMLP
 
-    def _numpy_forward(self):
-        """The numpy fast path (numpy_forward.py), planned once per policy; None where it does not apply."""
-        if "_fast_forward" not in self.__dict__:
-            from relayrl.policy.numpy_forward import NumpyCategoricalMLP
+        return NumpyCategoricalMLP.plan(self)
 
-            self._fast_forward = NumpyCategoricalMLP.plan(self)
-        return self._fast_forward
+    def _acting(self):
+        return torch.no_grad()
+
+    def _to_tensor(self, value):
+        return _tensor(value)
+
+    def _to_numpy(self, value):
+        return _numpy(value)
+
+    def _ones_seq_lens(self, batch_size: int):
+        return torch.ones(batch_size, dtype=torch.int32)
+
+    def _probability(self, logp):
+        return torch.exp(logp.float())
 
     # -- learning ----------------------------------------------------------------------------------------
     def _lazy_tensor_dict(self, batch: SampleBatch) -> SampleBatch:
