@@ -228,3 +228,27 @@ def test_connector_state_synced_to_eval_runners():
         assert checksum(eval_state) == pytest.approx(checksum(train_state))
     finally:
         algo.stop()
+
+
+@pytest.mark.parametrize("explore_in_evaluation", [False, True])
+def test_a_seeded_run_trains_the_same_with_and_without_evaluation(explore_in_evaluation):
+    """Building and running the evaluation runners draws random numbers (module initialisation, exploration),
+    but from the global generators' saved state: the training episodes and weights are those of a run without."""
+    def train(with_evaluation):
+        config = (PPOConfig().environment("CartPole-v1")
+                  .training(train_batch_size=256, minibatch_size=64, num_epochs=2)
+                  .debugging(seed=0, logger_config={"type": "none"}))
+        if with_evaluation:
+            config = config.evaluation(evaluation_interval=1, evaluation_duration=2,
+                                       evaluation_config={"explore": explore_in_evaluation})
+        algo = config.build_algo()
+        try:
+            returns = [algo.train()["env_runners"]["episode_return_mean"] for _ in range(3)]
+            return returns, algo.learner_group.get_module().state_dict()
+        finally:
+            algo.stop()
+
+    returns, weights = train(False)
+    returns_with, weights_with = train(True)
+    assert returns_with == returns
+    assert all(torch.equal(weights[k], weights_with[k]) for k in weights)

@@ -6,6 +6,7 @@ import threading
 import time
 from typing import Any, Dict, Optional
 
+from relayrl.core.rng_isolation import isolated_global_rngs
 from relayrl.env.env_runner_group import EnvRunnerGroup
 from relayrl.metrics import ENV_RUNNER_RESULTS, EVALUATION_RESULTS
 
@@ -35,8 +36,9 @@ class AlgorithmEvaluation:
         eval_config = config.get_evaluation_config_object()
         eval_config.freeze()
         n = config.evaluation_num_env_runners
-        group = EnvRunnerGroup(config=eval_config, local_env_runner=n == 0,
-                               on_env_runners_recreated=self._on_env_runners_recreated)
+        with isolated_global_rngs():  # a run with evaluation trains exactly as one without
+            group = EnvRunnerGroup(config=eval_config, local_env_runner=n == 0,
+                                   on_env_runners_recreated=self._on_env_runners_recreated)
         self._sync_eval_env_runners(group)
         return group
 
@@ -81,7 +83,8 @@ class AlgorithmEvaluation:
         Returns `{"evaluation": {"env_runners": {...episode metrics...}}}` (or, with a
         custom_evaluation_function, `{"evaluation": <its metrics dict>}`).
         """
-        return self._evaluate(train_done=None, sync=True)
+        with isolated_global_rngs():  # the evaluation's draws do not move the training run's
+            return self._evaluate(train_done=None, sync=True)
 
     def _sync_eval_env_runners(self, group: Optional[EnvRunnerGroup]) -> None:
         if group is None:
