@@ -1,6 +1,6 @@
 """DQN and SAC updates per second: relayrl's off-policy update against a plain torch loop of the same work.
 
-    .venv/bin/python benchmarks/offpolicy_updates.py [--algo DQN|SAC|both] [--updates 300] [--repeats 3]
+    .venv/bin/python benchmarks/offpolicy_updates.py [--algo DQN|SAC|both] [--updates 300] [--repeats 3] [--device cpu|cuda]
 
 One update is what DQN's `training_step` does per learner update: a replay sample of
 `train_batch_size_per_learner` n-step transitions, the loss, backward, the gradient check and clipping,
@@ -12,6 +12,8 @@ n-step-ready in flat tensors and drawn uniformly with `torch.randint`, torch's f
 `clip_grad_norm_`, and the same loss math in one backward pass. relayrl's buffer stores episodes and builds
 each n-step transition when it is sampled, keeps per-update statistics and checks the gradients; what the
 figure shows is what that costs. Both run single-threaded and alternate, best of `repeats` windows each.
+With `--device cuda` both update on the GPU (relayrl: `num_gpus_per_learner=1`): replay stays on the CPU and
+each sampled batch goes over through pinned memory, in both loops.
 
 Before/after a change: run it from two checkouts in turn (it runs against relayrl versions without deferred
 metric reduction too). Measured on the shared 2-core machine (load 5-8, so only the ratio within one process
@@ -36,12 +38,14 @@ import torch.nn.functional as F
 NUM_ENV_STEPS_SAMPLED_LIFETIME = "num_env_steps_sampled_lifetime"
 
 
-def _build(algo_name: str, seed: int = 0):
+def _build(algo_name: str, seed: int = 0, device: str = "cpu"):
     from relayrl.algorithms.dqn import DQNConfig
     from relayrl.algorithms.sac import SACConfig
 
     config = (DQNConfig().environment("CartPole-v1") if algo_name == "DQN" else SACConfig().environment("Pendulum-v1"))
     config.training(num_steps_sampled_before_learning_starts=0).debugging(seed=seed, logger_config={"type": "none"})
+    if device == "cuda":
+        config.learners(num_gpus_per_learner=1)
     algo = config.build_algo()
     while len(algo.local_replay_buffer) < 5000:  # a buffer to replay from; no updates yet
         episodes, _ = algo.sample_episodes(max_env_steps=1)
@@ -58,6 +62,13 @@ def _plain_replay(algo):
     return {"obs": torch.from_numpy(data["obs"]), "actions": torch.from_numpy(data["actions"]),
             "rewards": torch.from_numpy(data["rewards"].astype("float32")),
             "new_obs": torch.from_numpy(data["new_obs"]), "discounts": torch.from_numpy(discounts)}
+
+
+def _to(device):
+    """CPU batch -> device, as a hand-written GPU loop moves a replay sample (pinned, non-blocking)."""
+    if device.type == "cpu":
+        return lambda tensor: tensor
+    return lambda tensor: tensor.pin_memory().to(device, non_blocking=True)
 
 
 def _steps_per_update(cfg) -> float:
@@ -77,6 +88,7 @@ def plain_dqn_loop(algo):
     replay = _plain_replay(algo)
     size, batch_size = len(replay["obs"]), cfg.total_train_batch_size
     steps_per_update, clock = _steps_per_update(cfg), [0.0, 0.0]
+    to = _to(next(module.parameters()).device)
 
     def q_values(obs, nets):
         hidden = nets[0](obs)
@@ -87,14 +99,15 @@ def plain_dqn_loop(algo):
 
     def update():
         idx = torch.randint(size, (batch_size,))
-        obs, next_obs = replay["obs"][idx], replay["new_obs"][idx]
+        batch = {key: to(column[idx]) for key, column in replay.items()}
+        obs, next_obs = batch["obs"], batch["new_obs"]
         q_both = q_values(torch.cat([obs, next_obs]), (encoder, af, vf))
         q, q_next = q_both[:batch_size], q_both[batch_size:]
         with torch.no_grad():
             q_target = q_values(next_obs, target)
             best = q_next.argmax(-1, keepdim=True) if cfg.double_q else q_target.argmax(-1, keepdim=True)
-            y = replay["rewards"][idx] + replay["discounts"][idx] * q_target.gather(-1, best).squeeze(-1)
-        q_taken = q.gather(-1, replay["actions"][idx].long().unsqueeze(-1)).squeeze(-1)
+            y = batch["rewards"] + batch["discounts"] * q_target.gather(-1, best).squeeze(-1)
+        q_taken = q.gather(-1, batch["actions"].long().unsqueeze(-1)).squeeze(-1)
         loss = F.huber_loss(q_taken, y) if cfg.td_error_loss_fn == "huber" else 0.5 * (q_taken - y).pow(2).mean()
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -122,7 +135,9 @@ def plain_sac_loop(algo):
     q1 = torch.nn.Sequential(*module.qf_encoder, *module.qf)
     q2 = torch.nn.Sequential(*module.qf_twin_encoder, *module.qf_twin)
     t1, t2 = copy.deepcopy(q1), copy.deepcopy(q2)
-    log_alpha = torch.zeros((), requires_grad=True)
+    device = next(module.parameters()).device
+    to = _to(device)
+    log_alpha = torch.zeros((), requires_grad=True, device=device)
     with torch.no_grad():
         log_alpha.fill_(float(torch.log(torch.tensor(cfg.initial_alpha))))
     target_entropy = resolve_target_entropy(module.action_space, cfg.target_entropy)
@@ -151,13 +166,14 @@ def plain_sac_loop(algo):
 
     def update():
         idx = torch.randint(size, (batch_size,))
-        obs, actions, next_obs = replay["obs"][idx], replay["actions"][idx], replay["new_obs"][idx]
+        batch = {key: to(column[idx]) for key, column in replay.items()}
+        obs, actions, next_obs = batch["obs"], batch["actions"], batch["new_obs"]
         alpha = log_alpha.detach().exp()
         with torch.no_grad():
             next_actions, next_logp = sample_action(next_obs)
             x_next = torch.cat([next_obs, next_actions], -1)
             next_v = torch.min(t1(x_next), t2(x_next)).squeeze(-1) - alpha * next_logp
-            y = replay["rewards"][idx] + replay["discounts"][idx] * next_v
+            y = batch["rewards"] + batch["discounts"] * next_v
         x = torch.cat([obs, actions], -1)
         critic_loss = sum(F.huber_loss(q(x).squeeze(-1), y) if cfg.td_error_loss_fn == "huber"
                           else 0.5 * (q(x).squeeze(-1) - y).pow(2).mean() for q in (q1, q2))
@@ -191,11 +207,12 @@ def relayrl_loop(algo):
     return update
 
 
-def updates_vs_plain_torch(algo_name: str, updates: int = 300, repeats: int = 3) -> dict:
+def updates_vs_plain_torch(algo_name: str, updates: int = 300, repeats: int = 3, device: str = "cpu") -> dict:
     """Updates/s of relayrl's DQN or SAC update (relayrl's defaults: CartPole-v1 / Pendulum-v1) and of the plain
     torch loop, alternating windows of `updates` updates, best window each."""
     torch.set_num_threads(1)
-    algo = _build(algo_name)
+    algo = _build(algo_name, device=device)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     loops = {"relayrl": relayrl_loop(algo),
              "plain_torch": plain_dqn_loop(algo) if algo_name == "DQN" else plain_sac_loop(algo)}
     best = {name: float("inf") for name in loops}
@@ -204,14 +221,16 @@ def updates_vs_plain_torch(algo_name: str, updates: int = 300, repeats: int = 3)
             loop()
     for _ in range(repeats):
         for name, loop in loops.items():
+            sync()
             start = time.perf_counter()
             for _ in range(updates):
                 loop()
             getattr(loop, "end_of_window", lambda: None)()
+            sync()
             best[name] = min(best[name], time.perf_counter() - start)
     cfg = algo.config
     algo.stop()
-    return {"algo": algo_name, "batch_size": cfg.total_train_batch_size, "model": cfg.model_config.get("fcnet_hiddens"),
+    return {"algo": algo_name, "device": device, "batch_size": cfg.total_train_batch_size, "model": cfg.model_config.get("fcnet_hiddens"),
             "relayrl_updates_per_s": updates / best["relayrl"],
             "plain_torch_updates_per_s": updates / best["plain_torch"]}
 
@@ -221,9 +240,10 @@ def main(argv=None):
     parser.add_argument("--algo", choices=("DQN", "SAC", "both"), default="both")
     parser.add_argument("--updates", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     args = parser.parse_args(argv)
     for name in (("DQN", "SAC") if args.algo == "both" else (args.algo,)):
-        result = updates_vs_plain_torch(name, args.updates, args.repeats)
+        result = updates_vs_plain_torch(name, args.updates, args.repeats, args.device)
         result["ratio"] = result["relayrl_updates_per_s"] / result["plain_torch_updates_per_s"]
         print("RESULT " + json.dumps(result))
 
