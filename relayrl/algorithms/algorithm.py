@@ -6,7 +6,7 @@ import datetime
 import logging
 import random
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 import torch
@@ -271,16 +271,21 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
                     episodes.extend(new)
                     steps += sum(len(e) for e in new)
                 runner_metrics = [runner.get_metrics()]
+        self.log_sampled(runner_metrics, steps)
+        return episodes, steps
+
+    def log_sampled(self, runner_metrics: List[Dict[str, Any]], steps: int) -> None:
+        """After a round of sampling: the runners' metrics into the results, the env steps into the counters."""
         self.metrics.merge_and_log_n_dicts(runner_metrics, key=ENV_RUNNER_RESULTS)
         if steps == 0:
             raise RuntimeError("Sampling returned no env steps this iteration; check the env and rollout settings.")
         self._counters[NUM_ENV_STEPS_SAMPLED_LIFETIME] = self._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0) + steps
-        return episodes, steps
 
-    def update_learners(self, episodes, steps: int) -> Dict[str, Any]:
+    def update_learners(self, episodes, steps: int, *, batch=None) -> Dict[str, Any]:
+        """One Learner update on `episodes` (or on a `batch` of train columns, e.g. the runners' own)."""
         timesteps = {NUM_ENV_STEPS_SAMPLED_LIFETIME: self._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)}
         with self.metrics.log_time(("timers", "learner_update_timer"), window=1):
-            results = self.learner_group.update(episodes=episodes, timesteps=timesteps)
+            results = self.learner_group.update(episodes=episodes, batch=batch, timesteps=timesteps)
         self.metrics.log_dict(results, key=LEARNER_RESULTS, window=1)
         self._counters[NUM_ENV_STEPS_TRAINED_LIFETIME] = self._counters.get(NUM_ENV_STEPS_TRAINED_LIFETIME, 0) + steps
         return results

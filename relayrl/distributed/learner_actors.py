@@ -57,6 +57,8 @@ class LearnerActor:
             # Every Learner builds the whole batch (same weights, same connector state), then keeps its shard.
             batch = learner._learner_connector(rl_module=learner.module, batch={}, episodes=episodes, explore=False,
                                                shared_data={}, metrics=learner.metrics)
+        # (Runners' columns likewise: every Learner runs the pipeline's remaining pieces on the whole batch.)
+        batch = learner._finish_runner_columns(batch)
         shard, shard_minibatch_size = shard_batch(learner._as_module_batch(batch), self.rank, self.world_size,
                                                   minibatch_size or learner.config.minibatch_size)
         return learner.update(batch=shard, minibatch_size=shard_minibatch_size, **kwargs)

@@ -201,22 +201,32 @@ class EnvRunnerGroup:
         (estimated in `num_env_steps_lost`), failed runners are replaced once their restart delay
         has passed; with no runner left the error names the cause.
         """
+        answers, steps = self._sample_rounds(max_env_steps, lambda answer: sum(len(e) for e in answer[0]),
+                                             method="sample_and_get_metrics")
+        return [e for episodes, _ in answers for e in episodes], steps, [metrics for _, metrics in answers]
+
+    def sample_train_columns(self, *, max_env_steps: int, func: Callable) -> Tuple[list, int, List[Dict[str, Any]]]:
+        """Like `sample_episodes`, but each runner answers `func(runner)` = (train-batch columns, env steps,
+        metrics) (e.g. PPO's remote_train_columns): returns (one batch per answer, env steps, metrics)."""
+        answers, steps = self._sample_rounds(max_env_steps, lambda answer: answer[1], func=func)
+        return [batch for batch, _, _ in answers], steps, [metrics for _, _, metrics in answers]
+
+    def _sample_rounds(self, max_env_steps: int, steps_of: Callable, **call) -> Tuple[list, int]:
+        """Rounds of one sampling call on every healthy remote runner until `max_env_steps`; the answers in
+        order, and their env steps. Failures are counted as lost steps and handled as `sample_episodes` says."""
         actors = self._actors
-        episodes, steps, metrics = [], 0, []
+        answers, steps = [], 0
         self.probe_unhealthy_env_runners()
         while steps < max_env_steps:
             ids = actors.healthy_indices()
             if not ids:
                 ids = self._wait_for_restarts(steps, max_env_steps)
-            results = actors.call(ids, method="sample_and_get_metrics", timeout=self.config.sample_timeout_s,
-                                  sampling=True)
+            results = actors.call(ids, timeout=self.config.sample_timeout_s, sampling=True, **call)
             round_steps = 0
             for result in results:
                 if result.ok:
-                    new, runner_metrics = result.value
-                    episodes.extend(new)
-                    round_steps += sum(len(e) for e in new)
-                    metrics.append(runner_metrics)
+                    answers.append(result.value)
+                    round_steps += steps_of(result.value)
                 else:
                     lost = self._expected_steps_per_sample(result.worker_index)
                     self.num_env_steps_lost_lifetime += lost
@@ -226,7 +236,7 @@ class EnvRunnerGroup:
                                    "batch_mode and the env")
             steps += round_steps
             self.probe_unhealthy_env_runners()
-        return episodes, steps, metrics
+        return answers, steps
 
     def _expected_steps_per_sample(self, worker_index: int) -> int:
         return self.config.get_rollout_fragment_length(worker_index) * self.config.num_envs_per_env_runner

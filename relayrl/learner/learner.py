@@ -151,6 +151,7 @@ class Learner(Checkpointable):
         if episodes is not None:
             batch = self._learner_connector(rl_module=self.module, batch={}, episodes=episodes, explore=False,
                                             shared_data={}, metrics=self.metrics)
+        batch = self._finish_runner_columns(batch)
         batch = self._as_module_batch(batch)
         # Only the modules this update trains (policies_to_train): the others' rows cost forward passes
         # and would report training stats for modules that were not trained (RLlib drops them too).
@@ -179,6 +180,13 @@ class Learner(Checkpointable):
             for module_id in steps:
                 self.metrics.log_value((module_id, NUM_NONFINITE_GRADIENT_SKIPS_LIFETIME), 0, reduce="sum")
         return self.reduce_results() if reduce_metrics else None
+
+    def _finish_runner_columns(self, batch):
+        """Columns the runners built with this pipeline's first part (PPO's remote sampling) get its remaining
+        pieces here; any other batch is ready as it is."""
+        from relayrl.algorithms.ppo.remote_train_columns import RunnerColumns, finish_on_learner
+
+        return finish_on_learner(self, batch) if isinstance(batch, RunnerColumns) else batch
 
     def reduce_results(self) -> Dict[str, Any]:
         """The metrics of the updates since the last reduce: statistics averaged, step counts summed."""

@@ -14,8 +14,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from relayrl.algorithms.impala.impala_learner import WEIGHTS_SEQ_NO, build_impala_learner_pipeline
+from relayrl.algorithms.train_batch_columns import concatenate_train_batches
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
-from relayrl.core.tree import map_structure
 
 _TRAIN_BATCH_PIPELINES: Dict[int, Any] = {}  # id(EnvRunner) -> its Learner pipeline (inside the actor)
 
@@ -130,23 +130,8 @@ class TrainBatchPacker:
                 batch, steps = self._pending.pop(0)
                 taken.append(batch)
                 total += steps
-            packed.append((_concatenate(taken), total))
+            packed.append((concatenate_train_batches(taken), total))
         return packed
-
-
-def _concatenate(batches: List[dict]) -> dict:
-    """{module_id: {column: rows}} batches as one. A module may be missing from some (multi-agent: a fragment in
-    which none of its agents acted); its rows come from the batches that have it."""
-    if len(batches) == 1:
-        return batches[0]
-    module_ids = list(dict.fromkeys(mid for batch in batches for mid in batch))
-    out = {}
-    for mid in module_ids:
-        parts = [batch[mid] for batch in batches if mid in batch]
-        # map_structure: a recurrent module's state_in column is a dict of arrays ({"h", "c"}).
-        out[mid] = {col: map_structure(lambda *rows: np.concatenate(rows), *[part[col] for part in parts])
-                    for col in parts[0]}
-    return out
 
 
 class LearnerThread:

@@ -1,0 +1,80 @@
+"""PPO with remote EnvRunners: compact train-batch columns cross the object store, not episodes.
+
+Each runner runs the first part of PPO's Learner pipeline on its own sample (each chunk's bootstrap step, then
+observations, actions, rewards, flags and log-probs joined into arrays by BatchIndividualItems), as IMPALA's
+runners do. The driver joins the runners' arrays without touching an episode, and the Learner runs the rest
+of its pipeline (numpy -> tensors, GAE) on the joined batch: GAE's value pass and the advantage
+standardisation see the whole batch, as they do with episodes, so training is the same (tested bit for bit).
+
+Used where that holds: remote runners, one agent, a module without recurrent state (recurrent batches are cut
+into per-episode sequences on the Learner), and the default Learner pipeline (no `learner_connector` pieces of
+the user's, whose position relative to the split is unknown). A user's own training_step that calls
+`sample_episodes` gets episodes as before.
+"""
+from typing import Dict, List, Tuple
+
+from relayrl.algorithms.train_batch_columns import concatenate_train_batches
+from relayrl.connectors.common.batch_individual_items import BatchIndividualItems
+from relayrl.connectors.learner.add_one_ts_to_episodes_and_truncate import AddOneTsToEpisodesAndTruncate
+from relayrl.core.columns import DEFAULT_MODULE_ID
+
+_RUNNER_PIPELINES: Dict[int, object] = {}  # id(EnvRunner) -> the pipeline's first part (inside the actor)
+
+
+class RunnerColumns(dict):
+    """{module_id: {column: rows}} built by the runners with the Learner pipeline's first part: Learner.update
+    runs the pieces after BatchIndividualItems on it (`finish_on_learner`)."""
+
+
+def applies(algo) -> bool:
+    config = algo.config
+    return (algo.env_runner_group.is_remote and not config.is_multi_agent and config.learner_connector is None
+            and config.add_default_connectors_to_learner_pipeline and not _stateful(algo))
+
+
+def _stateful(algo) -> bool:
+    return bool(algo.learner_group.foreach_learner(
+        lambda learner: any(module.is_stateful() for module in learner.module.values()))[0])
+
+
+def sample_columns(runner) -> Tuple[dict, int, dict]:
+    """Runs inside an EnvRunner actor: one sample() -> (train-batch columns, env steps, the runner's metrics)."""
+    episodes = runner.sample()
+    steps = sum(len(e) for e in episodes)
+    pipeline = _RUNNER_PIPELINES.get(id(runner))
+    if pipeline is None:
+        obs_space, act_space = runner.get_spaces()["__env_single__"]
+        pipeline = runner.config.build_learner_connector(obs_space, act_space)
+        pipeline.prepend(AddOneTsToEpisodesAndTruncate())
+        _cut_after_batching(pipeline)
+        _RUNNER_PIPELINES[id(runner)] = pipeline
+    batch = pipeline(rl_module=runner.module, batch={}, episodes=episodes, explore=False, shared_data={})
+    if DEFAULT_MODULE_ID not in batch:  # a single RLModule's columns: key them as the Learner's batches are
+        batch = {DEFAULT_MODULE_ID: batch}
+    return batch, steps, runner.get_metrics()
+
+
+def sample(algo, max_env_steps: int) -> Tuple[RunnerColumns, int, List[dict]]:
+    """At least `max_env_steps` env steps from the remote runners as one batch of columns (runner order)."""
+    batches, steps, metrics = algo.env_runner_group.sample_train_columns(max_env_steps=max_env_steps,
+                                                                           func=sample_columns)
+    return RunnerColumns(concatenate_train_batches(batches) if batches else {}), steps, metrics
+
+
+def finish_on_learner(learner, columns: RunnerColumns) -> dict:
+    """The Learner pipeline's pieces after BatchIndividualItems (PPO's: to tensors, GAE) on the runners'
+    columns; returns the module-keyed train batch."""
+    pieces = learner._learner_connector.connectors
+    after = next(i for i, piece in enumerate(pieces) if isinstance(piece, BatchIndividualItems)) + 1
+    batch = dict(columns)
+    for piece in pieces[after:]:
+        batch = piece(rl_module=learner.module, batch=batch, episodes=[], explore=False, shared_data={},
+                      metrics=learner.metrics)
+    return batch
+
+
+def _cut_after_batching(pipeline) -> None:
+    """Keep the pieces up to BatchIndividualItems (numpy crosses the object store without a copy)."""
+    pieces = pipeline.connectors
+    end = next(i for i, piece in enumerate(pieces) if isinstance(piece, BatchIndividualItems)) + 1
+    del pieces[end:]
