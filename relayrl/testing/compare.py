@@ -41,3 +41,12 @@ def _describe(value) -> str:
     if isinstance(value, np.ndarray):
         return f"{type(value).__name__}({value.dtype}, shape {value.shape})"
     return type(value).__name__
+
+
+def assert_learners_in_sync(learner_group) -> None:
+    """Every Learner of a group (remote ones included) holds the same module weights, bit for bit (DDP keeps
+    replicas identical)."""
+    states = learner_group.foreach_learner(
+        lambda learner: {k: v.detach().cpu().numpy() for k, v in learner.module.state_dict().items()})
+    for i, state in enumerate(states[1:], start=1):
+        assert_same_tree(state, states[0], f"learner[{i}] vs learner[0]")

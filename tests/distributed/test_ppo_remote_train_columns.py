@@ -9,6 +9,7 @@ import torch
 from relayrl import DefaultModelConfig, PPOConfig
 from relayrl.algorithms.ppo import remote_train_columns
 from relayrl.testing import StatelessCartPole
+from relayrl.testing.compare import assert_learners_in_sync
 
 
 def _config(**runners):
@@ -64,10 +65,7 @@ def test_two_remote_learners_each_finish_the_whole_batch_and_stay_equal():
     try:
         algo.train()
         assert algo._samples_remote_train_columns()
-        states = algo.learner_group.foreach_learner(
-            lambda learner: {k: v.cpu().numpy() for k, v in learner.module.state_dict().items()})
-        for key, value in states[0].items():
-            np.testing.assert_array_equal(value, states[1][key], err_msg=key)
+        assert_learners_in_sync(algo.learner_group)
     finally:
         algo.stop()
 

@@ -8,6 +8,7 @@ import torch
 from gpu_configs import NEEDS_CUDA, small_ppo
 
 from relayrl import IMPALAConfig
+from relayrl.testing.compare import assert_learners_in_sync
 
 ray = pytest.importorskip("ray")
 pytestmark = NEEDS_CUDA
@@ -43,11 +44,7 @@ def test_remote_ppo_learners_train_on_the_gpu(ray_with_a_gpu, learners, gpus):
         after = _weights(algo)
         assert any(not np.array_equal(after[k], before[k]) for k in before), "the weights did not change"
         assert np.isfinite(result["learners"]["default_policy"]["total_loss"])
-        if learners == 2:  # DDP keeps the two replicas identical
-            states = algo.learner_group.foreach_learner(
-                lambda learner: {k: v.cpu().numpy() for k, v in learner.module.state_dict().items()})
-            for key, value in states[0].items():
-                np.testing.assert_array_equal(value, states[1][key], err_msg=key)
+        assert_learners_in_sync(algo.learner_group)
     finally:
         algo.stop()
 
