@@ -17,6 +17,7 @@ from relayrl.checkpoints.checkpointable import Checkpointable
 from relayrl.core.columns import ALL_MODULES, DEFAULT_MODULE_ID, Columns
 from relayrl.core.schedules import Scheduler
 from relayrl.core.to_device import numpy_to_device
+from relayrl.learner.runner_columns import RunnerColumns, finish_on_learner
 from relayrl.learner.device import learner_device
 from relayrl.learner.minibatches import (
     batch_size_of,
@@ -184,8 +185,6 @@ class Learner(Checkpointable):
     def _finish_runner_columns(self, batch):
         """Columns the runners built with this pipeline's first part (PPO's remote sampling) get its remaining
         pieces here; any other batch is ready as it is."""
-        from relayrl.algorithms.ppo.remote_train_columns import RunnerColumns, finish_on_learner
-
         return finish_on_learner(self, batch) if isinstance(batch, RunnerColumns) else batch
 
     def reduce_results(self) -> Dict[str, Any]:

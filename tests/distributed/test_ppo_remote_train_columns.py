@@ -8,6 +8,7 @@ import torch
 
 from relayrl import DefaultModelConfig, PPOConfig
 from relayrl.algorithms.ppo import remote_train_columns
+from relayrl.learner.runner_columns import RunnerColumns, finish_on_learner
 from relayrl.testing import StatelessCartPole
 from relayrl.testing.compare import assert_learners_in_sync
 
@@ -31,7 +32,7 @@ def test_the_runners_columns_finish_into_the_batch_the_episodes_give():
         sampled = sum(len(e) for e in copies)
         runner.sample = lambda: copies
         columns, steps, _ = remote_train_columns.sample_columns(runner)
-        got = remote_train_columns.finish_on_learner(learner, remote_train_columns.RunnerColumns(columns))
+        got = finish_on_learner(learner, RunnerColumns(columns))
         assert steps == sampled
         assert sorted(got["default_policy"]) == sorted(expected["default_policy"])
         for column, value in expected["default_policy"].items():

@@ -14,16 +14,11 @@ the user's, whose position relative to the split is unknown). A user's own train
 from typing import Dict, List, Tuple
 
 from relayrl.algorithms.train_batch_columns import concatenate_train_batches
-from relayrl.connectors.common.batch_individual_items import BatchIndividualItems
 from relayrl.connectors.learner.add_one_ts_to_episodes_and_truncate import AddOneTsToEpisodesAndTruncate
 from relayrl.core.columns import DEFAULT_MODULE_ID
+from relayrl.learner.runner_columns import RunnerColumns, cut_after_batching
 
 _RUNNER_PIPELINES: Dict[int, object] = {}  # id(EnvRunner) -> the pipeline's first part (inside the actor)
-
-
-class RunnerColumns(dict):
-    """{module_id: {column: rows}} built by the runners with the Learner pipeline's first part: Learner.update
-    runs the pieces after BatchIndividualItems on it (`finish_on_learner`)."""
 
 
 def applies(algo) -> bool:
@@ -46,7 +41,7 @@ def sample_columns(runner) -> Tuple[dict, int, dict]:
         obs_space, act_space = runner.get_spaces()["__env_single__"]
         pipeline = runner.config.build_learner_connector(obs_space, act_space)
         pipeline.prepend(AddOneTsToEpisodesAndTruncate())
-        _cut_after_batching(pipeline)
+        cut_after_batching(pipeline)
         _RUNNER_PIPELINES[id(runner)] = pipeline
     batch = pipeline(rl_module=runner.module, batch={}, episodes=episodes, explore=False, shared_data={})
     if DEFAULT_MODULE_ID not in batch:  # a single RLModule's columns: key them as the Learner's batches are
@@ -59,22 +54,3 @@ def sample(algo, max_env_steps: int) -> Tuple[RunnerColumns, int, List[dict]]:
     batches, steps, metrics = algo.env_runner_group.sample_train_columns(max_env_steps=max_env_steps,
                                                                            func=sample_columns)
     return RunnerColumns(concatenate_train_batches(batches) if batches else {}), steps, metrics
-
-
-def finish_on_learner(learner, columns: RunnerColumns) -> dict:
-    """The Learner pipeline's pieces after BatchIndividualItems (PPO's: to tensors, GAE) on the runners'
-    columns; returns the module-keyed train batch."""
-    pieces = learner._learner_connector.connectors
-    after = next(i for i, piece in enumerate(pieces) if isinstance(piece, BatchIndividualItems)) + 1
-    batch = dict(columns)
-    for piece in pieces[after:]:
-        batch = piece(rl_module=learner.module, batch=batch, episodes=[], explore=False, shared_data={},
-                      metrics=learner.metrics)
-    return batch
-
-
-def _cut_after_batching(pipeline) -> None:
-    """Keep the pieces up to BatchIndividualItems (numpy crosses the object store without a copy)."""
-    pieces = pipeline.connectors
-    end = next(i for i, piece in enumerate(pieces) if isinstance(piece, BatchIndividualItems)) + 1
-    del pieces[end:]
