@@ -40,21 +40,14 @@ class MyAlgo(Algorithm):
 
 
 def main(argv=None):
-    from relayrl.testing.example_script import add_rllib_example_script_args
+    from relayrl.testing.example_script import add_rllib_example_script_args, train_until_stop_flags
 
     parser = add_rllib_example_script_args(default_reward=150.0, default_iters=1000, default_timesteps=100_000)
     parser.add_argument("--no-postprocess", action="store_true", help="the seed's first attempt: raw rewards")
     args = parser.parse_args(argv)
     algo = MyAlgo(config={"env": "CartPole-v1", "lr": 0.0004, "train_batch_size": 200, "seed": args.seed or 0,
                           "policy_config": {"raw_rewards": args.no_postprocess}, "logger_config": {"type": "none"}})
-    while True:
-        result = algo.train()
-        ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
-        print(f"iter {result['training_iteration']:4d}  steps {steps:7d}  return {ret:6.1f}")
-        if ret >= args.stop_reward or steps >= args.stop_timesteps or result["training_iteration"] >= args.stop_iters:
-            break
-    algo.stop()
-    return ret, steps
+    return train_until_stop_flags(algo, args)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import argparse
 import math
 import os
 import tempfile
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 _RETURN = "env_runners/episode_return_mean"
 
@@ -199,6 +199,21 @@ def _progress_line(result: Mapping[str, Any]) -> str:
         line += (f" eval_return={evaluation.get('episode_return_mean', float('nan')):.2f}"
                  f" eval_episodes={evaluation.get('num_episodes', 0)}")
     return line
+
+
+def train_until_stop_flags(algo, args) -> Tuple[float, int]:
+    """Train a built algorithm (e.g. one made from an old-style config dict) until `--stop-reward`,
+    `--stop-timesteps` or `--stop-iters`, one line per iteration; stops it and returns (the last mean return,
+    the env steps sampled)."""
+    try:
+        while True:
+            result = algo.train()
+            ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
+            print(f"iter {result['training_iteration']:4d}  steps {steps:7d}  return {ret:6.1f}")
+            if ret >= args.stop_reward or steps >= args.stop_timesteps or result["training_iteration"] >= args.stop_iters:
+                return ret, steps
+    finally:
+        algo.stop()
 
 
 def check_learning_achieved(tune_results, min_value: float, evaluation: Optional[bool] = None,
