@@ -157,3 +157,20 @@ def test_bad_priorities_and_arguments():
         buffer.sample(2, beta=-0.5)
     with pytest.raises(TypeError, match="Did you mean `alpha`"):
         PrioritizedEpisodeReplayBuffer(10, alpah=0.5)
+
+
+def test_prefix_sum_search_finds_the_same_leaves_with_torch_or_numpy_cumsum(monkeypatch):
+    from relayrl.replay import segment_tree
+
+    rng = np.random.default_rng(7)
+    tree = SumTree(5000)
+    tree.set(np.arange(4000), rng.uniform(0.0, 1.0, 4000) ** 3 * 10.0 ** rng.integers(-6, 6, 4000))
+    prefix = np.cumsum(tree.leaves())
+    # random targets and the exact leaf boundaries (where a different rounding would pick another leaf)
+    targets = np.concatenate([rng.random(3000) * tree.root, prefix[rng.integers(0, 3999, 1000)]])
+    targets = np.minimum(targets, np.nextafter(tree.root, 0.0))
+    found = {}
+    for name, min_rows in (("numpy", 10 ** 9), ("torch", 1)):
+        monkeypatch.setattr(segment_tree, "TORCH_CUMSUM_MIN_ROWS", min_rows)
+        found[name] = tree.find_prefix_sum(targets)
+    np.testing.assert_array_equal(found["torch"], found["numpy"])
