@@ -84,8 +84,8 @@ class SumTree(SegmentTree):
         torch_cumsum = len(targets) >= TORCH_CUMSUM_MIN_ROWS
         rows = np.arange(len(targets))
         nodes = np.zeros(len(targets), np.int64)
-        for children in self.children:
-            values = children[nodes]
+        for children in self.children[self._empty_top_levels():]:
+            values = np.take(children, nodes, axis=0)  # cheaper than children[nodes]
             running = torch.cumsum(torch.from_numpy(values), 1).numpy() if torch_cumsum else np.cumsum(values, 1)
             # first child whose running sum exceeds u; none (u >= total by rounding) gives child 0,
             # the left end of a subtree with a positive sum, which holds a non-zero leaf
@@ -93,6 +93,17 @@ class SumTree(SegmentTree):
             targets -= (running - values)[rows, child]
             nodes = (nodes << _SHIFT) + child
         return nodes
+
+
+    def _empty_top_levels(self) -> int:
+        """How many top levels have only their first child non-zero (leaves stored in a prefix of the tree):
+        the search takes child 0 there and subtracts nothing (u - 0.0 == u), so it may start below them."""
+        skip = 0
+        for children in self.children[:-1]:
+            if children[0, 1:].any():  # node 0's other children: the only possible non-zero ones at this level
+                break
+            skip += 1
+        return skip
 
 
 class MinTree(SegmentTree):

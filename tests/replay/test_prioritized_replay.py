@@ -174,3 +174,20 @@ def test_prefix_sum_search_finds_the_same_leaves_with_torch_or_numpy_cumsum(monk
         monkeypatch.setattr(segment_tree, "TORCH_CUMSUM_MIN_ROWS", min_rows)
         found[name] = tree.find_prefix_sum(targets)
     np.testing.assert_array_equal(found["torch"], found["numpy"])
+
+
+@pytest.mark.parametrize("num_stored", [1, 16, 17, 256, 300, 5000])
+def test_prefix_search_skips_the_empty_top_levels_of_a_partly_filled_tree(num_stored, monkeypatch):
+    rng = np.random.default_rng(num_stored)
+    tree = SumTree(100_000)  # 5 levels; a few thousand stored leaves fill only the first subtrees
+    leaves = rng.random(num_stored) + 0.01
+    tree.set(np.arange(num_stored), leaves)
+    expected_skip = sum(1 for level in range(1, tree.depth) if num_stored <= 16 ** (tree.depth - level))
+    assert tree._empty_top_levels() == expected_skip
+    uniform = rng.random(300) * tree.root
+    np.testing.assert_array_equal(tree.find_prefix_sum(uniform), np.searchsorted(np.cumsum(leaves), uniform, "right"))
+    # the same leaves as the full descent, also at the leaf boundaries and at the rounding edge u >= total
+    targets = np.concatenate([uniform, np.cumsum(leaves)[:-1], [tree.root, np.nextafter(tree.root, 0.0)]])
+    found = tree.find_prefix_sum(targets)
+    monkeypatch.setattr(SumTree, "_empty_top_levels", lambda self: 0)
+    np.testing.assert_array_equal(tree.find_prefix_sum(targets), found)
