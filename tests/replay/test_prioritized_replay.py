@@ -191,3 +191,28 @@ def test_prefix_search_skips_the_empty_top_levels_of_a_partly_filled_tree(num_st
     found = tree.find_prefix_sum(targets)
     monkeypatch.setattr(SumTree, "_empty_top_levels", lambda self: 0)
     np.testing.assert_array_equal(tree.find_prefix_sum(targets), found)
+
+
+def _set_by_gathers(tree, leaf_indices, values):
+    """The plain batch update (every level by gathers) that SegmentTree.set's slice shortcut must equal."""
+    nodes = np.asarray(leaf_indices, np.int64)
+    tree.levels[-1][nodes] = values
+    for level in range(tree.depth - 1, -1, -1):
+        nodes = nodes >> 4
+        tree.levels[level][nodes] = tree.op.reduce(tree.children[level][nodes], axis=1)
+
+
+@pytest.mark.parametrize("tree_cls", [SumTree, MinTree])
+@pytest.mark.parametrize("num_stored,batch", [(40, 8), (5000, 64), (5000, 256), (70_000, 256), (100_000, 1)])
+def test_batch_set_gives_bit_identical_inner_nodes_to_level_by_level_gathers(tree_cls, num_stored, batch):
+    rng = np.random.default_rng(num_stored + batch)
+    fast, reference = tree_cls(100_000), tree_cls(100_000)
+    for _ in range(20):
+        slots = rng.integers(0, num_stored, batch)
+        values = rng.random(batch) * 10.0 ** rng.integers(-4, 4, batch)
+        fast.set(slots, values)
+        _set_by_gathers(reference, slots, values)
+    for got, want in zip(fast.levels, reference.levels):
+        np.testing.assert_array_equal(got, want)
+    fast.set(np.array([], np.int64), np.array([]))  # an empty update changes nothing
+    np.testing.assert_array_equal(fast.levels[0], reference.levels[0])
