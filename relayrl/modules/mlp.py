@@ -79,11 +79,13 @@ _DIRECT = {nn.Tanh: torch.tanh, nn.ReLU: torch.relu, nn.SiLU: F.silu, nn.ELU: F.
 _IN_PLACE = {nn.Tanh: torch.tanh_, nn.ReLU: torch.relu_}
 
 
-def run_layers(x, *sequentials: nn.Sequential):
+def run_layers(x, *sequentials: nn.Sequential, frozen: bool = False):
     """`x` through the layers of the given Sequentials, calling the torch functions directly.
 
     Same result as calling the modules, minus nn.Module's per-call dispatch, which dominates the
     cost of a small MLP on the few rows of an env step. Unknown layer types are called normally.
+    `frozen=True` uses the Linears' weights detached (gradients reach `x` only, e.g. SAC's actor loss
+    through the critics) and refuses other layers with weights, which it could not detach.
     """
     for sequential in sequentials:
         # A plain Sequential's layers and a Linear's registered parameters are read from their dicts:
@@ -95,9 +97,12 @@ def run_layers(x, *sequentials: nn.Sequential):
             if kind is _Linear:
                 params = layer._parameters
                 if "weight" in params and "bias" in params:
-                    x = _linear(x, params["weight"], params["bias"])
+                    weight, bias = params["weight"], params["bias"]
                 else:  # weight or bias held elsewhere (e.g. computed by a hook)
-                    x = _linear(x, layer.weight, layer.bias)
+                    weight, bias = layer.weight, layer.bias
+                if frozen:
+                    weight, bias = weight.detach(), None if bias is None else bias.detach()
+                x = _linear(x, weight, bias)
                 fresh = True
                 continue
             if fresh and kind in _IN_PLACE:
@@ -105,6 +110,8 @@ def run_layers(x, *sequentials: nn.Sequential):
             elif kind in _DIRECT:
                 x = _DIRECT[kind](x)
             else:
+                if frozen and any(True for _ in layer.parameters()):  # refuse, rather than train it
+                    raise TypeError(f"run_layers(frozen=True) cannot detach the weights of {kind.__name__}.")
                 x = layer(x)
             fresh = False
     return x

@@ -28,3 +28,15 @@ def test_an_activation_first_leaves_the_input_alone():
     x = torch.tensor([[-1.0, 2.0]])
     out = run_layers(x, nn.Sequential(nn.ReLU()))
     assert torch.equal(x, torch.tensor([[-1.0, 2.0]])) and torch.equal(out, torch.tensor([[0.0, 2.0]]))
+
+
+def test_frozen_run_sends_gradients_to_the_input_only():
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 1))
+    x = torch.randn(4, 3, requires_grad=True)
+    out = run_layers(x, net, frozen=True)
+    torch.testing.assert_close(out, net(x))
+    out.sum().backward()
+    assert all(p.grad is None for p in net.parameters()) and x.grad is not None and x.grad.abs().sum() > 0
+    with pytest.raises(TypeError, match="cannot detach the weights of LayerNorm"):
+        run_layers(x, nn.Sequential(nn.Linear(3, 3), nn.LayerNorm(3)), frozen=True)
