@@ -1,6 +1,7 @@
 """DQN and SAC updates per second: relayrl's off-policy update against a plain torch loop of the same work.
 
-    .venv/bin/python benchmarks/offpolicy_updates.py [--algo DQN|SAC|both] [--updates 300] [--repeats 3] [--device cpu|cuda]
+    .venv/bin/python benchmarks/offpolicy_updates.py [--algo DQN|SAC|both] [--updates 300] [--repeats 3]
+                                                     [--clock wall|cpu] [--device cpu|cuda]
 
 One update is what DQN's `training_step` does per learner update: a replay sample of
 `train_batch_size_per_learner` n-step transitions, the loss, backward, the gradient check and clipping,
@@ -26,6 +27,11 @@ means anything), relayrl's defaults of the time (DQN [256] tanh + 256 heads, bat
 With the DQN/SAC defaults of 450d8d5 (DQN batch 64, same networks, prioritized), `--updates 200 --repeats 5`,
 same machine under load 8-12: DQN 0.94 of plain torch (48.9 vs 52.2 updates/s), SAC 1.05 (14.2 vs 13.6).
 The plain loop draws uniformly; relayrl's prioritized sample and priority update are most of DQN's gap.
+
+After the CPU pass for double Q's Q(new_obs) (relayrl/algorithms/dqn/next_q_pass.py) and cheaper
+prioritized replay (2026-11-27, same machine, load 2-3.3, main and this branch run in turn): DQN
+0.85-0.89 -> 0.95-1.02 of plain torch, SAC 0.72-0.96 -> 0.95-0.99 (docs/learners.md#speed has every round).
+`--clock cpu` times windows by process CPU time: steadier than wall time on a shared machine.
 """
 import argparse
 import copy
@@ -207,7 +213,8 @@ def relayrl_loop(algo):
     return update
 
 
-def updates_vs_plain_torch(algo_name: str, updates: int = 300, repeats: int = 3, device: str = "cpu") -> dict:
+def updates_vs_plain_torch(algo_name: str, updates: int = 300, repeats: int = 3, clock=time.perf_counter,
+                           device: str = "cpu") -> dict:
     """Updates/s of relayrl's DQN or SAC update (relayrl's defaults: CartPole-v1 / Pendulum-v1) and of the plain
     torch loop, alternating windows of `updates` updates, best window each."""
     torch.set_num_threads(1)
@@ -222,12 +229,12 @@ def updates_vs_plain_torch(algo_name: str, updates: int = 300, repeats: int = 3,
     for _ in range(repeats):
         for name, loop in loops.items():
             sync()
-            start = time.perf_counter()
+            start = clock()
             for _ in range(updates):
                 loop()
             getattr(loop, "end_of_window", lambda: None)()
             sync()
-            best[name] = min(best[name], time.perf_counter() - start)
+            best[name] = min(best[name], clock() - start)
     cfg = algo.config
     algo.stop()
     return {"algo": algo_name, "device": device, "batch_size": cfg.total_train_batch_size, "model": cfg.model_config.get("fcnet_hiddens"),
@@ -240,10 +247,12 @@ def main(argv=None):
     parser.add_argument("--algo", choices=("DQN", "SAC", "both"), default="both")
     parser.add_argument("--updates", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     args = parser.parse_args(argv)
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     for name in (("DQN", "SAC") if args.algo == "both" else (args.algo,)):
-        result = updates_vs_plain_torch(name, args.updates, args.repeats, args.device)
+        result = updates_vs_plain_torch(name, args.updates, args.repeats, clock, args.device)
         result["ratio"] = result["relayrl_updates_per_s"] / result["plain_torch_updates_per_s"]
         print("RESULT " + json.dumps(result))
 

@@ -10,7 +10,8 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 
 from relayrl.replay.episode_replay_buffer import EpisodeReplayBuffer
-from relayrl.replay.segment_tree import MinTree, SumTree
+from relayrl.replay.lazy_leaf_min import LazyLeafMin
+from relayrl.replay.segment_tree import SumTree
 
 # Added to |td error| so that no transition gets probability 0.
 PRIORITY_EPSILON = 1e-6
@@ -39,7 +40,7 @@ class PrioritizedEpisodeReplayBuffer(EpisodeReplayBuffer):
         self.alpha = _check_float("alpha", alpha, 0.0)
         self.beta = _check_float("beta", beta, 0.0)
         self._sum_tree = SumTree(self.capacity)
-        self._min_tree = MinTree(self.capacity)
+        self._min_priority = LazyLeafMin(self._sum_tree.leaves())  # the weights' normaliser (lazy_leaf_min.py)
         self._max_priority = 1.0
 
     def _on_written(self, slots: np.ndarray) -> None:
@@ -48,9 +49,10 @@ class PrioritizedEpisodeReplayBuffer(EpisodeReplayBuffer):
         first, count = int(slots[0]), len(slots)
         runs = [(first, first + count)] if first + count <= self.capacity else \
             [(first, self.capacity), (0, first + count - self.capacity)]
-        for tree in (self._sum_tree, self._min_tree):
-            for start, stop in runs:
-                tree.set_range(start, stop, value)
+        for start, stop in runs:
+            self._min_priority.before_write(slice(start, stop))
+            self._sum_tree.set_range(start, stop, value)
+            self._min_priority.after_write(slice(start, stop))
 
     def _draw_slots(self, size: int, beta: Optional[float]) -> Tuple[np.ndarray, np.ndarray]:
         beta = self.beta if beta is None else _check_float("beta", beta, 0.0)
@@ -62,7 +64,7 @@ class PrioritizedEpisodeReplayBuffer(EpisodeReplayBuffer):
             return slots, np.ones(size, np.float32)
         priorities = self._sum_tree.levels[-1][slots]
         # (N P(i))^-beta / (N P_min)^-beta == (p_i / p_min)^-beta
-        weights = (priorities / self._min_tree.root) ** -beta
+        weights = (priorities / self._min_priority.value(self._storage.num_stored)) ** -beta
         return slots, weights.astype(np.float32)
 
     def update_priorities(self, priorities, indices) -> None:
@@ -81,8 +83,9 @@ class PrioritizedEpisodeReplayBuffer(EpisodeReplayBuffer):
         if len(slots) == 0:
             return
         values = priorities ** self.alpha
+        self._min_priority.before_write(slots)
         self._sum_tree.set(slots, values)
-        self._min_tree.set(slots, values)
+        self._min_priority.after_write(slots)
         self._max_priority = max(self._max_priority, float(priorities.max()))
 
     def get_priorities(self, indices) -> np.ndarray:
@@ -119,4 +122,4 @@ class PrioritizedEpisodeReplayBuffer(EpisodeReplayBuffer):
         self._max_priority = float(state["max_priority"])
         values = np.asarray(state["priorities_alpha"], np.float64)
         self._sum_tree.load_leaves(values)
-        self._min_tree.load_leaves(values)
+        self._min_priority.forget()

@@ -6,9 +6,15 @@ leaves, 6 for 1M), never over items; numpy's per-call cost dominates for small b
 levels beat a binary tree's cheaper but more numerous steps.
 """
 import numpy as np
+import torch
 
 ARITY = 16
 _SHIFT = 4  # log2(ARITY)
+# From this many targets on, the prefix-sum search takes torch's CPU cumsum: it adds each row left to right as
+# numpy's does (the same float64 sums, tests/replay/test_prioritized_replay.py) and costs a quarter of numpy's
+# for (256, 16) arrays, where numpy's is most of a level's time; below, the tensor wrapping costs more
+# (find_prefix_sum, 1M leaves, 1 thread: 256 targets 195 -> 147 us, 192: 160 -> 130, 64: 89 -> 95).
+TORCH_CUMSUM_MIN_ROWS = 128
 
 
 class SegmentTree:
@@ -36,13 +42,22 @@ class SegmentTree:
         """Set leaves (the last value wins for repeated indices) and refresh their ancestors.
 
         Repeated parents are recomputed more than once with the same result, which costs less than
-        de-duplicating them level by level.
+        de-duplicating them level by level. Near the root the parents crowd into a short run: once the run
+        from the lowest to the highest is no longer than the batch, the whole run is recomputed from a slice
+        (no gather; unchanged nodes get their same value back), which for 256 leaves in a partly filled
+        tree costs a fraction of the gathers (SAC's priority update, 1M leaves, 5000 stored: ~72 -> ~30 us).
         """
         nodes = np.asarray(leaf_indices, np.int64)
         self.levels[-1][nodes] = values
+        if len(nodes) == 0:
+            return
+        low, high = int(nodes.min()), int(nodes.max())  # each level's parents lie in [low, high] shifted
         for level in range(self.depth - 1, -1, -1):
-            nodes = nodes >> _SHIFT
-            self.levels[level][nodes] = self.op.reduce(self.children[level][nodes], axis=1)
+            nodes, low, high = nodes >> _SHIFT, low >> _SHIFT, high >> _SHIFT
+            if high - low < len(nodes):  # from here up the run only shortens
+                self.levels[level][low:high + 1] = self.op.reduce(self.children[level][low:high + 1], axis=1)
+            else:
+                self.levels[level][nodes] = self.op.reduce(self.children[level][nodes], axis=1)
 
     def set_range(self, start: int, stop: int, values) -> None:
         """Set leaves start..stop-1; ancestors of a contiguous run are contiguous runs (slices, no gathers)."""
@@ -75,17 +90,29 @@ class SumTree(SegmentTree):
         never chosen while the non-zero leaves form a prefix (as stored transitions do).
         """
         targets = np.array(targets, np.float64)
+        torch_cumsum = len(targets) >= TORCH_CUMSUM_MIN_ROWS
         rows = np.arange(len(targets))
         nodes = np.zeros(len(targets), np.int64)
-        for children in self.children:
-            values = children[nodes]
-            running = np.cumsum(values, axis=1)
+        for children in self.children[self._empty_top_levels():]:
+            values = np.take(children, nodes, axis=0)  # cheaper than children[nodes]
+            running = torch.cumsum(torch.from_numpy(values), 1).numpy() if torch_cumsum else np.cumsum(values, 1)
             # first child whose running sum exceeds u; none (u >= total by rounding) gives child 0,
             # the left end of a subtree with a positive sum, which holds a non-zero leaf
             child = (running > targets[:, None]).argmax(1)
             targets -= (running - values)[rows, child]
             nodes = (nodes << _SHIFT) + child
         return nodes
+
+
+    def _empty_top_levels(self) -> int:
+        """How many top levels have only their first child non-zero (leaves stored in a prefix of the tree):
+        the search takes child 0 there and subtracts nothing (u - 0.0 == u), so it may start below them."""
+        skip = 0
+        for children in self.children[:-1]:
+            if children[0, 1:].any():  # node 0's other children: the only possible non-zero ones at this level
+                break
+            skip += 1
+        return skip
 
 
 class MinTree(SegmentTree):

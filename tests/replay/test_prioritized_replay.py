@@ -157,3 +157,62 @@ def test_bad_priorities_and_arguments():
         buffer.sample(2, beta=-0.5)
     with pytest.raises(TypeError, match="Did you mean `alpha`"):
         PrioritizedEpisodeReplayBuffer(10, alpah=0.5)
+
+
+def test_prefix_sum_search_finds_the_same_leaves_with_torch_or_numpy_cumsum(monkeypatch):
+    from relayrl.replay import segment_tree
+
+    rng = np.random.default_rng(7)
+    tree = SumTree(5000)
+    tree.set(np.arange(4000), rng.uniform(0.0, 1.0, 4000) ** 3 * 10.0 ** rng.integers(-6, 6, 4000))
+    prefix = np.cumsum(tree.leaves())
+    # random targets and the exact leaf boundaries (where a different rounding would pick another leaf)
+    targets = np.concatenate([rng.random(3000) * tree.root, prefix[rng.integers(0, 3999, 1000)]])
+    targets = np.minimum(targets, np.nextafter(tree.root, 0.0))
+    found = {}
+    for name, min_rows in (("numpy", 10 ** 9), ("torch", 1)):
+        monkeypatch.setattr(segment_tree, "TORCH_CUMSUM_MIN_ROWS", min_rows)
+        found[name] = tree.find_prefix_sum(targets)
+    np.testing.assert_array_equal(found["torch"], found["numpy"])
+
+
+@pytest.mark.parametrize("num_stored", [1, 16, 17, 256, 300, 5000])
+def test_prefix_search_skips_the_empty_top_levels_of_a_partly_filled_tree(num_stored, monkeypatch):
+    rng = np.random.default_rng(num_stored)
+    tree = SumTree(100_000)  # 5 levels; a few thousand stored leaves fill only the first subtrees
+    leaves = rng.random(num_stored) + 0.01
+    tree.set(np.arange(num_stored), leaves)
+    expected_skip = sum(1 for level in range(1, tree.depth) if num_stored <= 16 ** (tree.depth - level))
+    assert tree._empty_top_levels() == expected_skip
+    uniform = rng.random(300) * tree.root
+    np.testing.assert_array_equal(tree.find_prefix_sum(uniform), np.searchsorted(np.cumsum(leaves), uniform, "right"))
+    # the same leaves as the full descent, also at the leaf boundaries and at the rounding edge u >= total
+    targets = np.concatenate([uniform, np.cumsum(leaves)[:-1], [tree.root, np.nextafter(tree.root, 0.0)]])
+    found = tree.find_prefix_sum(targets)
+    monkeypatch.setattr(SumTree, "_empty_top_levels", lambda self: 0)
+    np.testing.assert_array_equal(tree.find_prefix_sum(targets), found)
+
+
+def _set_by_gathers(tree, leaf_indices, values):
+    """The plain batch update (every level by gathers) that SegmentTree.set's slice shortcut must equal."""
+    nodes = np.asarray(leaf_indices, np.int64)
+    tree.levels[-1][nodes] = values
+    for level in range(tree.depth - 1, -1, -1):
+        nodes = nodes >> 4
+        tree.levels[level][nodes] = tree.op.reduce(tree.children[level][nodes], axis=1)
+
+
+@pytest.mark.parametrize("tree_cls", [SumTree, MinTree])
+@pytest.mark.parametrize("num_stored,batch", [(40, 8), (5000, 64), (5000, 256), (70_000, 256), (100_000, 1)])
+def test_batch_set_gives_bit_identical_inner_nodes_to_level_by_level_gathers(tree_cls, num_stored, batch):
+    rng = np.random.default_rng(num_stored + batch)
+    fast, reference = tree_cls(100_000), tree_cls(100_000)
+    for _ in range(20):
+        slots = rng.integers(0, num_stored, batch)
+        values = rng.random(batch) * 10.0 ** rng.integers(-4, 4, batch)
+        fast.set(slots, values)
+        _set_by_gathers(reference, slots, values)
+    for got, want in zip(fast.levels, reference.levels):
+        np.testing.assert_array_equal(got, want)
+    fast.set(np.array([], np.int64), np.array([]))  # an empty update changes nothing
+    np.testing.assert_array_equal(fast.levels[0], reference.levels[0])

@@ -5,7 +5,8 @@ Outputs:
   categorical inference distribution's deterministic action is argmax Q; exploration (epsilon-greedy)
   works on these Q-values in the EnvRunner's module-to-env pipeline.
 - forward_train: `qf_preds` = Q(obs); with double Q and `new_obs` in the batch also
-  `qf_next_preds` = Q(new_obs) from the online net (one forward pass over both).
+  `qf_next_preds` = Q(new_obs) from the online net, without a gradient (next_q_pass.py: a separate no-grad
+  pass on the CPU, one pass over both on a GPU).
 - forward_target: `qf_preds` = Q_target(obs) (TargetNetworkAPI).
 
 With `use_lstm=True` (recurrent_q_network.py) every column is (B, T, ...), every forward pass takes `state_in`
@@ -16,6 +17,7 @@ from typing import Any, Dict
 
 import torch
 
+from relayrl.algorithms.dqn.next_q_pass import separate_next_q_pass
 from relayrl.algorithms.dqn.recurrent_q_network import RecurrentQNetwork
 from relayrl.core.columns import Columns
 from relayrl.modules.default_model_config import DefaultModelConfig
@@ -105,7 +107,12 @@ class DefaultDQNTorchRLModule(RecurrentQNetwork, RLModule, TargetNetworkAPI):
             return {QF_PREDS: q_values, Columns.STATE_OUT: state_out}
         obs = batch[Columns.OBS]
         if self.uses_double_q and Columns.NEXT_OBS in batch:
-            # One pass over obs and new_obs together: half the kernel launches of two passes.
+            if separate_next_q_pass(obs):  # CPU: backward skips the new_obs rows (next_q_pass.py)
+                q_values = self._q_values(obs, self.encoder, self.af, self.vf)
+                with torch.no_grad():
+                    q_next = self._q_values(batch[Columns.NEXT_OBS], self.encoder, self.af, self.vf)
+                return {QF_PREDS: q_values, QF_NEXT_PREDS: q_next}
+            # GPU: one pass over obs and new_obs together, half the kernel launches of two passes.
             both = self._q_values(torch.cat([obs, batch[Columns.NEXT_OBS]]), self.encoder, self.af, self.vf)
             q_values, q_next = both.split(obs.shape[0])
             return {QF_PREDS: q_values, QF_NEXT_PREDS: q_next}

@@ -17,7 +17,6 @@ from contextlib import nullcontext
 
 import gymnasium as gym
 import torch
-import torch.nn.functional as F
 
 from relayrl.core.columns import Columns
 from relayrl.modules.default_model_config import DefaultModelConfig
@@ -216,15 +215,7 @@ class DefaultSACTorchRLModule(RLModule, TargetNetworkAPI):
 
 def _run_frozen(x, *sequentials):
     """Like run_layers, with detached weights (gradients flow to `x` only)."""
-    for sequential in sequentials:
-        for layer in sequential:
-            if type(layer) is torch.nn.Linear:
-                x = F.linear(x, layer.weight.detach(), None if layer.bias is None else layer.bias.detach())
-            elif any(True for _ in layer.parameters()):  # a weighted layer we cannot detach: refuse, not leak
-                raise TypeError(f"_run_frozen cannot detach the weights of {type(layer).__name__}.")
-            else:
-                x = layer(x)
-    return x
+    return run_layers(x, *sequentials, frozen=True)
 
 
 def check_sac_action_space(space) -> None:
