@@ -39,7 +39,18 @@ class Trajectory:
         return SampleBatch(batch)
 
 
+# np.array of numbers, or of arrays of one shape, is np.stack's array (dtype and shape) without its per-row calls
+_ARRAY_ROWS = (np.ndarray, np.generic, float, int, bool)
+
+
 def _stack(values: list[Any]):
+    if isinstance(values[0], _ARRAY_ROWS):
+        try:
+            stacked = np.array(values)
+        except (ValueError, TypeError, OverflowError):
+            stacked = None
+        if stacked is not None and stacked.dtype != object:
+            return stacked
     try:
         return np.stack([np.asarray(v) for v in values])
     except ValueError:
