@@ -21,9 +21,11 @@ from relayrl.policy.rollout.episode import SINGLE_AGENT_ID
 from relayrl.policy.rollout.one_env_vector import OneEnvSyncVectorEnv
 from relayrl.policy.sample_batch import SampleBatch
 
+# the general step's row order: its own columns, then the forward pass's extra outputs in their dict order
+_FORWARD_OUTPUTS = (SampleBatch.ACTION_DIST_INPUTS, SampleBatch.ACTION_PROB, SampleBatch.ACTION_LOGP)
 _ROW = (SampleBatch.OBS, SampleBatch.ACTIONS, SampleBatch.REWARDS, SampleBatch.PREV_ACTIONS,
         SampleBatch.PREV_REWARDS, SampleBatch.NEXT_OBS, SampleBatch.TERMINATEDS, SampleBatch.TRUNCATEDS,
-        SampleBatch.INFOS)
+        SampleBatch.INFOS) + _FORWARD_OUTPUTS
 
 
 class OneEnvNumpyStep:
@@ -42,23 +44,21 @@ class OneEnvNumpyStep:
     @staticmethod
     def step(runner, explore: bool) -> None:
         """One env step, as PolicyRunner._step does it for n == 1 (see the module docstring)."""
-        policy, episode = runner.policy, runner._episodes[0]
+        policy = runner.policy
         if policy.config.get("_disable_numpy_forward"):  # switched off mid-fragment (by a callback)
             return runner._step(explore)
-        actions, extra = policy._fast_forward.compute(runner._obs, explore)
+        episode, obs = runner._episodes[0], runner._obs
+        actions, extra = policy._fast_forward.compute(obs, explore)
         policy.global_timestep += 1
         action = actions[0]
         next_obs, reward, terminated, truncated, infos, final_obs = runner.env.step_one(action)
         info = infos_per_env(infos, 1)[0] if infos else {}  # {}: what infos_per_env gives for no infos
-        columns = episode.trajectory.columns
-        if not columns:
-            columns.update({key: [] for key in _ROW + tuple(extra)})
-        values = (runner._obs[0], action, reward, episode.prev_action, episode.prev_reward,
-                  next_obs[0] if final_obs is None else final_obs, terminated, truncated, info)
-        for key, value in zip(_ROW, values):
-            columns[key].append(value)
-        for key, batch in extra.items():
-            columns[key].append(batch[0])
+        row = (obs[0], action, reward, episode.prev_action, episode.prev_reward,
+               next_obs[0] if final_obs is None else final_obs, terminated, truncated, info,
+               extra[SampleBatch.ACTION_DIST_INPUTS][0], extra[SampleBatch.ACTION_PROB][0],
+               extra[SampleBatch.ACTION_LOGP][0])
+        for column, value in zip(episode.trajectory.column_lists(_ROW), row):
+            column.append(value)
         episode.length += 1
         episode.add_step(SINGLE_AGENT_ID, runner.policy_id, reward, info)
         if terminated or truncated:
@@ -67,6 +67,5 @@ class OneEnvNumpyStep:
             episode.prev_action, episode.prev_reward = action, reward
         runner._obs, runner._infos = next_obs, [info]
         runner.global_vars["timestep"] += 1
-
 
 __all__ = ["OneEnvNumpyStep"]

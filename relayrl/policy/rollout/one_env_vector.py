@@ -47,7 +47,7 @@ class OneEnvSyncVectorEnv(gym.vector.SyncVectorEnv):
             infos = self._add_info(infos, info, 0)
         self._env_obs[0] = obs
         self._rewards[0], self._terminations[0], self._truncations[0] = reward, terminated, truncated
-        self._autoreset_envs = np.logical_or(self._terminations, self._truncations)
+        self._autoreset_envs[0] = terminated or truncated  # (SAME_STEP mode only keeps it for the record)
         space = self.single_observation_space
         observations = np.empty((1, *space.shape), dtype=space.dtype)
         observations[0] = obs
