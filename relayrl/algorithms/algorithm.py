@@ -6,7 +6,7 @@ import datetime
 import logging
 import random
 import time
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import numpy as np
 import torch
@@ -18,8 +18,8 @@ from relayrl.algorithms.result_logger import ResultLogger
 from relayrl.algorithms.video_summaries import TensorBoardVideos
 from relayrl.callbacks import CallbackDispatch
 from relayrl.checkpoints.checkpointable import Checkpointable
+from relayrl.core import fast_exit
 from relayrl.core.columns import DEFAULT_MODULE_ID
-from relayrl.env.env_runner_group import EnvRunnerGroup
 from relayrl.env.wrappers.video_recorder import with_video_dir
 from relayrl.metrics import (
     ENV_RUNNER_RESULTS,
@@ -31,6 +31,9 @@ from relayrl.metrics import (
 from relayrl.metrics.legacy_result_keys import add_legacy_result_keys
 from relayrl.metrics.thread_safe_metrics_logger import ThreadSafeMetricsLogger
 from relayrl.tune.trainable_base import TrainableBase, split_tune_entries
+
+if TYPE_CHECKING:  # imported where built: Policy-based algorithms never load the EnvRunner stack
+    from relayrl.env.env_runner_group import EnvRunnerGroup
 
 logger = logging.getLogger("relayrl")
 # Algorithm becomes a ray.tune.Trainable once ray.tune is imported: the hook is installed by
@@ -55,6 +58,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
             config.environment(env)
         config.validate()
         config.freeze()
+        fast_exit.register()  # the process exits without the GC's passes over torch's objects (core/fast_exit.py)
         if built_by_tune:
             self._init_tune_trainable(tune_entries, kwargs["storage"])
         self.config = config
@@ -121,6 +125,8 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         if policy_class is not None:  # the Policy API runs instead of RLModules and Learners
             setup_policy_algorithm(self, config, policy_class)
             return
+        from relayrl.env.env_runner_group import EnvRunnerGroup
+
         self.env_runner_group = EnvRunnerGroup(config=config, on_env_runners_recreated=self._on_env_runners_recreated)
         spaces = self.env_runner_group.get_spaces()
         module_spec = config.get_module_spec_for_learner(spaces)
@@ -146,7 +152,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         return None if group is None else group.local_env_runner
 
     @property
-    def workers(self) -> EnvRunnerGroup:
+    def workers(self) -> "EnvRunnerGroup":
         """The seeds' older name for `env_runner_group`."""
         return self.env_runner_group
 

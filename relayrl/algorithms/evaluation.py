@@ -4,11 +4,13 @@ import logging
 import math
 import threading
 import time
-from typing import Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from relayrl.core.rng_isolation import isolated_global_rngs
-from relayrl.env.env_runner_group import EnvRunnerGroup
 from relayrl.metrics import ENV_RUNNER_RESULTS, EVALUATION_RESULTS
+
+if TYPE_CHECKING:  # imported where built: Policy-based algorithms never load the EnvRunner stack
+    from relayrl.env.env_runner_group import EnvRunnerGroup
 
 logger = logging.getLogger("relayrl")
 
@@ -25,7 +27,7 @@ def _sample_for_evaluation(env_runner, kwargs_by_index):
 class AlgorithmEvaluation:
     """Evaluation EnvRunners and `evaluate()`; mixed into Algorithm."""
 
-    def _make_eval_env_runner_group(self, config) -> Optional[EnvRunnerGroup]:
+    def _make_eval_env_runner_group(self, config) -> Optional["EnvRunnerGroup"]:
         """Evaluation EnvRunners (never the training ones), only when evaluation_interval is set.
 
         With evaluation_num_env_runners=0 one local runner evaluates; with n > 0 there are n
@@ -36,6 +38,8 @@ class AlgorithmEvaluation:
         eval_config = config.get_evaluation_config_object()
         eval_config.freeze()
         n = config.evaluation_num_env_runners
+        from relayrl.env.env_runner_group import EnvRunnerGroup
+
         with isolated_global_rngs():  # a run with evaluation trains exactly as one without
             group = EnvRunnerGroup(config=eval_config, local_env_runner=n == 0,
                                    on_env_runners_recreated=self._on_env_runners_recreated)
@@ -43,7 +47,7 @@ class AlgorithmEvaluation:
         return group
 
     @property
-    def evaluation_workers(self) -> Optional[EnvRunnerGroup]:
+    def evaluation_workers(self) -> Optional["EnvRunnerGroup"]:
         """RLlib's older name for `eval_env_runner_group`."""
         return self.eval_env_runner_group
 
@@ -86,7 +90,7 @@ class AlgorithmEvaluation:
         with isolated_global_rngs():  # the evaluation's draws do not move the training run's
             return self._evaluate(train_done=None, sync=True)
 
-    def _sync_eval_env_runners(self, group: Optional[EnvRunnerGroup]) -> None:
+    def _sync_eval_env_runners(self, group: Optional["EnvRunnerGroup"]) -> None:
         if group is None:
             return
         group.sync_weights(from_worker_or_learner_group=self.learner_group,

@@ -6,6 +6,7 @@ as the torch path: the default FullyConnectedNetwork, TorchCategorical, no state
 action_distribution_fn and no extra_action_out (which may read the torch model). The numpy weights are
 refreshed whenever a parameter changed (torch's in-place version counters: optimizer steps, set_weights).
 """
+from operator import attrgetter
 from typing import Optional
 
 import numpy as np
@@ -15,8 +16,16 @@ from relayrl.policy.models.fully_connected import FullyConnectedNetwork
 from relayrl.policy.models.torch_action_dist import TorchCategorical
 from relayrl.policy.sample_batch import SampleBatch
 
-_ACTIVATIONS = {torch.nn.Tanh: np.tanh, torch.nn.ReLU: lambda x: np.maximum(x, 0.0)}
-NUMPY_ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0), "linear": None, None: None}
+
+def _relu(x, out=None):
+    return np.maximum(x, 0.0, out=out)
+
+
+# activations take out= (the one-row path applies them in place)
+_ACTIVATIONS = {torch.nn.Tanh: np.tanh, torch.nn.ReLU: _relu}
+NUMPY_ACTIVATIONS = {"tanh": np.tanh, "relu": _relu, "linear": None, None: None}
+
+_VERSION = attrgetter("_version")  # torch's in-place version counter of a parameter
 
 
 class NumpyCategoricalMLP:
@@ -42,26 +51,32 @@ class NumpyCategoricalMLP:
                     if isinstance(m, torch.nn.Linear) else _ACTIVATIONS[type(m)] for m in modules]
 
         # torch's in-place version counters change with every optimizer step and set_weights
-        return cls(read_layers, lambda: tuple(p._version for p in params),
+        return cls(read_layers, lambda: tuple(map(_VERSION, params)),
                    seed=int(torch.randint(2 ** 31 - 1, (1,)).item()))
 
     def __init__(self, read_layers, version, seed: int):
         self._read_layers = read_layers
         self._version = version
         self._versions = None
-        self._layers = []
+        self._layers = []  # [(weights [in, out], bias, in-place activation or None, one-row buffer or None)]
         self.rng = np.random.default_rng(seed)
 
     def _refresh(self) -> None:
         versions = self._version()
         if versions != self._versions:
-            self._layers, self._versions = self._read_layers(), versions
+            self._layers, self._versions = _compile(self._read_layers()), versions
 
     def compute(self, obs, explore: bool):
         self._refresh()
         x = np.asarray(obs, dtype=np.float32).reshape(len(obs), -1)
-        for layer in self._layers:
-            x = layer(x) if callable(layer) else x @ layer[0] + layer[1]
+        return self._compute_one(x, explore) if len(x) == 1 else self._compute_rows(x, explore)
+
+    def _compute_rows(self, x, explore: bool):
+        for weights, bias, activation, _ in self._layers:
+            x = x @ weights
+            x += bias
+            if activation is not None:
+                activation(x, out=x)
         logits = x
         shifted = logits - logits.max(axis=1, keepdims=True)
         log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
@@ -75,3 +90,50 @@ class NumpyCategoricalMLP:
         logp = log_probs[np.arange(len(x)), actions]
         return actions.astype(np.int64), {SampleBatch.ACTION_DIST_INPUTS: logits,
                                           SampleBatch.ACTION_PROB: np.exp(logp), SampleBatch.ACTION_LOGP: logp}
+
+    def _compute_one(self, x, explore: bool):
+        """`compute` on one observation (the runner's usual call): the same float32 operations on a (1, n) row,
+        written into preallocated hidden buffers, and the draw compared in Python (the same float64 values as
+        the batched path, so the same actions). The returned arrays are fresh (the runner keeps views of them)."""
+        for weights, bias, activation, buffer in self._layers:
+            x = np.matmul(x, weights, out=buffer)
+            x += bias
+            if activation is not None:
+                activation(x, out=x)
+        logits = x
+        # the batched path's operations, called as ufuncs (ndarray.sum / .max add a Python frame each)
+        shifted = logits - np.maximum.reduce(logits, axis=1, keepdims=True)
+        log_probs = shifted - np.log(np.add.reduce(np.exp(shifted), axis=1, keepdims=True))
+        if explore:
+            probs = np.exp(log_probs)
+            cumulative = np.add.accumulate(probs, axis=1)[0].tolist()
+            draw = self.rng.random() * cumulative[-1]
+            action = 0
+            for edge in cumulative:  # (draw > cumulative).sum(): NaN compares False, as in numpy
+                if draw > edge:
+                    action += 1
+            action = min(action, len(cumulative) - 1)
+            probability = probs[:, action]  # np.exp(logp): exp is elementwise
+        else:
+            action = int(log_probs.argmax())
+            probability = None
+        logp = log_probs[:, action]
+        return np.array([action], dtype=np.int64), {
+            SampleBatch.ACTION_DIST_INPUTS: logits,
+            SampleBatch.ACTION_PROB: np.exp(logp) if probability is None else probability,
+            SampleBatch.ACTION_LOGP: logp}
+
+def _compile(layers: list) -> list:
+    """read_layers()'s [(weights, bias), activation, ...] as (weights, bias, in-place activation, buffer) per
+    linear layer; every layer but the last (the logits, handed out) gets a reusable (1, out) buffer."""
+    compiled = []
+    for item in layers:
+        if callable(item):
+            weights, bias, _, buffer = compiled[-1]
+            compiled[-1] = (weights, bias, item, buffer)
+        else:
+            weights, bias = item
+            compiled.append((weights, bias, None, np.empty((1, weights.shape[1]), dtype=np.result_type(weights, bias))))
+    if compiled:
+        compiled[-1] = compiled[-1][:3] + (None,)
+    return compiled

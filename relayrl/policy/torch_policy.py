@@ -90,6 +90,13 @@ class TorchPolicy(ModelPolicy):
 
     def compute_gradients(self, postprocessed_batch):
         """Gradients (numpy, one per parameter of each optimizer) and the stats of one loss evaluation."""
+        fetches = self._backward(postprocessed_batch)
+        grads = [None if p.grad is None else p.grad.detach().clone()
+                 for optimizer in self._optimizers for group in optimizer.param_groups for p in group["params"]]
+        return grads, fetches
+
+    def _backward(self, postprocessed_batch) -> dict[str, Any]:
+        """The loss's gradients, left in the parameters' .grad (checked finite), and the stats (fetches)."""
         train_batch = self._lazy_tensor_dict(postprocessed_batch)
         losses = _as_list(self.loss(self.model, self.dist_class, train_batch))
         if len(losses) != len(self._optimizers):
@@ -103,17 +110,17 @@ class TorchPolicy(ModelPolicy):
             optimizer.zero_grad()
             loss.backward(retain_graph=i < len(losses) - 1)
             grad_info.update(self.extra_grad_process(optimizer, loss))
-        grads = [None if p.grad is None else p.grad.detach().clone()
-                 for optimizer in self._optimizers for group in optimizer.param_groups for p in group["params"]]
-        for g in grads:
-            if g is not None and not torch.isfinite(g).all():
-                raise FloatingPointError(f"{type(self).__name__}: a gradient is not finite; the weights are left "
-                                         "unchanged.")
+        grads = [p.grad for optimizer in self._optimizers for group in optimizer.param_groups
+                 for p in group["params"] if p.grad is not None]
+        # one check over all gradients (per-gradient checks cost more than the small net's update)
+        if grads and not torch.isfinite(torch.cat([g.reshape(-1) for g in grads])).all():
+            raise FloatingPointError(f"{type(self).__name__}: a gradient is not finite; the weights are left "
+                                     "unchanged.")
         stats = {k: _scalar(v) for k, v in self.stats_fn(train_batch).items()}
         fetches = self.extra_compute_grad_fetches()
         fetches[LEARNER_STATS_KEY] = {**fetches.get(LEARNER_STATS_KEY, {}), **stats, **grad_info}
         self._last_train_batch = train_batch
-        return grads, fetches
+        return fetches
 
     def apply_gradients(self, gradients) -> None:
         params = [p for optimizer in self._optimizers for group in optimizer.param_groups for p in group["params"]]
@@ -128,7 +135,10 @@ class TorchPolicy(ModelPolicy):
         result = {}
         if self.callbacks is not None:
             self.callbacks.on_learn_on_batch(policy=self, train_batch=postprocessed_batch, result=result)
-        grads, fetches = self.compute_gradients(postprocessed_batch)
+        if type(self).compute_gradients is TorchPolicy.compute_gradients:
+            fetches = self._backward(postprocessed_batch)  # no numpy copies of the gradients: they stay in .grad
+        else:  # a template's compute_gradients_fn (or a subclass) computes them
+            _, fetches = self.compute_gradients(postprocessed_batch)
         for optimizer in self._optimizers:
             optimizer.step()  # the gradients are already in .grad: no copy back
         self.num_grad_updates += 1

@@ -12,6 +12,7 @@ from relayrl.policy.policy import Policy
 from relayrl.policy.policy_template import build_policy_class, build_torch_policy
 from relayrl.policy.postprocessing import Postprocessing, compute_advantages
 from relayrl.policy.sample_batch import SampleBatch
+from relayrl.policy.torch_policy import TorchPolicy
 
 OBS = gym.spaces.Box(-1.0, 1.0, (4,), np.float32)
 ACT = gym.spaces.Discrete(2)
@@ -84,6 +85,31 @@ def test_non_finite_loss_leaves_weights_unchanged():
     with pytest.raises(FloatingPointError, match="not finite"):
         policy.learn_on_batch(_batch())
     assert all(np.array_equal(before[k], v) for k, v in policy.get_weights().items())
+
+
+def test_non_finite_gradient_leaves_weights_unchanged():
+    # a finite loss whose gradient is not: sqrt at 0 (one check over all gradients catches any one of them)
+    P = build_policy_class("P", "torch", loss_fn=lambda p, m, d, b: torch.sqrt(m.from_batch(b)[0].sum() * 0.0))
+    policy = P(OBS, ACT, {})
+    before = policy.get_weights()
+    with pytest.raises(FloatingPointError, match="gradient is not finite"):
+        policy.learn_on_batch(_batch())
+    assert all(np.array_equal(before[k], v) for k, v in policy.get_weights().items())
+
+
+def test_learn_on_batch_uses_a_templates_compute_gradients_fn():
+    calls = []
+
+    def compute_gradients_fn(policy, batch):
+        calls.append(len(batch))
+        return TorchPolicy.compute_gradients(policy, batch)
+
+    P = build_policy_class("P", "torch", loss_fn=pg_loss, postprocess_fn=postprocess,
+                           compute_gradients_fn=compute_gradients_fn)
+    policy = P(OBS, ACT, {})
+    before = policy.get_weights()
+    policy.learn_on_batch(policy.postprocess_trajectory(_batch()))
+    assert calls == [8] and any(not np.array_equal(before[k], v) for k, v in policy.get_weights().items())
 
 
 def test_action_distributions_against_torch_distributions():

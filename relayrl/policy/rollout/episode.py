@@ -3,6 +3,8 @@ import random
 import time
 from typing import Any
 
+SINGLE_AGENT_ID = "agent0"  # the agent of a single-agent PolicyRunner's episodes
+
 
 class PolicyEpisode:
     """One running episode: totals, per-agent rewards, user data and custom metrics (RLlib's old `Episode`)."""

@@ -29,19 +29,28 @@ class OneEnvSyncVectorEnv(gym.vector.SyncVectorEnv):
         return vector_env
 
     def step(self, actions):
+        observations, _, _, _, infos, _ = self.step_one(actions[0])
+        return (observations, np.copy(self._rewards), np.copy(self._terminations), np.copy(self._truncations), infos)
+
+    def step_one(self, action):
+        """`step` on the sub-env's own action, without the batched copies (the PolicyRunner's one-env fast step):
+        (observations [1, ...], reward, terminated, truncated, infos, the final observation or None). The
+        numbers are read back from the vector env's arrays, so they equal float()/bool() of step()'s."""
         env = self.envs[0]
-        obs, reward, terminated, truncated, info = env.step(actions[0])
-        infos = {}
+        obs, reward, terminated, truncated, info = env.step(action)
+        infos, final_obs = {}, None
         if terminated or truncated:
+            final_obs = obs
             infos = self._add_info(infos, {"final_obs": obs, "final_info": info}, 0)
             obs, info = env.reset()
         if info:
             infos = self._add_info(infos, info, 0)
         self._env_obs[0] = obs
         self._rewards[0], self._terminations[0], self._truncations[0] = reward, terminated, truncated
-        self._autoreset_envs = np.logical_or(self._terminations, self._truncations)
+        self._autoreset_envs[0] = terminated or truncated  # (SAME_STEP mode only keeps it for the record)
         space = self.single_observation_space
         observations = np.empty((1, *space.shape), dtype=space.dtype)
         observations[0] = obs
         self._observations = observations  # a fresh array every step: handing it out needs no copy
-        return (observations, np.copy(self._rewards), np.copy(self._terminations), np.copy(self._truncations), infos)
+        return (observations, float(self._rewards[0]), bool(self._terminations[0]), bool(self._truncations[0]),
+                infos, final_obs)

@@ -6,6 +6,7 @@ kept per episode (`Trajectory`), and each finished or cut trajectory goes throug
 same class runs in the driver and as a Ray actor (through relayrl.distributed's EnvRunnerActors).
 """
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import gymnasium as gym
@@ -18,14 +19,13 @@ from relayrl.env.registry import make_env_creator
 from relayrl.env.vector_env import batch_actions, foreach_sub_env, infos_per_env, make_vector_env
 from relayrl.metrics.metrics_logger import MetricsLogger
 from relayrl.policy.policy_callbacks import PolicyCallbacks, episode_kwargs
-from relayrl.policy.rollout.episode import PolicyEpisode
+from relayrl.policy.rollout.episode import SINGLE_AGENT_ID, PolicyEpisode
+from relayrl.policy.rollout.one_env_step import OneEnvNumpyStep
 from relayrl.policy.rollout.one_env_vector import OneEnvSyncVectorEnv
 from relayrl.policy.rollout.policy_map import build_policy_map
 from relayrl.policy.rollout.policy_runner_state import PolicyRunnerState
 from relayrl.policy.rollout.trajectory import Trajectory
 from relayrl.policy.sample_batch import MultiAgentBatch, SampleBatch, concat_samples
-
-SINGLE_AGENT_ID = "agent0"
 
 
 class PolicyRunner(PolicyRunnerState):
@@ -141,16 +141,17 @@ class PolicyRunner(PolicyRunnerState):
         if force_reset:
             self._restart_episodes()
         steps = 0
+        step = partial(OneEnvNumpyStep.step, self) if OneEnvNumpyStep.applies(self) else self._step
         if num_episodes is not None:
             finished = self._num_finished
             while self._num_finished - finished < num_episodes:
-                self._step(explore)
+                step(explore)
                 steps += self.num_envs
         else:
             target = num_timesteps if num_timesteps is not None else self.rollout_fragment_length() * self.num_envs
             complete = num_timesteps is None and config.batch_mode == "complete_episodes"
             while (sum(b.count for b in self._pending) if complete else steps) < target:
-                self._step(explore)
+                step(explore)
                 steps += self.num_envs
             if not complete:
                 for i in range(self.num_envs):

@@ -1,0 +1,71 @@
+"""A fast path for `PolicyRunner._step`: one sub-env, a stateless policy acting through its numpy forward pass.
+
+The general step builds input dicts, state and prev-action batches, a row dict per sub-env and loops over
+callbacks; with one sub-env and a policy whose `compute_actions` is ModelPolicy's numpy fast path
+(numpy_forward.py), most of that is per-step bookkeeping around two calls (the forward pass and the env's
+step). This step calls those two directly and appends the row's values to the trajectory's columns in the
+general step's column order. It gives the same rows, episodes, counters and policy timestep (the tests
+compare sampled batches and weights with the general step).
+
+It applies when (checked per `sample()` call, and the numpy switch per step):
+- the runner has one sub-env stepped by OneEnvSyncVectorEnv (one_env_vector.py) and a Discrete action space;
+- the policy keeps ModelPolicy's `compute_actions` / `compute_actions_from_input_dict`, has no RNN state and
+  its numpy forward pass applies (`_disable_numpy_forward` not set);
+- no callbacks object defines `on_episode_step`.
+"""
+import gymnasium as gym
+
+from relayrl.env.vector_env import infos_per_env
+from relayrl.policy.model_policy import ModelPolicy
+from relayrl.policy.rollout.episode import SINGLE_AGENT_ID
+from relayrl.policy.rollout.one_env_vector import OneEnvSyncVectorEnv
+from relayrl.policy.sample_batch import SampleBatch
+
+# the general step's row order: its own columns, then the forward pass's extra outputs in their dict order
+_FORWARD_OUTPUTS = (SampleBatch.ACTION_DIST_INPUTS, SampleBatch.ACTION_PROB, SampleBatch.ACTION_LOGP)
+_ROW = (SampleBatch.OBS, SampleBatch.ACTIONS, SampleBatch.REWARDS, SampleBatch.PREV_ACTIONS,
+        SampleBatch.PREV_REWARDS, SampleBatch.NEXT_OBS, SampleBatch.TERMINATEDS, SampleBatch.TRUNCATEDS,
+        SampleBatch.INFOS) + _FORWARD_OUTPUTS
+
+
+class OneEnvNumpyStep:
+    @staticmethod
+    def applies(runner) -> bool:
+        policy = runner.policy
+        kind = type(policy)
+        return (runner.num_envs == 1 and type(runner.env) is OneEnvSyncVectorEnv
+                and isinstance(runner.env.single_action_space, gym.spaces.Discrete)
+                and not runner.callbacks.episode_step and isinstance(policy, ModelPolicy)
+                and kind.compute_actions is ModelPolicy.compute_actions
+                and kind.compute_actions_from_input_dict is ModelPolicy.compute_actions_from_input_dict
+                and not policy._state_inputs and not runner._episodes[0].user_state
+                and policy._numpy_forward() is not None and not policy.config.get("_disable_numpy_forward"))
+
+    @staticmethod
+    def step(runner, explore: bool) -> None:
+        """One env step, as PolicyRunner._step does it for n == 1 (see the module docstring)."""
+        policy = runner.policy
+        if policy.config.get("_disable_numpy_forward"):  # switched off mid-fragment (by a callback)
+            return runner._step(explore)
+        episode, obs = runner._episodes[0], runner._obs
+        actions, extra = policy._fast_forward.compute(obs, explore)
+        policy.global_timestep += 1
+        action = actions[0]
+        next_obs, reward, terminated, truncated, infos, final_obs = runner.env.step_one(action)
+        info = infos_per_env(infos, 1)[0] if infos else {}  # {}: what infos_per_env gives for no infos
+        row = (obs[0], action, reward, episode.prev_action, episode.prev_reward,
+               next_obs[0] if final_obs is None else final_obs, terminated, truncated, info,
+               extra[SampleBatch.ACTION_DIST_INPUTS][0], extra[SampleBatch.ACTION_PROB][0],
+               extra[SampleBatch.ACTION_LOGP][0])
+        for column, value in zip(episode.trajectory.column_lists(_ROW), row):
+            column.append(value)
+        episode.length += 1
+        episode.add_step(SINGLE_AGENT_ID, runner.policy_id, reward, info)
+        if terminated or truncated:
+            runner._finish(0)
+        else:
+            episode.prev_action, episode.prev_reward = action, reward
+        runner._obs, runner._infos = next_obs, [info]
+        runner.global_vars["timestep"] += 1
+
+__all__ = ["OneEnvNumpyStep"]

@@ -1,0 +1,120 @@
+"""The Policy API's acting fast paths give exactly what the general code gives: the one-row numpy forward pass
+(numpy_forward.py), the one-env step (rollout/one_env_step.py) and the trajectory's column stacking."""
+import numpy as np
+import pytest
+
+from relayrl.algorithms.algorithm import Algorithm
+from relayrl.evaluation.postprocessing import compute_advantages
+from relayrl.policy.numpy_forward import NumpyCategoricalMLP
+from relayrl.policy.policy_template import build_policy_class
+from relayrl.policy.rollout import one_env_step
+from relayrl.policy.rollout.trajectory import _stack
+
+
+def _pg_loss(policy, model, dist_class, batch):
+    logits, _ = model.from_batch(batch)
+    return -(dist_class(logits, model).logp(batch["actions"]) * batch["advantages"]).mean()
+
+
+PG = build_policy_class("PG", "torch", loss_fn=_pg_loss, postprocess_fn=lambda p, b, o=None, e=None:
+                        compute_advantages(b, 0.0, p.config["gamma"], use_gae=False, use_critic=False))
+
+
+class PGAlgo(Algorithm):
+    def get_default_policy_class(self, config):
+        return PG
+
+
+def _algo(**extra):
+    return PGAlgo(config={"env": "CartPole-v1", "lr": 0.01, "train_batch_size": 100, "seed": 3,
+                          "logger_config": {"type": "none"}, **extra})
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_one_row_forward_equals_the_batched_path(activation):
+    algo = _algo(model={"fcnet_hiddens": [32, 16], "fcnet_activation": activation})
+    policy = algo.get_policy()
+    one, batched = NumpyCategoricalMLP.plan(policy), NumpyCategoricalMLP.plan(policy)
+    one.rng, batched.rng = np.random.default_rng(7), np.random.default_rng(7)
+    rows = np.random.default_rng(0).normal(scale=3.0, size=(400, 1, 4)).astype(np.float32)
+    for explore in (True, False):
+        for row in rows:
+            a, extra_a = one.compute(row, explore)  # one row: _compute_one
+            batched._refresh()
+            b, extra_b = batched._compute_rows(row, explore)  # the general path, on the same row
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+            for key in extra_b:
+                assert extra_a[key].dtype == extra_b[key].dtype and extra_a[key].shape == extra_b[key].shape
+                assert extra_a[key].tobytes() == extra_b[key].tobytes(), key
+    # the hidden buffers are reused, the returned arrays are not
+    _, first = one.compute(rows[0], True)
+    _, second = one.compute(rows[1], True)
+    assert not np.shares_memory(first["action_dist_inputs"], second["action_dist_inputs"])
+    algo.stop()
+
+
+def _sample_fragments(monkeypatch, fast: bool, n: int = 6):
+    if not fast:
+        monkeypatch.setattr(one_env_step.OneEnvNumpyStep, "applies", staticmethod(lambda runner: False))
+    algo = _algo()
+    worker = algo.workers.local_worker()
+    batches = []
+    for _ in range(n):
+        batch = worker.sample()
+        batches.append(batch)
+        worker.policy.learn_on_batch(batch)
+    out = (batches, worker.policy.get_weights(), worker.policy.global_timestep, dict(worker.global_vars),
+           worker.get_metrics(), worker._num_finished, [(e.length, e.total_reward) for e in worker._episodes])
+    algo.stop()
+    monkeypatch.undo()
+    return out
+
+
+def test_one_env_step_equals_the_general_step(monkeypatch):
+    assert one_env_step.OneEnvNumpyStep.applies(_algo().workers.local_worker())
+    fast, general = _sample_fragments(monkeypatch, True), _sample_fragments(monkeypatch, False)
+    for ours, theirs in zip(fast[0], general[0]):
+        assert list(ours.keys()) == list(theirs.keys())  # the same columns in the same order
+        for key in theirs.keys():
+            if key == "infos":
+                assert list(ours[key]) == list(theirs[key])
+                continue
+            a, b = np.asarray(ours[key]), np.asarray(theirs[key])
+            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), key
+    assert all(np.array_equal(fast[1][k], v) for k, v in general[1].items())
+    assert fast[2] == general[2] > 0 and fast[3] == general[3]
+    timings = ("duration", "time", "throughput")
+    assert [(k, v) for k, v in fast[4].items() if not any(t in k for t in timings)] == \
+        [(k, v) for k, v in general[4].items() if not any(t in k for t in timings)]
+    assert fast[5] == general[5] > 3 and fast[6] == general[6]  # finished episodes, the ongoing one
+
+
+def test_one_env_step_does_not_apply_with_several_envs_or_a_step_callback():
+    from relayrl.callbacks import DefaultCallbacks
+
+    class OnStep(DefaultCallbacks):
+        def on_episode_step(self, **kwargs):
+            pass
+
+    for algo in (_algo(num_envs_per_env_runner=2), _algo(callbacks=OnStep)):
+        assert not one_env_step.OneEnvNumpyStep.applies(algo.workers.local_worker())
+        algo.stop()
+    algo = _algo()
+    algo.get_policy().config["_disable_numpy_forward"] = True
+    assert not one_env_step.OneEnvNumpyStep.applies(algo.workers.local_worker())
+    algo.stop()
+
+
+@pytest.mark.parametrize("values", [
+    [1.0, 2.5, -3.0], [True, False], [np.int64(1), np.int64(0)], [np.zeros((), np.int64), np.int64(1)],
+    [np.ones(3, np.float32), np.zeros(3, np.float32)], [np.float32(1.5), 2.0], [1, 2.5],
+    [np.ones((2, 2)), np.zeros((2, 2))]])
+def test_stacking_rows_as_np_stack(values):
+    expected = np.stack([np.asarray(v) for v in values])
+    stacked = _stack(values)
+    assert stacked.dtype == expected.dtype and stacked.shape == expected.shape and np.array_equal(stacked, expected)
+
+
+def test_stacking_ragged_rows_keeps_objects():
+    stacked = _stack([np.ones(2), np.ones(3)])
+    assert stacked.dtype == object and len(stacked) == 2 and stacked[1].shape == (3,)
