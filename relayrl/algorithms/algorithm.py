@@ -18,7 +18,6 @@ from relayrl.algorithms.result_logger import ResultLogger
 from relayrl.algorithms.video_summaries import TensorBoardVideos
 from relayrl.callbacks import CallbackDispatch
 from relayrl.checkpoints.checkpointable import Checkpointable
-from relayrl.core import fast_exit
 from relayrl.core.columns import DEFAULT_MODULE_ID
 from relayrl.env.wrappers.video_recorder import with_video_dir
 from relayrl.metrics import (
@@ -58,7 +57,6 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
             config.environment(env)
         config.validate()
         config.freeze()
-        fast_exit.register()  # the process exits without the GC's passes over torch's objects (core/fast_exit.py)
         if built_by_tune:
             self._init_tune_trainable(tune_entries, kwargs["storage"])
         self.config = config
