@@ -68,4 +68,5 @@ class OneEnvNumpyStep:
         runner._obs, runner._infos = next_obs, [info]
         runner.global_vars["timestep"] += 1
 
+
 __all__ = ["OneEnvNumpyStep"]
