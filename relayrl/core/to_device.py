@@ -1,6 +1,10 @@
 """numpy -> torch on a device, the one way every batch takes to a Learner's device."""
+import warnings
+
 import numpy as np
 import torch
+
+from relayrl.core.columns import Columns
 
 
 def numpy_to_device(array: np.ndarray, device) -> torch.Tensor:
@@ -16,3 +20,20 @@ def numpy_to_device(array: np.ndarray, device) -> torch.Tensor:
     if device.type == "cuda":
         return tensor.pin_memory().to(device, non_blocking=True)
     return tensor.to(device)
+
+
+def batch_to_device(value, device):
+    """A (nested) train batch as tensors on `device`: numpy arrays through `numpy_to_device` (read-only ones,
+    e.g. from Ray's object store, without torch's warning: nothing writes into batches), tensors moved if
+    elsewhere; infos and other objects as they are."""
+    if isinstance(value, dict):
+        return {k: (v if k == Columns.INFOS else batch_to_device(v, device)) for k, v in value.items()}
+    if isinstance(value, np.ndarray) and value.dtype != object:
+        if not value.flags.writeable:  # e.g. from Ray's object store: torch warns; nothing writes into batches
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+                return numpy_to_device(value, device)
+        return numpy_to_device(value, device)
+    if isinstance(value, torch.Tensor) and value.device != device:  # e.g. a user's batch of CPU tensors
+        return value.to(device)
+    return value

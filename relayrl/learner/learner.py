@@ -6,18 +6,14 @@ epochs, gradient clipping, lr schedules, metrics) lives here once.
 import copy
 import logging
 import math
-import os
-import warnings
 from typing import Any, Callable, Dict, List, Optional
 
-import numpy as np
 import torch
 
 from relayrl.checkpoints.checkpointable import Checkpointable
 from relayrl.core.columns import ALL_MODULES, DEFAULT_MODULE_ID, Columns
 from relayrl.core.schedules import Scheduler
-from relayrl.core.to_device import numpy_to_device
-from relayrl.learner.runner_columns import RunnerColumns, finish_on_learner
+from relayrl.core.to_device import batch_to_device
 from relayrl.learner.device import learner_device
 from relayrl.learner.minibatches import (
     batch_size_of,
@@ -26,6 +22,8 @@ from relayrl.learner.minibatches import (
 )
 from relayrl.learner.nonfinite_gradients import FiniteGradientCheck, NonFiniteGradientError, global_grad_norm
 from relayrl.learner.optimizers import make_adam
+from relayrl.learner.runner_columns import RunnerColumns, finish_on_learner
+from relayrl.learner.torch_threads import limit_torch_threads
 from relayrl.metrics.metrics_logger import MetricsLogger
 from relayrl.modules.multi_rl_module import MultiRLModule
 from relayrl.modules.rl_module import RLModule
@@ -72,7 +70,7 @@ class Learner(Checkpointable):
 
     # -- construction ----------------------------------------------------------------------
     def build(self) -> None:
-        _limit_torch_threads(self.config)
+        limit_torch_threads(self.config)
         self._device = learner_device(self.config)  # first: asking for a missing GPU fails before any work
         self.module = self._make_module().to(self._device)
         self._defer_loss_check = self._device.type != "cpu"
@@ -213,7 +211,7 @@ class Learner(Checkpointable):
         non-recurrent batches, so minibatches hold only rows that train (unless KEEPS_ROWS_OUTSIDE_LOSS)."""
         if not (batch and all(k in self.module for k in batch)):
             batch = {DEFAULT_MODULE_ID: batch}
-        batch = {mid: _to_tensors(module_batch, self._device) for mid, module_batch in batch.items()}
+        batch = {mid: batch_to_device(module_batch, self._device) for mid, module_batch in batch.items()}
         if self.KEEPS_ROWS_OUTSIDE_LOSS:
             return batch
         return {mid: drop_rows_outside_loss(module_batch) for mid, module_batch in batch.items()}
@@ -546,35 +544,6 @@ def _mean(values: list) -> float:
     if all(isinstance(v, torch.Tensor) for v in values):
         return float(torch.stack(values).float().mean())
     return float(torch.tensor([float(v) for v in values], dtype=torch.float32).mean())  # float32, as tensors
-
-
-def _to_tensors(value, device):
-    if isinstance(value, dict):
-        return {k: (v if k == Columns.INFOS else _to_tensors(v, device)) for k, v in value.items()}
-    if isinstance(value, np.ndarray) and value.dtype != object:
-        if not value.flags.writeable:  # e.g. from Ray's object store: torch warns; nothing writes into batches
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-                return numpy_to_device(value, device)
-        return numpy_to_device(value, device)
-    if isinstance(value, torch.Tensor) and value.device != device:  # e.g. a user's batch of CPU tensors
-        return value.to(device)
-    return value
-
-
-def _limit_torch_threads(config) -> None:
-    """Train with as many intra-op threads as the Learner has CPUs (RLlib's num_cpus_per_learner, "auto" = 1).
-
-    Ray does the same for its actors (OMP_NUM_THREADS = the actor's CPUs). RL networks are small: extra
-    threads buy little, and on a busy machine (env workers, other processes) they stall each other --
-    measured 4-20x slower PPO updates with 2 threads on 2 shared cores. Setting OMP_NUM_THREADS opts out.
-    """
-    if "OMP_NUM_THREADS" in os.environ:
-        return
-    cpus = config.get("num_cpus_per_learner", "auto") if hasattr(config, "get") else "auto"
-    threads = 1 if cpus in ("auto", None) else max(1, int(cpus))
-    if torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
 
 
 def _num_real_steps(module_batch: Dict[str, Any]) -> int:

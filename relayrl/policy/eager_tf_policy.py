@@ -155,7 +155,7 @@ class EagerTFPolicy(ModelPolicy):
 
 
 def limit_tf_threads(config) -> None:
-    """One intra-op and one inter-op thread, as the torch policies (learner.py's _limit_torch_threads says why);
+    """One intra-op and one inter-op thread, as the torch policies (learner/torch_threads.py says why);
     OMP_NUM_THREADS opts out. TF accepts this only before it runs its first op: later it keeps what it has."""
     if "OMP_NUM_THREADS" in os.environ:
         return
