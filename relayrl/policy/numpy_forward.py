@@ -6,6 +6,7 @@ as the torch path: the default FullyConnectedNetwork, TorchCategorical, no state
 action_distribution_fn and no extra_action_out (which may read the torch model). The numpy weights are
 refreshed whenever a parameter changed (torch's in-place version counters: optimizer steps, set_weights).
 """
+import math
 from operator import attrgetter
 from typing import Optional
 
@@ -92,36 +93,41 @@ class NumpyCategoricalMLP:
                                           SampleBatch.ACTION_PROB: np.exp(logp), SampleBatch.ACTION_LOGP: logp}
 
     def _compute_one(self, x, explore: bool):
-        """`compute` on one observation (the runner's usual call): the same float32 operations on a (1, n) row,
-        written into preallocated hidden buffers, and the draw compared in Python (the same float64 values as
-        the batched path, so the same actions). The returned arrays are fresh (the runner keeps views of them)."""
+        """`compute` on one observation, through `sample_row`. The returned arrays are fresh (the runner keeps
+        views of them)."""
+        action, logits, probability, logp = self.sample_row(x, explore)
+        probability_and_logp = np.array([probability, logp], dtype=np.float32)  # one allocation for both columns
+        return np.array([action], dtype=np.int64), {
+            SampleBatch.ACTION_DIST_INPUTS: logits,
+            SampleBatch.ACTION_PROB: probability_and_logp[:1], SampleBatch.ACTION_LOGP: probability_and_logp[1:]}
+
+    def sample_row(self, x, explore: bool):
+        """(action, logits [1, A], probability, log-probability) for one (1, n) observation row: the layers in
+        float32 into preallocated hidden buffers (the batched path's operations), then the softmax and the draw
+        on the few logits as Python floats (float64). Each numpy call on a (1, A) array costs ~1 us of overhead,
+        more than the arithmetic; the batched path's float32 softmax gives the same actions and values equal
+        to float32 precision (tests/policy/test_policy_fast_paths.py)."""
         for weights, bias, activation, buffer in self._layers:
             x = np.matmul(x, weights, out=buffer)
             x += bias
             if activation is not None:
                 activation(x, out=x)
-        logits = x
-        # the batched path's operations, called as ufuncs (ndarray.sum / .max add a Python frame each)
-        shifted = logits - np.maximum.reduce(logits, axis=1, keepdims=True)
-        log_probs = shifted - np.log(np.add.reduce(np.exp(shifted), axis=1, keepdims=True))
+        values = x[0].tolist()
+        top = max(values)
+        exps = [math.exp(value - top) for value in values]
+        total = sum(exps)
         if explore:
-            probs = np.exp(log_probs)
-            cumulative = np.add.accumulate(probs, axis=1)[0].tolist()
-            draw = self.rng.random() * cumulative[-1]
-            action = 0
-            for edge in cumulative:  # (draw > cumulative).sum(): NaN compares False, as in numpy
-                if draw > edge:
-                    action += 1
-            action = min(action, len(cumulative) - 1)
-            probability = probs[:, action]  # np.exp(logp): exp is elementwise
+            # the first action whose cumulative weight reaches the draw (the batched path's
+            # (draw > cumulative).sum(); a NaN draw or weight compares False there and here: action 0)
+            draw, action, last = self.rng.random() * total, 0, len(exps) - 1
+            edge = exps[0]
+            while action < last and draw > edge:
+                action += 1
+                edge += exps[action]
         else:
-            action = int(log_probs.argmax())
-            probability = None
-        logp = log_probs[:, action]
-        return np.array([action], dtype=np.int64), {
-            SampleBatch.ACTION_DIST_INPUTS: logits,
-            SampleBatch.ACTION_PROB: np.exp(logp) if probability is None else probability,
-            SampleBatch.ACTION_LOGP: logp}
+            action = values.index(top)  # the first maximum, as argmax
+        return action, x, exps[action] / total, values[action] - top - math.log(total)
+
 
 def _compile(layers: list) -> list:
     """read_layers()'s [(weights, bias), activation, ...] as (weights, bias, in-place activation, buffer) per

@@ -1,7 +1,9 @@
-"""The Policy API's acting fast paths give exactly what the general code gives: the one-row numpy forward pass
-(numpy_forward.py), the one-env step (rollout/one_env_step.py) and the trajectory's column stacking."""
+"""The Policy API's acting fast paths give what the general code gives: the one-row numpy forward pass
+(numpy_forward.py: the same actions, values to float32 precision), the one-env step (rollout/one_env_step.py:
+exactly) and the trajectory's column stacking."""
 import numpy as np
 import pytest
+import torch
 
 from relayrl.algorithms.algorithm import Algorithm
 from relayrl.evaluation.postprocessing import compute_advantages
@@ -42,10 +44,16 @@ def test_one_row_forward_equals_the_batched_path(activation):
             a, extra_a = one.compute(row, explore)  # one row: _compute_one
             batched._refresh()
             b, extra_b = batched._compute_rows(row, explore)  # the general path, on the same row
-            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()  # the same actions from the same draws
             for key in extra_b:
                 assert extra_a[key].dtype == extra_b[key].dtype and extra_a[key].shape == extra_b[key].shape
-                assert extra_a[key].tobytes() == extra_b[key].tobytes(), key
+            logits = extra_a["action_dist_inputs"]
+            assert logits.tobytes() == extra_b["action_dist_inputs"].tobytes()  # the layers: the same float32 ops
+            # the softmax: float64 on one row, float32 batched; equal to float32 precision, and right
+            expected_logp = torch.log_softmax(torch.from_numpy(logits).double(), -1)[0, int(a[0])].item()
+            for key, expected in (("action_logp", expected_logp), ("action_prob", np.exp(expected_logp))):
+                assert extra_a[key] == pytest.approx(extra_b[key], rel=1e-6, abs=1e-6), key
+                assert extra_a[key][0] == pytest.approx(expected, rel=1e-6, abs=1e-7), key
     # the hidden buffers are reused, the returned arrays are not
     _, first = one.compute(rows[0], True)
     _, second = one.compute(rows[1], True)

@@ -14,6 +14,7 @@ It applies when (checked per `sample()` call, and the numpy switch per step):
 - no callbacks object defines `on_episode_step`.
 """
 import gymnasium as gym
+import numpy as np
 
 from relayrl.env.vector_env import infos_per_env
 from relayrl.policy.model_policy import ModelPolicy
@@ -48,15 +49,16 @@ class OneEnvNumpyStep:
         if policy.config.get("_disable_numpy_forward"):  # switched off mid-fragment (by a callback)
             return runner._step(explore)
         episode, obs = runner._episodes[0], runner._obs
-        actions, extra = policy._fast_forward.compute(obs, explore)
+        fast = policy._fast_forward
+        fast._refresh()
+        action, logits, probability, logp = fast.sample_row(np.asarray(obs, dtype=np.float32).reshape(1, -1), explore)
         policy.global_timestep += 1
-        action = actions[0]
+        action = np.int64(action)  # the general step's actions[0]
         next_obs, reward, terminated, truncated, infos, final_obs = runner.env.step_one(action)
         info = infos_per_env(infos, 1)[0] if infos else {}  # {}: what infos_per_env gives for no infos
         row = (obs[0], action, reward, episode.prev_action, episode.prev_reward,
                next_obs[0] if final_obs is None else final_obs, terminated, truncated, info,
-               extra[SampleBatch.ACTION_DIST_INPUTS][0], extra[SampleBatch.ACTION_PROB][0],
-               extra[SampleBatch.ACTION_LOGP][0])
+               logits[0], np.float32(probability), np.float32(logp))
         for column, value in zip(episode.trajectory.column_lists(_ROW), row):
             column.append(value)
         episode.length += 1
