@@ -95,24 +95,25 @@ class NumpyCategoricalMLP:
     def _compute_one(self, x, explore: bool):
         """`compute` on one observation, through `sample_row`. The returned arrays are fresh (the runner keeps
         views of them)."""
-        action, logits, probability, logp = self.sample_row(x, explore)
+        action, logits, probability, logp = self.sample_row(x[0], explore)
         probability_and_logp = np.array([probability, logp], dtype=np.float32)  # one allocation for both columns
         return np.array([action], dtype=np.int64), {
-            SampleBatch.ACTION_DIST_INPUTS: logits,
+            SampleBatch.ACTION_DIST_INPUTS: logits[None],
             SampleBatch.ACTION_PROB: probability_and_logp[:1], SampleBatch.ACTION_LOGP: probability_and_logp[1:]}
 
     def sample_row(self, x, explore: bool):
-        """(action, logits [1, A], probability, log-probability) for one (1, n) observation row: the layers in
-        float32 into preallocated hidden buffers (the batched path's operations), then the softmax and the draw
-        on the few logits as Python floats (float64). Each numpy call on a (1, A) array costs ~1 us of overhead,
-        more than the arithmetic; the batched path's float32 softmax gives the same actions and values equal
-        to float32 precision (tests/policy/test_policy_fast_paths.py)."""
+        """(action, logits [A] (fresh), probability, log-probability) for one flat observation `x` [n]: the layers
+        in float32 as vector-matrix products into preallocated hidden buffers (the same float32 values as the
+        batched path's matrix products: tested), then the softmax and the draw on the few logits as Python
+        floats (float64). Each numpy call costs ~1 us of overhead, more than the arithmetic on a few logits; the
+        batched path's float32 softmax gives the same actions and values equal to float32 precision
+        (tests/policy/test_policy_fast_paths.py)."""
         for weights, bias, activation, buffer in self._layers:
-            x = np.matmul(x, weights, out=buffer)
+            x = np.dot(x, weights, out=buffer)
             x += bias
             if activation is not None:
                 activation(x, out=x)
-        values = x[0].tolist()
+        values = x.tolist()
         top = max(values)
         exps = [math.exp(value - top) for value in values]
         total = sum(exps)
@@ -131,7 +132,7 @@ class NumpyCategoricalMLP:
 
 def _compile(layers: list) -> list:
     """read_layers()'s [(weights, bias), activation, ...] as (weights, bias, in-place activation, buffer) per
-    linear layer; every layer but the last (the logits, handed out) gets a reusable (1, out) buffer."""
+    linear layer; every layer but the last (the logits, handed out) gets a reusable (out,) buffer for one row."""
     compiled = []
     for item in layers:
         if callable(item):
@@ -139,7 +140,7 @@ def _compile(layers: list) -> list:
             compiled[-1] = (weights, bias, item, buffer)
         else:
             weights, bias = item
-            compiled.append((weights, bias, None, np.empty((1, weights.shape[1]), dtype=np.result_type(weights, bias))))
+            compiled.append((weights, bias, None, np.empty(weights.shape[1], dtype=np.result_type(weights, bias))))
     if compiled:
         compiled[-1] = compiled[-1][:3] + (None,)
     return compiled

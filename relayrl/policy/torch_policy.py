@@ -112,8 +112,9 @@ class TorchPolicy(ModelPolicy):
             grad_info.update(self.extra_grad_process(optimizer, loss))
         grads = [p.grad for optimizer in self._optimizers for group in optimizer.param_groups
                  for p in group["params"] if p.grad is not None]
-        # one check over all gradients (per-gradient checks cost more than the small net's update)
-        if grads and not torch.isfinite(torch.cat([g.reshape(-1) for g in grads])).all():
+        # one check over all gradients: a NaN or inf in any of them makes the sum of their sums NaN or inf
+        # (per-gradient checks, or one over their concatenation, cost more than the small net's update)
+        if grads and not torch.isfinite(torch.stack([g.sum() for g in grads]).sum()):
             raise FloatingPointError(f"{type(self).__name__}: a gradient is not finite; the weights are left "
                                      "unchanged.")
         stats = {k: _scalar(v) for k, v in self.stats_fn(train_batch).items()}

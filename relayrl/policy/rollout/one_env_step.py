@@ -51,14 +51,14 @@ class OneEnvNumpyStep:
         episode, obs = runner._episodes[0], runner._obs
         fast = policy._fast_forward
         fast._refresh()
-        action, logits, probability, logp = fast.sample_row(np.asarray(obs, dtype=np.float32).reshape(1, -1), explore)
+        action, logits, probability, logp = fast.sample_row(np.asarray(obs, dtype=np.float32).reshape(-1), explore)  # one row: flat
         policy.global_timestep += 1
         action = np.int64(action)  # the general step's actions[0]
         next_obs, reward, terminated, truncated, infos, final_obs = runner.env.step_one(action)
         info = infos_per_env(infos, 1)[0] if infos else {}  # {}: what infos_per_env gives for no infos
         row = (obs[0], action, reward, episode.prev_action, episode.prev_reward,
                next_obs[0] if final_obs is None else final_obs, terminated, truncated, info,
-               logits[0], np.float32(probability), np.float32(logp))
+               logits, np.float32(probability), np.float32(logp))
         for column, value in zip(episode.trajectory.column_lists(_ROW), row):
             column.append(value)
         episode.length += 1

@@ -29,13 +29,15 @@ class OneEnvSyncVectorEnv(gym.vector.SyncVectorEnv):
         return vector_env
 
     def step(self, actions):
-        observations, _, _, _, infos, _ = self.step_one(actions[0])
+        observations, reward, terminated, truncated, infos, _ = self.step_one(actions[0])
+        self._rewards[0], self._terminations[0], self._truncations[0] = reward, terminated, truncated
+        self._autoreset_envs[0] = terminated or truncated  # (SAME_STEP mode only keeps it for the record)
         return (observations, np.copy(self._rewards), np.copy(self._terminations), np.copy(self._truncations), infos)
 
     def step_one(self, action):
-        """`step` on the sub-env's own action, without the batched copies (the PolicyRunner's one-env fast step):
-        (observations [1, ...], reward, terminated, truncated, infos, the final observation or None). The
-        numbers are read back from the vector env's arrays, so they equal float()/bool() of step()'s."""
+        """`step` on the sub-env's own action, without the batched arrays (the PolicyRunner's one-env fast step):
+        (observations [1, ...], reward, terminated, truncated, infos, the final observation or None), the numbers
+        as float() / bool() of step()'s."""
         env = self.envs[0]
         obs, reward, terminated, truncated, info = env.step(action)
         infos, final_obs = {}, None
@@ -46,11 +48,8 @@ class OneEnvSyncVectorEnv(gym.vector.SyncVectorEnv):
         if info:
             infos = self._add_info(infos, info, 0)
         self._env_obs[0] = obs
-        self._rewards[0], self._terminations[0], self._truncations[0] = reward, terminated, truncated
-        self._autoreset_envs[0] = terminated or truncated  # (SAME_STEP mode only keeps it for the record)
+        # a fresh array every step (the runner keeps views of it), in the observation space's dtype and shape
         space = self.single_observation_space
-        observations = np.empty((1, *space.shape), dtype=space.dtype)
-        observations[0] = obs
-        self._observations = observations  # a fresh array every step: handing it out needs no copy
-        return (observations, float(self._rewards[0]), bool(self._terminations[0]), bool(self._truncations[0]),
-                infos, final_obs)
+        observations = np.array(obs, dtype=space.dtype).reshape((1, *space.shape))
+        self._observations = observations
+        return observations, float(reward), bool(terminated), bool(truncated), infos, final_obs
