@@ -44,6 +44,8 @@ class NumpyCategoricalMLP:
                 or type(policy).extra_action_out is not TorchPolicy.extra_action_out or policy._state_inputs
                 or not all(type(m) in _ACTIVATIONS or isinstance(m, torch.nn.Linear) for m in model._hidden)):
             return None
+        if _fused_steps_unseen(policy):
+            return None
         params = list(model._hidden.parameters()) + list(model._logits.parameters())
         modules = list(model._hidden) + [model._logits]
 
@@ -51,8 +53,9 @@ class NumpyCategoricalMLP:
             return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
                     if isinstance(m, torch.nn.Linear) else _ACTIVATIONS[type(m)] for m in modules]
 
-        # torch's in-place version counters change with every optimizer step and set_weights
-        return cls(read_layers, lambda: tuple(map(_VERSION, params)),
+        # torch's in-place version counters change with set_weights, in-place edits and most optimizer steps;
+        # the policy's own counter with every step it takes (fused optimizers leave the torch counters alone)
+        return cls(read_layers, lambda: (policy._weights_version, *map(_VERSION, params)),
                    seed=int(torch.randint(2 ** 31 - 1, (1,)).item()))
 
     def __init__(self, read_layers, version, seed: int):
@@ -128,6 +131,17 @@ class NumpyCategoricalMLP:
         else:
             action = values.index(top)  # the first maximum, as argmax
         return action, x, exps[action] / total, values[action] - top - math.log(total)
+
+
+def _fused_steps_unseen(policy) -> bool:
+    """True where a fused optimizer may step outside the TorchPolicy methods that count steps (an overriding
+    learn_on_batch / apply_gradients): its updates would change no counter the fast path sees."""
+    from relayrl.policy.torch_policy import TorchPolicy
+
+    kind = type(policy)
+    if kind.learn_on_batch is TorchPolicy.learn_on_batch and kind.apply_gradients is TorchPolicy.apply_gradients:
+        return False
+    return any(group.get("fused") for optimizer in policy._optimizers for group in optimizer.param_groups)
 
 
 def _compile(layers: list) -> list:

@@ -28,6 +28,9 @@ class TorchPolicy(ModelPolicy):
                              max_seq_len=max_seq_len, get_batch_divisibility_req=get_batch_divisibility_req)
         self.device = torch.device("cpu")
         self._optimizers = _as_list(self.optimizer())
+        # bumped by every optimizer step through the policy: torch's fused optimizers update the weights in
+        # place without bumping their version counters, which is all the numpy fast path could watch otherwise
+        self._weights_version = 0
         self.cur_lr = self.config.get("lr")
 
     @staticmethod
@@ -129,6 +132,7 @@ class TorchPolicy(ModelPolicy):
             p.grad = None if g is None else torch.as_tensor(g, dtype=p.dtype)
         for optimizer in self._optimizers:
             optimizer.step()
+        self._weights_version += 1
         self.num_grad_updates += 1
 
     def learn_on_batch(self, postprocessed_batch: SampleBatch) -> dict[str, Any]:
@@ -142,6 +146,7 @@ class TorchPolicy(ModelPolicy):
             _, fetches = self.compute_gradients(postprocessed_batch)
         for optimizer in self._optimizers:
             optimizer.step()  # the gradients are already in .grad: no copy back
+        self._weights_version += 1
         self.num_grad_updates += 1
         return self._learn_on_batch_result(fetches, result)
 

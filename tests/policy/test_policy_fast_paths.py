@@ -126,3 +126,50 @@ def test_stacking_rows_as_np_stack(values):
 def test_stacking_ragged_rows_keeps_objects():
     stacked = _stack([np.ones(2), np.ones(3)])
     assert stacked.dtype == object and len(stacked) == 2 and stacked[1].shape == (3,)
+
+
+def _fused_adam(policy, config):
+    return torch.optim.Adam(policy.model.parameters(), lr=0.01, fused=True)
+
+
+def _logits_now(policy, obs):
+    with torch.no_grad():
+        logits, _ = policy.model({"obs": torch.from_numpy(obs)}, [], None)
+    return logits.numpy()
+
+
+def test_the_numpy_forward_follows_a_fused_optimizers_steps():
+    """torch's fused optimizers update the weights without bumping their version counters; the fast path
+    must still act with the weights after each learn_on_batch (it did not: the policy acted with its first
+    weights for ever)."""
+    fused = PG.with_updates(name="FusedPG", optimizer_fn=_fused_adam)
+
+    class FusedAlgo(Algorithm):
+        def get_default_policy_class(self, config):
+            return fused
+
+    algo = FusedAlgo(config={"env": "CartPole-v1", "train_batch_size": 100, "seed": 3,
+                             "logger_config": {"type": "none"}})
+    policy = algo.get_policy()
+    obs = np.random.default_rng(0).normal(size=(1, 4)).astype(np.float32)
+    assert policy._numpy_forward() is not None
+    for _ in range(3):
+        algo.train()
+        _, _, extra = policy.compute_actions(obs)
+        np.testing.assert_allclose(extra["action_dist_inputs"], _logits_now(policy, obs), rtol=1e-5, atol=1e-6)
+    algo.stop()
+
+
+def test_no_numpy_forward_where_an_overriding_update_steps_a_fused_optimizer():
+    class OwnUpdate(PG.with_updates(name="OwnUpdatePG", optimizer_fn=_fused_adam)):
+        def learn_on_batch(self, samples):
+            return super().learn_on_batch(samples)
+
+    class OwnAlgo(Algorithm):
+        def get_default_policy_class(self, config):
+            return OwnUpdate
+
+    algo = OwnAlgo(config={"env": "CartPole-v1", "train_batch_size": 100, "seed": 3,
+                           "logger_config": {"type": "none"}})
+    assert algo.get_policy()._numpy_forward() is None
+    algo.stop()
