@@ -78,6 +78,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         return relayrl_child()
+    from run import precompile
+
+    precompile()  # as pip install does: the timed runs do not compile relayrl's source on import
     runs = {"relayrl": [], "rllib_oldstack": []}
     for _ in range(args.repeats):
         for run in (run_relayrl, lambda: run_rllib(args.peers)):

@@ -55,16 +55,22 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--stop-reward", type=float, default=-250.0)
     parser.add_argument("--stop-timesteps", type=int, default=20_000)
+    parser.add_argument("--window", type=int, default=None,
+                        help="the mean return over the last N episodes (default: the settings' own)")
     parser.add_argument("--json", type=pathlib.Path, default=None)
     args = parser.parse_args(argv)
 
     start = time.perf_counter()
-    algo = CONFIGS[args.settings](args.seed).build_algo()
+    config = CONFIGS[args.settings](args.seed)
+    if args.window is not None:
+        config = config.reporting(metrics_num_episodes_for_smoothing=args.window)
+    algo = config.build_algo()
     built = time.perf_counter()
     result, _ = train_to_bar(algo, stop_reward=args.stop_reward, stop_timesteps=args.stop_timesteps, print_every=20)
     ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
     wall = time.perf_counter() - start
     return report({"task": "sac_pendulum", "settings": args.settings, "seed": args.seed, "solved": bool(ret >= args.stop_reward),
+                   "window": config.metrics_num_episodes_for_smoothing,
                    "return": round(ret, 1), "steps": steps, "wall_s": round(wall, 1),
                    "build_s": round(built - start, 2), "env_steps_per_s": round(steps / wall, 1)}, args.json)
 

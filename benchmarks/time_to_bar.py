@@ -53,17 +53,24 @@ def settings_benchmark(task: str, configs: Dict[str, Any], *, t0: float, stop_re
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--stop-reward", type=float, default=stop_reward)
     parser.add_argument("--stop-timesteps", type=int, default=stop_timesteps)
+    parser.add_argument("--window", type=int, default=None,
+                        help="the mean return over the last N episodes (metrics_num_episodes_for_smoothing); "
+                             "default: the settings' own")
     parser.add_argument("--json", type=pathlib.Path, default=None)
     args = parser.parse_args(argv)
 
     start, cpu_start = time.perf_counter(), time.process_time()
-    algo = configs[args.settings](args.seed).build_algo()
+    config = configs[args.settings](args.seed)
+    if args.window is not None:
+        config = config.reporting(metrics_num_episodes_for_smoothing=args.window)
+    algo = config.build_algo()
     built = time.perf_counter()
     result, _ = train_to_bar(algo, stop_reward=args.stop_reward, stop_timesteps=args.stop_timesteps)
     ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
     end, cpu_s = time.perf_counter(), time.process_time() - cpu_start
     train_s = end - built
     return report({"task": task, "settings": args.settings, "seed": args.seed, "solved": bool(ret >= args.stop_reward),
+                   "window": config.metrics_num_episodes_for_smoothing,
                    "return": round(ret, 1), "steps": steps, "train_s": round(train_s, 1),
                    "build_s": round(built - start, 2), "wall_s": round(end - t0, 1),
                    "env_steps_per_s": round(steps / train_s, 1),
