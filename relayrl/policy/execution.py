@@ -12,6 +12,7 @@ from relayrl.metrics.keys import (
     NUM_ENV_STEPS_TRAINED,
     WORKER_UPDATE_TIMER,
 )
+from relayrl.policy.minibatch_sgd import do_minibatch_sgd
 from relayrl.policy.sample_batch import concat_samples
 from relayrl.policy.torch_policy import LEARNER_STATS_KEY
 
@@ -34,12 +35,21 @@ def synchronous_parallel_sample(*, worker_set=None, max_agent_steps: int | None 
 
 
 def train_one_step(algorithm, train_batch, policies_to_train: list[str] | None = None) -> dict[str, Any]:
-    """learn_on_batch of the local runner's trainable policies; {policy_id: results}. Logs the learner stats."""
+    """learn_on_batch of the local runner's trainable policies; {policy_id: results}. Logs the learner stats.
+
+    With `num_epochs` (`num_sgd_iter`) > 1 or a `minibatch_size` (`sgd_minibatch_size`), as RLlib's: that many
+    passes of shuffled minibatches, one learn_on_batch each, the stats averaged (minibatch_sgd.py)."""
     worker = algorithm.workers.local_worker()
     batch = train_batch.as_multi_agent()
     trainable = policies_to_train or worker.policies_to_train()
-    info = {pid: worker.policy_map[pid].learn_on_batch(b) for pid, b in batch.policy_batches.items()
-            if pid in trainable}
+    num_epochs = getattr(algorithm.config, "num_epochs", 1) or 1
+    minibatch_size = getattr(algorithm.config, "minibatch_size", None)
+    if num_epochs > 1 or minibatch_size:
+        policies = {pid: worker.policy_map[pid] for pid in batch.policy_batches if pid in trainable}
+        info = do_minibatch_sgd(batch, policies, num_epochs, minibatch_size)
+    else:
+        info = {pid: worker.policy_map[pid].learn_on_batch(b) for pid, b in batch.policy_batches.items()
+                if pid in trainable}
     info = {pid: result if isinstance(result, dict) else {} for pid, result in info.items()}  # a policy may return None
     for pid, result in info.items():
         # a template policy's stats are under "learner_stats"; a hand-written one may return them at the top

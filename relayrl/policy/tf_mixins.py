@@ -21,6 +21,16 @@ class LearningRateSchedule(torch_mixins.LearningRateSchedule):
             optimizer.learning_rate = lr  # a Keras optimizer keeps it in a variable: traced steps see it
 
 
+class EntropyCoeffSchedule(torch_mixins.EntropyCoeffSchedule):
+    """`entropy_coeff` is a tf.Variable (losses read it, traced steps see each new value)."""
+
+    def _set_entropy_coeff(self, value: float) -> None:
+        if isinstance(getattr(self, "entropy_coeff", None), tf.Variable):
+            self.entropy_coeff.assign(float(value))
+        else:
+            self.entropy_coeff = tf.Variable(float(value), trainable=False, dtype=tf.float32, name="entropy_coeff")
+
+
 class KLCoeffMixin(torch_mixins.KLCoeffMixin):
     """`kl_coeff` is a tf.Variable (losses read it); `kl_coeff_val` is its float."""
 
@@ -59,4 +69,4 @@ class ValueNetworkMixin(torch_mixins.ValueNetworkMixin):
         return float(self.model.value_function()[0])
 
 
-__all__ = ["KLCoeffMixin", "LearningRateSchedule", "ValueNetworkMixin"]
+__all__ = ["EntropyCoeffSchedule", "KLCoeffMixin", "LearningRateSchedule", "ValueNetworkMixin"]

@@ -1,5 +1,5 @@
-"""The old stack's policy mixins (RLlib's `policy/torch_mixins.py`): an lr schedule, PPO's adaptive KL
-coefficient, and the value network helpers GAE postprocessing needs. Initialise them in `before_loss_init`."""
+"""The old stack's policy mixins (RLlib's `policy/torch_mixins.py`): lr and entropy coefficient schedules,
+PPO's adaptive KL coefficient, and the value network helpers GAE postprocessing needs. Initialise them in `before_loss_init`."""
 import numpy as np
 import torch
 
@@ -29,6 +29,30 @@ class LearningRateSchedule:
         for optimizer in getattr(self, "_optimizers", []):
             for group in optimizer.param_groups:
                 group["lr"] = lr
+
+
+class EntropyCoeffSchedule:
+    """`entropy_coeff` follows `entropy_coeff_schedule` ([[timestep, coeff], ...], linear in between, the last
+    value after the last point) on global var updates; without a schedule it stays `entropy_coeff`."""
+
+    def __init__(self, entropy_coeff, entropy_coeff_schedule=None):
+        if entropy_coeff_schedule is not None and not isinstance(entropy_coeff_schedule, (list, tuple)):
+            raise ValueError("entropy_coeff_schedule must be [[timestep, coeff], ...] (RLlib's older single "
+                             f"number form is not supported), got {entropy_coeff_schedule!r}")
+        self._entropy_coeff_schedule = [tuple(p) for p in entropy_coeff_schedule or []] or None
+        self._set_entropy_coeff(self._entropy_at(0) if self._entropy_coeff_schedule else entropy_coeff)
+
+    def on_global_var_update(self, global_vars):
+        super().on_global_var_update(global_vars)
+        if self._entropy_coeff_schedule:
+            self._set_entropy_coeff(self._entropy_at(global_vars["timestep"]))
+
+    def _entropy_at(self, timestep) -> float:
+        steps, values = zip(*self._entropy_coeff_schedule)
+        return float(np.interp(timestep, steps, values))
+
+    def _set_entropy_coeff(self, value: float) -> None:
+        self.entropy_coeff = float(value)
 
 
 class KLCoeffMixin:
@@ -80,4 +104,4 @@ class ValueNetworkMixin:
         return extra
 
 
-__all__ = ["KLCoeffMixin", "LearningRateSchedule", "ValueNetworkMixin"]
+__all__ = ["EntropyCoeffSchedule", "KLCoeffMixin", "LearningRateSchedule", "ValueNetworkMixin"]

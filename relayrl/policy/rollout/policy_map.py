@@ -10,8 +10,10 @@ from relayrl.core.policy_spec import PolicySpec
 
 
 def policy_config(config, spec: PolicySpec) -> dict[str, Any]:
-    """The policy's config dict: the algorithm's options (old key names), `model`, then the spec's overrides."""
+    """The policy's config dict: the algorithm's options (old key names), `model`, the `policy_config` option's
+    keys (a policy's own settings, such as PPO's clip_param), then the spec's overrides."""
     values = dict(config.to_dict())
+    values.update(values.pop("policy_config", None) or {})
     model = values.pop("model", None)
     if model is None:
         model = dict(values.get("model_config") or {})
