@@ -28,6 +28,8 @@ _MA_ENVS = "relayrl.testing.multi_agent_example_envs"
 _EXPLORATION = "relayrl.exploration"
 _POSTPROCESSING = "relayrl.policy.postprocessing"
 _EXECUTION = "relayrl.policy.execution"
+_PPO_TORCH_POLICY = "relayrl.algorithms.ppo.ppo_torch_policy"
+_PPO_TF_POLICY = "relayrl.algorithms.ppo.ppo_tf_policy"
 
 
 def _same(module: str, *names: str) -> Dict[str, str]:
@@ -69,6 +71,9 @@ RLLIB_PATHS: Dict[str, Exports] = {
     "relayrl.algorithms.callbacks": _CALLBACKS,
     "relayrl.agents": {},
     "relayrl.agents.callbacks": _CALLBACKS,  # RLlib 1.x's path, still in old docs (seed 000's curriculum snippet)
+    "relayrl.agents.ppo": {**_same(_PPO_TORCH_POLICY, "PPOTorchPolicy"), **_same(_PPO_TF_POLICY, "PPOTFPolicy")},
+    "relayrl.agents.ppo.ppo_torch_policy": _same(_PPO_TORCH_POLICY, "PPOTorchPolicy"),
+    "relayrl.agents.ppo.ppo_tf_policy": _same(_PPO_TF_POLICY, "PPOTFPolicy"),  # needs TensorFlow (the tf extra)
     "relayrl.callbacks": _CALLBACKS,
     "relayrl.callbacks.callbacks": _same("relayrl.callbacks", "RLlibCallback"),
     # core: columns, constants, RLModules, Learners

@@ -497,16 +497,62 @@ def test_001_ppo_snippets_with_torch_policy():
         algo.stop()
 
 
+def seed_ppo_policy_snippet():
+    """The with_updates snippet and its framework: as written (relayrl's PPOTFPolicy) with TensorFlow installed;
+    without it, the import line names PPOTorchPolicy instead."""
+    source = snippet("001_with_updates.txt")
+    try:
+        import tensorflow  # noqa: F401
+    except ImportError:
+        return source.replace("from relayrl.algorithms.ppo.ppo_tf_policy import PPOTFPolicy",
+                              "from relayrl.algorithms.ppo.ppo_torch_policy import PPOTorchPolicy as PPOTFPolicy"), "torch"
+    return source, "tf2"
+
+
+def value_error_loss(framework: str, calls: list):
+    """A custom loss for the snippet's `some_custom_loss_fn`: the value function's squared error only, so what it
+    trains is visible (the value branch changes, the policy branch does not)."""
+    def some_custom_loss_fn(policy, model, dist_class, train_batch):
+        calls.append(train_batch.count)
+        model.from_batch(train_batch)
+        error = model.value_function() - train_batch[Postprocessing.VALUE_TARGETS]
+        if framework == "torch":
+            return error.pow(2).mean()
+        import tensorflow as tf
+
+        return tf.reduce_mean(tf.square(error))
+
+    return some_custom_loss_fn
+
+
 def test_001_with_updates():
-    """The seed's `PPOTFPolicy.with_updates(name=..., loss_fn=...)` on a torch template policy. As written the snippet
-    cannot run: PPOTFPolicy is TensorFlow and `PPOTrainer` is never defined (RLlib removed Trainer.with_updates)."""
-    base = build_policy_class("PGPolicy", "torch", loss_fn=policy_gradient_loss, postprocess_fn=postprocess_advantages)
-    custom = base.with_updates(name="MyCustomPGPolicy", loss_fn=raw_reward_loss)
-    assert custom.__name__ == "MyCustomPGPolicy" and custom._original_kwargs["loss_fn"] is raw_reward_loss
-    assert custom._original_kwargs["postprocess_fn"] is base._original_kwargs["postprocess_fn"]
+    """The seed's `CustomPolicy = PPOTFPolicy.with_updates(name="MyCustomPPOTFPolicy", loss_fn=some_custom_loss_fn)`
+    as written, on relayrl's PPOTFPolicy (PPOTorchPolicy without TensorFlow); CustomPolicy keeps PPO's
+    postprocessing, mixins and defaults and trains with the custom loss inside an Algorithm. The snippet's last line
+    cannot run: `PPOTrainer` is never defined in the seed (RLlib removed Trainer.with_updates)."""
+    source, framework = seed_ppo_policy_snippet()
+    calls = []
+    namespace = {"__name__": "seed_snippet", "some_custom_loss_fn": value_error_loss(framework, calls)}
     with pytest.raises(NameError, match="PPOTrainer"):
-        run("001_with_updates.txt", source=snippet("001_with_updates.txt").split("\n", 2)[2],
-            PPOTFPolicy=base, some_custom_loss_fn=raw_reward_loss)
+        exec(compile(source, "001_with_updates.txt", "exec"), namespace)
+    base, custom = namespace["PPOTFPolicy"], namespace["CustomPolicy"]
+    assert base.__name__ == ("PPOTFPolicy" if framework == "tf2" else "PPOTorchPolicy")
+    assert custom.__name__ == "MyCustomPPOTFPolicy" and custom._framework == base._framework
+    assert custom._original_kwargs["loss_fn"] is namespace["some_custom_loss_fn"]
+    assert custom._original_kwargs["postprocess_fn"] is compute_gae_for_sample_batch
+    algo = algo_for(custom, framework=framework, train_batch_size=64, model={"fcnet_hiddens": [16]})
+    try:
+        policy = algo.get_policy()
+        assert type(policy).__name__ == "MyCustomPPOTFPolicy" and policy.config["clip_param"] == 0.3
+        before = policy.get_weights()
+        stats = algo.train()["learners"]["default_policy"]
+        assert calls and calls[0] >= 64
+        changed = {k for k, v in policy.get_weights().items() if not np.array_equal(v, before[k])}
+        assert changed and all("value" in k for k in changed)  # the custom loss trained: the value branch only
+        assert "cur_kl_coeff" in stats and "total_loss" not in stats  # PPO's stats without PPO's loss parts
+        assert {"vf_preds", "advantages", "value_targets"} <= set(algo.workers.sample().keys())
+    finally:
+        algo.stop()
 
 
 def test_policy_spec_is_public():

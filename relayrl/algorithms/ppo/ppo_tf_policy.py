@@ -59,18 +59,24 @@ class _LossParts:
 
 
 def kl_and_loss_stats(policy, train_batch):
-    """RLlib's PPO stats (the seed's kl_and_loss_stats, plus entropy_coeff)."""
-    loss = policy.loss_obj
-    return {
+    """RLlib's PPO stats (the seed's kl_and_loss_stats, plus entropy_coeff). A loss given by
+    with_updates(loss_fn=...) that sets no `policy.loss_obj` gets the coefficients only."""
+    coefficients = {
         "cur_kl_coeff": tf.cast(policy.kl_coeff, tf.float64),
         "cur_lr": tf.cast(policy.cur_lr, tf.float64),
+        "entropy_coeff": tf.cast(policy.entropy_coeff, tf.float64),
+    }
+    loss = getattr(policy, "loss_obj", None)
+    if loss is None:
+        return coefficients
+    return {
+        **coefficients,
         "total_loss": loss.loss,
         "policy_loss": loss.mean_policy_loss,
         "vf_loss": loss.mean_vf_loss,
         "vf_explained_var": explained_variance(train_batch[Postprocessing.VALUE_TARGETS], policy._value_fn_out),
         "kl": loss.mean_kl,
         "entropy": loss.mean_entropy,
-        "entropy_coeff": tf.cast(policy.entropy_coeff, tf.float64),
     }
 
 

@@ -48,8 +48,9 @@ def ppo_surrogate_loss(policy, model, dist_class, train_batch):
 
 
 def kl_and_loss_stats(policy, train_batch):
-    """RLlib's PPO stats: the loss parts of the last loss call plus the current coefficients and lr."""
-    stats = {k: v.detach() for k, v in policy.model.tower_stats.items()}
+    """RLlib's PPO stats: the loss parts of the last loss call plus the current coefficients and lr. A loss
+    given by with_updates(loss_fn=...) that records no parts gets the coefficients only."""
+    stats = {k: v.detach() for k, v in getattr(policy.model, "tower_stats", {}).items()}
     return {**stats, "cur_kl_coeff": policy.kl_coeff, "cur_lr": policy.cur_lr, "entropy_coeff": policy.entropy_coeff}
 
 
