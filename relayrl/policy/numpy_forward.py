@@ -34,28 +34,17 @@ class NumpyCategoricalMLP:
     `read_layers()` gives [(weights [in, out], bias), activation function, ...]; tf_numpy_forward.py plans the
     same object for the TF default model."""
 
+    # the columns `extra_row` adds to sample_row's, in the general path's order (numpy_value_forward.py adds one)
+    extra_columns: tuple = ()
+
     @classmethod
     def plan(cls, policy) -> Optional["NumpyCategoricalMLP"]:
         from relayrl.policy.torch_policy import TorchPolicy
 
-        model = policy.model
-        if (type(model) is not FullyConnectedNetwork or policy.dist_class is not TorchCategorical
-                or policy._action_sampler_fn is not None or policy._action_distribution_fn is not None
-                or type(policy).extra_action_out is not TorchPolicy.extra_action_out or policy._state_inputs
-                or not all(type(m) in _ACTIVATIONS or isinstance(m, torch.nn.Linear) for m in model._hidden)):
+        if type(policy).extra_action_out is not TorchPolicy.extra_action_out or not mlp_applies(policy):
             return None
-        if _fused_steps_unseen(policy):
-            return None
-        params = list(model._hidden.parameters()) + list(model._logits.parameters())
-        modules = list(model._hidden) + [model._logits]
-
-        def read_layers():
-            return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
-                    if isinstance(m, torch.nn.Linear) else _ACTIVATIONS[type(m)] for m in modules]
-
-        # torch's in-place version counters change with set_weights, in-place edits and most optimizer steps;
-        # the policy's own counter with every step it takes (fused optimizers leave the torch counters alone)
-        return cls(read_layers, lambda: (policy._weights_version, *map(_VERSION, params)),
+        modules = list(policy.model._hidden) + [policy.model._logits]
+        return cls(layer_reader(modules), versions_of(policy, modules),
                    seed=int(torch.randint(2 ** 31 - 1, (1,)).item()))
 
     def __init__(self, read_layers, version, seed: int):
@@ -131,6 +120,39 @@ class NumpyCategoricalMLP:
         else:
             action = values.index(top)  # the first maximum, as argmax
         return action, x, exps[action] / total, values[action] - top - math.log(total)
+
+    def extra_row(self, x) -> tuple:
+        """The values of `extra_columns` for one flat observation `x` [n] (after sample_row on it)."""
+        return ()
+
+
+def mlp_applies(policy) -> bool:
+    """The policy acts through the default FullyConnectedNetwork's logits MLP and TorchCategorical, nothing else,
+    and every step of its optimizers is one the fast path sees (the caller checks extra_action_out)."""
+    model = policy.model
+    return (type(model) is FullyConnectedNetwork and policy.dist_class is TorchCategorical
+            and policy._action_sampler_fn is None and policy._action_distribution_fn is None
+            and not policy._state_inputs and modules_fit(model._hidden) and not _fused_steps_unseen(policy))
+
+
+def modules_fit(modules) -> bool:
+    return all(type(m) in _ACTIVATIONS or isinstance(m, torch.nn.Linear) for m in modules)
+
+
+def layer_reader(modules: list):
+    """read_layers() for torch modules: [(weights [in, out], bias), activation function, ...]."""
+    def read_layers():
+        return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
+                if isinstance(m, torch.nn.Linear) else _ACTIVATIONS[type(m)] for m in modules]
+    return read_layers
+
+
+def versions_of(policy, modules: list):
+    """version() for torch modules: torch's in-place version counters change with set_weights, in-place edits
+    and most optimizer steps; the policy's own counter with every step it takes (fused optimizers leave the
+    torch counters alone)."""
+    params = [p for m in modules for p in m.parameters()]
+    return lambda: (policy._weights_version, *map(_VERSION, params))
 
 
 def _fused_steps_unseen(policy) -> bool:

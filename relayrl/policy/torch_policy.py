@@ -60,8 +60,9 @@ class TorchPolicy(ModelPolicy):
 
     def _plan_numpy_forward(self):
         from relayrl.policy.numpy_forward import NumpyCategoricalMLP
+        from relayrl.policy.numpy_value_forward import NumpyCategoricalMLPWithValues
 
-        return NumpyCategoricalMLP.plan(self)
+        return NumpyCategoricalMLP.plan(self) or NumpyCategoricalMLPWithValues.plan(self)
 
     def _acting(self):
         return torch.no_grad()

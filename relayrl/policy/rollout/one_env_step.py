@@ -10,7 +10,8 @@ compare sampled batches and weights with the general step).
 It applies when (checked per `sample()` call, and the numpy switch per step):
 - the runner has one sub-env stepped by OneEnvSyncVectorEnv (one_env_vector.py) and a Discrete action space;
 - the policy keeps ModelPolicy's `compute_actions` / `compute_actions_from_input_dict`, has no RNN state and
-  its numpy forward pass applies (`_disable_numpy_forward` not set);
+  its numpy forward pass applies (`_disable_numpy_forward` not set; a fast path with `extra_columns`, PPO's
+  `vf_preds`, adds them last, as the general step orders them);
 - no callbacks object defines `on_episode_step`.
 """
 import gymnasium as gym
@@ -27,6 +28,7 @@ _FORWARD_OUTPUTS = (SampleBatch.ACTION_DIST_INPUTS, SampleBatch.ACTION_PROB, Sam
 _ROW = (SampleBatch.OBS, SampleBatch.ACTIONS, SampleBatch.REWARDS, SampleBatch.PREV_ACTIONS,
         SampleBatch.PREV_REWARDS, SampleBatch.NEXT_OBS, SampleBatch.TERMINATEDS, SampleBatch.TRUNCATEDS,
         SampleBatch.INFOS) + _FORWARD_OUTPUTS
+_ROWS_WITH = {}  # a fast path's extra columns -> _ROW plus them
 
 
 class OneEnvNumpyStep:
@@ -51,7 +53,8 @@ class OneEnvNumpyStep:
         episode, obs = runner._episodes[0], runner._obs
         fast = policy._fast_forward
         fast._refresh()
-        action, logits, probability, logp = fast.sample_row(np.asarray(obs, dtype=np.float32).reshape(-1), explore)  # one row: flat
+        flat = np.asarray(obs, dtype=np.float32).reshape(-1)  # one row: flat
+        action, logits, probability, logp = fast.sample_row(flat, explore)
         policy.global_timestep += 1
         action = np.int64(action)  # the general step's actions[0]
         next_obs, reward, terminated, truncated, infos, final_obs = runner.env.step_one(action)
@@ -59,7 +62,11 @@ class OneEnvNumpyStep:
         row = (obs[0], action, reward, episode.prev_action, episode.prev_reward,
                next_obs[0] if final_obs is None else final_obs, terminated, truncated, info,
                logits, np.float32(probability), np.float32(logp))
-        for column, value in zip(episode.trajectory.column_lists(_ROW), row):
+        columns = _ROW
+        if fast.extra_columns:  # PPO's vf_preds (numpy_value_forward.py): last, as in the general step
+            columns = _ROWS_WITH.setdefault(fast.extra_columns, _ROW + fast.extra_columns)  # one tuple: cached lists
+            row = row + fast.extra_row(flat)
+        for column, value in zip(episode.trajectory.column_lists(columns), row):
             column.append(value)
         episode.length += 1
         episode.add_step(SINGLE_AGENT_ID, runner.policy_id, reward, info)
