@@ -188,7 +188,7 @@ def _sampled_batch(policy, n=32):
 
 def test_ppo_torch_policy_learns_cartpole_with_the_default_training_step():
     """One learn_on_batch per iteration (the default training_step), lr 4e-4, train batch 200, seed 0: mean
-    return 150 within 40,000 env steps. Measured: 150 at 21,200 env steps, ~4 s (load ~4, 2 cores; acting through
+    return 150 within 40,000 env steps. Measured: 150 at 21,200 env steps, ~2.5 s (load ~4.4, 2 cores; acting through
     torch instead of numpy_value_forward.py: 24,200 env steps, ~12 s at load ~0.6)."""
     ret, steps = train_until(config_for(PPOTorchPolicy, lr=4e-4, train_batch_size=200), target=150, budget=40_000)
     assert ret >= 150, (ret, steps)
