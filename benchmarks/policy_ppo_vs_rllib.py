@@ -120,9 +120,10 @@ def main() -> None:
             print("RESULT " + json.dumps(result), flush=True)
     keys = ("steps", "env_steps_per_s", "train_time_s", "train_cpu_s", "time_s")
     ours, theirs = ({k: _median([r[k] for r in runs[lib]]) for k in keys} for lib in ("relayrl", "rllib"))
-    print(f"medians of {args.repeats}: env steps to {TARGET} relayrl {ours['steps']:.0f} / RLlib {theirs['steps']:.0f}; "
-          f"env steps/s {ours['env_steps_per_s'] / theirs['env_steps_per_s']:.1f}x, training time "
-          f"{theirs['train_time_s'] / ours['train_time_s']:.1f}x (CPU {theirs['train_cpu_s'] / ours['train_cpu_s']:.1f}x), "
+    print(f"medians of {args.repeats}: env steps to {TARGET} relayrl {ours['steps']:.0f} / "
+          f"RLlib {theirs['steps']:.0f}; env steps/s {ours['env_steps_per_s'] / theirs['env_steps_per_s']:.1f}x, "
+          f"training time {theirs['train_time_s'] / ours['train_time_s']:.1f}x "
+          f"(CPU {theirs['train_cpu_s'] / ours['train_cpu_s']:.1f}x), "
           f"wall time from process start {theirs['time_s'] / ours['time_s']:.1f}x")
 
 

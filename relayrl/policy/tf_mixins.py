@@ -1,6 +1,7 @@
 """The old stack's policy mixins for TF policies (RLlib's `policy/tf_mixins.py`): the torch mixins' rules
 (torch_mixins.py), with what a traced step reads kept in `tf.Variable`s, so `eager_tracing=True` sees each
-new learning rate, entropy coefficient and KL coefficient. Initialise them in `before_loss_init`, as the seed's setup_mixins."""
+new learning rate, entropy coefficient and KL coefficient. Initialise them in `before_loss_init`, as the
+seed's setup_mixins."""
 import numpy as np
 import tensorflow as tf
 

@@ -1,5 +1,6 @@
 """The old stack's policy mixins (RLlib's `policy/torch_mixins.py`): lr and entropy coefficient schedules,
-PPO's adaptive KL coefficient, and the value network helpers GAE postprocessing needs. Initialise them in `before_loss_init`."""
+PPO's adaptive KL coefficient, and the value network helpers GAE postprocessing needs. Initialise them in
+`before_loss_init`."""
 import numpy as np
 import torch
 

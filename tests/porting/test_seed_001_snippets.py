@@ -504,8 +504,8 @@ def seed_ppo_policy_snippet():
     try:
         import tensorflow  # noqa: F401
     except ImportError:
-        return source.replace("from relayrl.algorithms.ppo.ppo_tf_policy import PPOTFPolicy",
-                              "from relayrl.algorithms.ppo.ppo_torch_policy import PPOTorchPolicy as PPOTFPolicy"), "torch"
+        torch_import = "from relayrl.algorithms.ppo.ppo_torch_policy import PPOTorchPolicy as PPOTFPolicy"
+        return source.replace("from relayrl.algorithms.ppo.ppo_tf_policy import PPOTFPolicy", torch_import), "torch"
     return source, "tf2"
 
 

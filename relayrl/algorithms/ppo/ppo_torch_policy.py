@@ -29,7 +29,8 @@ def ppo_surrogate_loss(policy, model, dist_class, train_batch):
     entropy = curr_dist.entropy()
     if policy.config["use_critic"]:
         values = model.value_function()
-        vf_loss = torch.clamp((values - train_batch[Postprocessing.VALUE_TARGETS]).pow(2), 0, policy.config["vf_clip_param"])
+        vf_error = (values - train_batch[Postprocessing.VALUE_TARGETS]).pow(2)
+        vf_loss = torch.clamp(vf_error, 0, policy.config["vf_clip_param"])
         mean_vf_loss = mean(vf_loss)
     else:
         values = vf_loss = mean_vf_loss = torch.zeros((), device=surrogate.device)
