@@ -555,5 +555,27 @@ def test_001_with_updates():
         algo.stop()
 
 
+@pytest.mark.parametrize("framework", ["torch", "tf2"])
+def test_001_ppo_class_and_training_step_on_relayrls_ppo_policies(framework):
+    """The seed's PPO class and training_step (indented) around relayrl's own PPOTorchPolicy / PPOTFPolicy: it
+    trains, reports PPO's stats and its update_kl adapts the policy's KL coefficient."""
+    if framework == "torch":
+        from relayrl.algorithms.ppo.ppo_torch_policy import PPOTorchPolicy as policy_class
+    else:
+        pytest.importorskip("tensorflow")
+        from relayrl.algorithms.ppo.ppo_tf_policy import PPOTFPolicy as policy_class
+    algo = seed_ppo_class(policy_class)(config=quiet({"env": "CartPole-v1", "train_batch_size": 64,
+                                                      "framework": framework, "model": {"fcnet_hiddens": [16]}}))
+    try:
+        policy = algo.get_policy()
+        before = policy.get_weights()
+        stats = algo.train()["learners"]["default_policy"]
+        assert {"total_loss", "policy_loss", "vf_loss", "kl", "entropy", "cur_kl_coeff"} <= set(stats)
+        assert float(policy.kl_coeff_val if framework == "tf2" else policy.kl_coeff) != 0.2
+        assert any(not np.array_equal(v, before[k]) for k, v in policy.get_weights().items())
+    finally:
+        algo.stop()
+
+
 def test_policy_spec_is_public():
     assert relayrl.PolicySpec is PolicySpec
