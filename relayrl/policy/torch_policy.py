@@ -10,6 +10,7 @@ import torch
 
 from relayrl.policy.model_policy import LEARNER_STATS_KEY, ModelPolicy
 from relayrl.policy.model_policy import as_list as _as_list
+from relayrl.policy.rnn_sequencing import add_seq_lens
 from relayrl.policy.sample_batch import SampleBatch
 
 
@@ -92,6 +93,13 @@ class TorchPolicy(ModelPolicy):
         tensors.count = batch.count
         return tensors
 
+    def _as_sequences(self, batch: SampleBatch) -> SampleBatch:
+        """For a model that trains on sequences (the use_lstm model): the rows with `seq_lens` and one
+        `state_in_*` per sequence (rnn_sequencing.add_seq_lens); other batches as they are."""
+        if not getattr(self.model, "trains_on_sequences", False) or SampleBatch.SEQ_LENS in batch:
+            return batch
+        return add_seq_lens(batch, self.max_seq_len)
+
     def compute_gradients(self, postprocessed_batch):
         """Gradients (numpy, one per parameter of each optimizer) and the stats of one loss evaluation."""
         fetches = self._backward(postprocessed_batch)
@@ -101,7 +109,7 @@ class TorchPolicy(ModelPolicy):
 
     def _backward(self, postprocessed_batch) -> dict[str, Any]:
         """The loss's gradients, left in the parameters' .grad (checked finite), and the stats (fetches)."""
-        train_batch = self._lazy_tensor_dict(postprocessed_batch)
+        train_batch = self._lazy_tensor_dict(self._as_sequences(postprocessed_batch))
         losses = _as_list(self.loss(self.model, self.dist_class, train_batch))
         if len(losses) != len(self._optimizers):
             raise ValueError(f"{type(self).__name__}: the loss gave {len(losses)} losses but there are "

@@ -11,6 +11,9 @@ MODEL_DEFAULTS = {
     "free_log_std": False,
     "use_lstm": False,
     "max_seq_len": 20,
+    "lstm_cell_size": 256,
+    "lstm_use_prev_action": False,
+    "lstm_use_prev_reward": False,
     "custom_model": None,
     "custom_model_config": {},
     "custom_action_dist": None,
@@ -51,10 +54,14 @@ class ModelCatalog:
                      framework: str = "torch", name: str = "default_model", model_interface=None,
                      default_model=None, **model_kwargs):
         """The custom model named by `model_config["custom_model"]` (a registered name or a class), else the
-        default fully connected network."""
+        default fully connected network, followed by an LSTM with `use_lstm` (torch)."""
         model_config = {**MODEL_DEFAULTS, **(model_config or {})}
         custom = model_config.get("custom_model")
         if custom is not None:
+            if model_config.get("use_lstm"):
+                raise ValueError(f"model use_lstm=True with custom_model={custom!r}: relayrl wraps only the default "
+                                 "model in an LSTM; give the custom model its own recurrent layer and "
+                                 "get_initial_state(), or drop custom_model.")
             cls = ModelCatalog._custom_models.get(custom, custom) if isinstance(custom, str) else custom
             if isinstance(cls, str):
                 known = sorted(ModelCatalog._custom_models)
@@ -62,10 +69,11 @@ class ModelCatalog:
                                  f"ModelCatalog.register_custom_model({custom!r}, MyModel) before building.")
             kwargs = {**(model_config.get("custom_model_config") or {}), **model_kwargs}
             return cls(obs_space, action_space, num_outputs, model_config, name, **kwargs)
-        if model_config.get("use_lstm") or model_config.get("use_attention"):
-            raise ValueError("model use_lstm / use_attention: the Policy API's default model is a plain MLP; for a "
-                             "recurrent policy register a custom TorchModelV2 with get_initial_state(), or use "
-                             "the RLModule stack (PPOConfig().rl_module(model_config={'use_lstm': True})).")
+        if model_config.get("use_attention"):
+            raise ValueError("model use_attention: the Policy API's default models are an MLP and, with use_lstm, "
+                             "an LSTM; for attention register a custom TorchModelV2, or use the RLModule stack.")
+        if model_config.get("use_lstm"):
+            return _lstm_model(obs_space, action_space, num_outputs, model_config, framework, name)
         if is_tf(framework):
             from relayrl.policy.models.tf_fully_connected import TFFullyConnectedNetwork as FullyConnectedNetwork
         elif framework in ("torch", None):
@@ -74,6 +82,20 @@ class ModelCatalog:
             raise ValueError(f"framework={framework!r}: relayrl's Policy models are 'torch' or 'tf2' (TensorFlow, "
                              "eager; 'tf' runs as 'tf2').")
         return (default_model or FullyConnectedNetwork)(obs_space, action_space, num_outputs, model_config, name)
+
+
+def _lstm_model(obs_space, action_space, num_outputs, model_config, framework, name):
+    """The default FC model followed by an LSTM (lstm_wrapper.py), torch only."""
+    from relayrl.policy.rnn_sequencing import check_max_seq_len
+
+    check_max_seq_len(model_config.get("max_seq_len"))
+    if framework not in ("torch", None):
+        raise ValueError(f"model use_lstm=True with framework={framework!r}: relayrl's LSTM default model is torch "
+                         "only (build_torch_policy / build_policy_class(..., 'torch')); for TensorFlow register a "
+                         "custom TFModelV2 with its own LSTM and get_initial_state().")
+    from relayrl.policy.models.lstm_wrapper import LSTMWrapper
+
+    return LSTMWrapper(obs_space, action_space, num_outputs, model_config, name)
 
 
 def is_tf(framework) -> bool:

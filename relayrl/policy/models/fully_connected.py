@@ -8,7 +8,7 @@ _ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "swish": nn.SiLU, "silu": nn.S
                 "linear": None, None: None}
 
 
-def _mlp(in_size: int, hiddens: list[int], activation: str) -> nn.Sequential:
+def mlp_layers(in_size: int, hiddens: list[int], activation: str) -> nn.Sequential:
     if activation not in _ACTIVATIONS:
         raise ValueError(f"model fcnet_activation={activation!r}: use one of {sorted(k for k in _ACTIVATIONS if k)}.")
     layers = []
@@ -30,10 +30,10 @@ class FullyConnectedNetwork(TorchModelV2, nn.Module):
         activation = model_config.get("fcnet_activation", "tanh")
         in_size = flat_obs_size(obs_space)
         last = hiddens[-1] if hiddens else in_size
-        self._hidden = _mlp(in_size, hiddens, activation)
+        self._hidden = mlp_layers(in_size, hiddens, activation)
         self._logits = nn.Linear(last, num_outputs)
         self._share = bool(model_config.get("vf_share_layers", False))
-        self._value_hidden = None if self._share else _mlp(in_size, hiddens, activation)
+        self._value_hidden = None if self._share else mlp_layers(in_size, hiddens, activation)
         self._value_head = nn.Linear(last, 1)
         self._features = self._flat = None
 
@@ -49,4 +49,4 @@ class FullyConnectedNetwork(TorchModelV2, nn.Module):
         return self._value_head(features).squeeze(1)
 
 
-__all__ = ["FullyConnectedNetwork"]
+__all__ = ["FullyConnectedNetwork", "mlp_layers"]

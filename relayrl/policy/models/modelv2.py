@@ -9,6 +9,10 @@ import gymnasium as gym
 import numpy as np
 
 
+# the columns from_batch hands to forward() (besides state_in_*): what the default models may read
+_FROM_BATCH = ("obs", "prev_actions", "prev_rewards")
+
+
 class ModelV2:
     """Framework-neutral base. Subclasses implement `forward` (and `value_function` for critics)."""
 
@@ -64,8 +68,9 @@ class ModelV2:
         return outputs, list(state_out)
 
     def from_batch(self, train_batch, is_training: bool = True):
-        """__call__ on a train batch: its `obs` and `state_in_*` columns."""
-        input_dict = {k: v for k, v in train_batch.items() if k == "obs" or k.startswith("state_in_")}
+        """__call__ on a train batch: its `obs`, `prev_actions`, `prev_rewards` and `state_in_*` columns (and
+        `seq_lens` for a batch of sequences)."""
+        input_dict = {k: v for k, v in train_batch.items() if k in _FROM_BATCH or k.startswith("state_in_")}
         input_dict["is_training"] = is_training
         return self.__call__(input_dict, None, train_batch.get("seq_lens") if hasattr(train_batch, "get") else None)
 
