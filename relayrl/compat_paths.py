@@ -129,6 +129,7 @@ RLLIB_PATHS: Dict[str, Exports] = {
     "relayrl.models.torch": {},
     "relayrl.models.torch.torch_modelv2": _same("relayrl.policy.models.modelv2", "TorchModelV2"),
     "relayrl.models.torch.fcnet": _same("relayrl.policy.models.fully_connected", "FullyConnectedNetwork"),
+    "relayrl.models.torch.recurrent_net": _same("relayrl.policy.models.lstm_wrapper", "LSTMWrapper"),
     "relayrl.models.torch.torch_action_dist": _same("relayrl.policy.models.torch_action_dist",
                                                     "TorchDistributionWrapper", "TorchCategorical",
                                                     "TorchDiagGaussian"),
