@@ -61,6 +61,11 @@ class SequenceLayout:
 
     def run_lstm(self, lstm: nn.LSTM, rows: torch.Tensor, h: torch.Tensor, c: torch.Tensor):
         """(outputs [N, cell], (h, c) [B, cell] after each sequence's last real step) of a batch_first LSTM."""
+        if self.steps == 1 and lstm.num_layers == 1 and lstm.bias and not lstm.bidirectional:
+            # single steps (acting): the same cell without nn.LSTM's per-call setup (~3x less time per step)
+            h, c = torch.lstm_cell(rows, (h, c), lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.bias_ih_l0,
+                                   lstm.bias_hh_l0)
+            return h, (h, c)
         x = self.to_sequences(rows)
         state = (h.unsqueeze(0), c.unsqueeze(0))
         if self.full:
