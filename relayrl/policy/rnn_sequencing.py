@@ -66,7 +66,7 @@ def add_seq_lens(batch: SampleBatch, max_seq_len: int) -> SampleBatch:
 
 
 def chop_into_sequences(*, feature_columns, state_columns, max_seq_len: int, episode_ids=None, unroll_ids=None,
-                        agent_indices=None, dynamic_max: bool = True, **unused):
+                        agent_indices=None, dynamic_max: bool = True):
     """RLlib's layout: (features, each right-zero-padded to [B * T, ...] rows; initial states [B, ...];
     seq_lens [B]). T is the longest sequence with `dynamic_max` (RLlib's default), else `max_seq_len`."""
     count = len(feature_columns[0]) if feature_columns else len(state_columns[0])
