@@ -227,3 +227,60 @@ def test_the_lstm_learns_stateless_cartpole_where_the_mlp_does_not():
     mlp_steps, mlp_best = _steps_to(80.0, 80_000, fc)
     assert lstm_steps is not None, f"the LSTM's best mean return within 80,000 env steps: {lstm_best:.1f}"
     assert mlp_steps is None and mlp_best < 70, f"the MLP reached {mlp_best:.1f} at {mlp_steps} env steps"
+
+
+def test_multi_agent_sequences_split_per_agent_and_the_state_flows_per_agent():
+    from relayrl.testing.multi_agent_example_envs import MultiAgentStatelessCartPole
+
+    assert list(sequence_lengths(6, 20, episode_ids=[3] * 6, agent_indices=[0, 0, 0, 1, 1, 1])) == [3, 3]
+    algo = MyAlgo(config={"env": MultiAgentStatelessCartPole, "env_config": {"num_agents": 2}, "seed": 0,
+                          "train_batch_size": 200, "model": LSTM, "logger_config": {"type": "none"},
+                          "multiagent": {"policies": {"default_policy"},
+                                         "policy_mapping_fn": lambda agent_id, *args, **kwargs: "default_policy"}})
+    try:
+        batch = algo.workers.local_worker().sample()
+        batch = getattr(batch, "policy_batches", {"default_policy": batch})["default_policy"]
+        checked = 0
+        for eps_id in np.unique(batch["eps_id"]):
+            for agent in (0, 1):
+                rows = np.flatnonzero((batch["eps_id"] == eps_id) & (batch["agent_index"] == agent))
+                rows = rows[np.argsort(batch["t"][rows])]
+                np.testing.assert_array_equal(batch["state_out_0"][rows[:-1]], batch["state_in_0"][rows[1:]])
+                checked += max(len(rows) - 1, 0)
+        assert checked > 100 and set(np.unique(batch["agent_index"])) == {0, 1}
+        assert algo.get_policy().learn_on_batch(batch)["num_grad_updates"] == 1
+    finally:
+        algo.stop()
+
+
+def test_a_custom_recurrent_model_still_trains_on_rows_with_their_own_state():
+    """Only models with trains_on_sequences (the use_lstm wrapper) get seq_lens; a custom recurrent model keeps
+    getting one recorded state per row, as before."""
+    from torch import nn
+
+    from relayrl.policy.models.modelv2 import TorchModelV2
+    from relayrl.policy.policy_template import build_policy_class
+
+    seen = {}
+
+    class Memory(TorchModelV2, nn.Module):
+        def __init__(self, obs_space, action_space, num_outputs, model_config, name):
+            TorchModelV2.__init__(self, obs_space, action_space, num_outputs, model_config, name)
+            nn.Module.__init__(self)
+            self.linear = nn.Linear(3 + 1, num_outputs)
+
+        def get_initial_state(self):
+            return [torch.zeros(1)]
+
+        def forward(self, input_dict, state, seq_lens):
+            seen["rows"], seen["states"], seen["seq_lens"] = len(input_dict["obs_flat"]), len(state[0]), seq_lens
+            return self.linear(torch.cat([input_dict["obs_flat"], state[0]], 1)), [state[0] + 1]
+
+    ModelCatalog.register_custom_model("lstm_test_memory", Memory)
+    policy = build_policy_class("MemoryPG", "torch", loss_fn=policy_gradient_loss)(
+        OBS, ACT, {"model": {"custom_model": "lstm_test_memory"}})
+    batch = SampleBatch({"obs": np.zeros((6, 3), np.float32), "actions": np.zeros(6, np.int64),
+                         "advantages": np.ones(6, np.float32), "eps_id": [1] * 6,
+                         "state_in_0": np.arange(6, dtype=np.float32)[:, None]})
+    policy.learn_on_batch(batch)
+    assert seen == {"rows": 6, "states": 6, "seq_lens": None}
