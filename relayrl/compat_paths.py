@@ -136,6 +136,7 @@ RLLIB_PATHS: Dict[str, Exports] = {
     "relayrl.models.tf": {},
     "relayrl.models.tf.tf_modelv2": _same("relayrl.policy.models.tf_modelv2", "TFModelV2"),
     "relayrl.models.tf.fcnet": _same("relayrl.policy.models.tf_fully_connected", "FullyConnectedNetwork"),
+    "relayrl.models.tf.recurrent_net": _same("relayrl.policy.models.tf_lstm_wrapper", "LSTMWrapper"),
     "relayrl.models.tf.tf_action_dist": _same("relayrl.policy.models.tf_action_dist", "TFActionDistribution",
                                               "Categorical", "DiagGaussian"),
     "relayrl.utils.tf_utils": _same("relayrl.policy.tf_utils", "explained_variance"),

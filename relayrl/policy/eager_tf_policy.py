@@ -114,7 +114,7 @@ class EagerTFPolicy(ModelPolicy):
         return self._learn_on_batch_result(fetches, result)
 
     def _gradients_and_fetches(self, batch: SampleBatch):
-        losses, grads, finite, stats = self._steps.gradients(batch)
+        losses, grads, finite, stats = self._steps.gradients(self._as_sequences(batch))
         if not bool(finite):
             raise FloatingPointError(f"{type(self).__name__}: the loss or a gradient is not finite (losses: "
                                      f"{[float(v) for v in losses]}); the weights are left unchanged. Check the loss "

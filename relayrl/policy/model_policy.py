@@ -8,6 +8,7 @@ import contextlib
 from typing import Any
 
 from relayrl.policy.policy import Policy, _numbered
+from relayrl.policy.rnn_sequencing import add_seq_lens
 from relayrl.policy.sample_batch import SampleBatch
 
 LEARNER_STATS_KEY = "learner_stats"
@@ -138,6 +139,13 @@ class ModelPolicy(Policy):
                 raise  # the older signature is tried only when the call itself did not fit
             return self._action_distribution_fn(self, model=self.model, obs_batch=input_dict[SampleBatch.OBS],
                                                 explore=explore, is_training=False)
+
+    def _as_sequences(self, batch: SampleBatch) -> SampleBatch:
+        """For a model that trains on sequences (the use_lstm models): the rows with `seq_lens` and one
+        `state_in_*` per sequence (rnn_sequencing.add_seq_lens); other batches as they are."""
+        if not getattr(self.model, "trains_on_sequences", False) or SampleBatch.SEQ_LENS in batch:
+            return batch
+        return add_seq_lens(batch, self.max_seq_len)
 
     def _learn_on_batch_result(self, fetches: dict, result: dict) -> dict[str, Any]:
         """learn_on_batch's return: the grad fetches, what on_learn_on_batch put in `result`, the counters."""

@@ -59,7 +59,8 @@ class SampleBatch(dict):
             elif isinstance(value, (int, float, np.number)) and key != self.SEQ_LENS:
                 dict.__setitem__(self, key, np.asarray([value]))
         seq_lens = self.get(self.SEQ_LENS)
-        if seq_lens is not None and len(seq_lens) == 0:
+        # (a traced TF step's seq_lens is symbolic: its length is unknown, shape[0] None)
+        if seq_lens is not None and (seq_lens.shape[0] if hasattr(seq_lens, "shape") else len(seq_lens)) == 0:
             dict.__delitem__(self, self.SEQ_LENS)
         elif seq_lens is not None and isinstance(seq_lens, (list, np.ndarray)):
             dict.__setitem__(self, self.SEQ_LENS, np.asarray(seq_lens, dtype=np.int32))

@@ -10,7 +10,6 @@ import torch
 
 from relayrl.policy.model_policy import LEARNER_STATS_KEY, ModelPolicy
 from relayrl.policy.model_policy import as_list as _as_list
-from relayrl.policy.rnn_sequencing import add_seq_lens
 from relayrl.policy.sample_batch import SampleBatch
 
 
@@ -92,13 +91,6 @@ class TorchPolicy(ModelPolicy):
         tensors = SampleBatch(columns, _is_training=True, _num_grad_updates=batch.num_grad_updates)
         tensors.count = batch.count
         return tensors
-
-    def _as_sequences(self, batch: SampleBatch) -> SampleBatch:
-        """For a model that trains on sequences (the use_lstm model): the rows with `seq_lens` and one
-        `state_in_*` per sequence (rnn_sequencing.add_seq_lens); other batches as they are."""
-        if not getattr(self.model, "trains_on_sequences", False) or SampleBatch.SEQ_LENS in batch:
-            return batch
-        return add_seq_lens(batch, self.max_seq_len)
 
     def compute_gradients(self, postprocessed_batch):
         """Gradients (numpy, one per parameter of each optimizer) and the stats of one loss evaluation."""

@@ -182,9 +182,9 @@ def test_bad_lstm_options_raise_clear_errors(options, match):
         _model(**options)
 
 
-def test_tf_framework_names_what_works():
-    with pytest.raises(ValueError, match="torch only"):
-        ModelCatalog.get_model_v2(OBS, ACT, 2, LSTM, framework="tf2")
+def test_an_unknown_framework_names_what_works():
+    with pytest.raises(ValueError, match="'torch' or 'tf2'"):
+        ModelCatalog.get_model_v2(OBS, ACT, 2, LSTM, framework="jax")
 
 
 def test_missing_state_or_prev_action_raise_clear_errors():

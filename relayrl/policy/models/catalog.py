@@ -85,16 +85,17 @@ class ModelCatalog:
 
 
 def _lstm_model(obs_space, action_space, num_outputs, model_config, framework, name):
-    """The default FC model followed by an LSTM (lstm_wrapper.py), torch only."""
+    """The default FC model followed by an LSTM: lstm_wrapper.py (torch) or tf_lstm_wrapper.py (TF)."""
     from relayrl.policy.rnn_sequencing import check_max_seq_len
 
     check_max_seq_len(model_config.get("max_seq_len"))
-    if framework not in ("torch", None):
-        raise ValueError(f"model use_lstm=True with framework={framework!r}: relayrl's LSTM default model is torch "
-                         "only (build_torch_policy / build_policy_class(..., 'torch')); for TensorFlow register a "
-                         "custom TFModelV2 with its own LSTM and get_initial_state().")
-    from relayrl.policy.models.lstm_wrapper import LSTMWrapper
-
+    if is_tf(framework):
+        from relayrl.policy.models.tf_lstm_wrapper import TFLSTMWrapper as LSTMWrapper
+    elif framework in ("torch", None):
+        from relayrl.policy.models.lstm_wrapper import LSTMWrapper
+    else:
+        raise ValueError(f"model use_lstm=True with framework={framework!r}: the LSTM default model is 'torch' or "
+                         "'tf2' (TensorFlow).")
     return LSTMWrapper(obs_space, action_space, num_outputs, model_config, name)
 
 
