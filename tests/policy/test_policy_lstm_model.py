@@ -284,3 +284,31 @@ def test_a_custom_recurrent_model_still_trains_on_rows_with_their_own_state():
                          "state_in_0": np.arange(6, dtype=np.float32)[:, None]})
     policy.learn_on_batch(batch)
     assert seen == {"rows": 6, "states": 6, "seq_lens": None}
+
+
+def test_ppo_policy_with_the_lstm_averages_over_every_real_row():
+    """PPO's loss masks RLlib's padded layout; the LSTM's unpadded batch (sum(seq_lens) rows) needs no mask,
+    also when the rows happen to divide evenly by the number of sequences."""
+    from relayrl.algorithms.ppo.ppo_torch_policy import PPOTorchPolicy, _masked_mean
+
+    rows = torch.arange(10, dtype=torch.float32)
+    unpadded = {SampleBatch.SEQ_LENS: torch.tensor([4, 6])}
+    assert float(_masked_mean(unpadded, torch.zeros(10, 2), [torch.zeros(2, 8)])(rows)) == pytest.approx(4.5)
+    padded = {SampleBatch.SEQ_LENS: torch.tensor([3, 5])}  # 2 x 5 rows, the first sequence padded by 2
+    assert float(_masked_mean(padded, torch.zeros(10, 2), [torch.zeros(2, 8)])(rows)) == pytest.approx(
+        (0 + 1 + 2 + 5 + 6 + 7 + 8 + 9) / 8)
+
+    class PPOPolicyAlgo(MyAlgo):
+        def get_default_policy_class(self, config):
+            return PPOTorchPolicy
+
+    algo = PPOPolicyAlgo(config={"env": StatelessCartPole, "train_batch_size": 200, "seed": 0, "model": LSTM,
+                                 "logger_config": {"type": "none"}})
+    try:
+        policy = algo.get_policy()
+        weights = policy.get_weights()
+        algo.train()
+        assert isinstance(policy.model, LSTMWrapper) and policy.num_grad_updates > 0
+        assert any(not np.array_equal(weights[k], v) for k, v in policy.get_weights().items())
+    finally:
+        algo.stop()

@@ -101,3 +101,16 @@ def test_tf_learn_on_batch_trains_on_sequences_and_the_pg_loss_sees_only_real_ro
     loss = policy_gradient_loss(policy, policy.model, policy.dist_class,
                                 SampleBatch({k: v for k, v in train_batch.items() if k != "infos"}))
     assert float(loss) == pytest.approx(expected_loss, rel=1e-5)
+
+
+def test_tf_ppo_masked_mean_takes_every_row_of_the_unpadded_layout():
+    from relayrl.algorithms.ppo.ppo_tf_policy import _masked_mean
+
+    rows = tf.range(10, dtype=tf.float32)
+    state = [tf.zeros((2, 8))]
+    unpadded = {SampleBatch.SEQ_LENS: tf.constant([4, 6])}
+    assert float(_masked_mean(unpadded, tf.zeros((10, 2)), state)(rows)) == pytest.approx(4.5)
+    padded = {SampleBatch.SEQ_LENS: tf.constant([3, 5])}
+    assert float(_masked_mean(padded, tf.zeros((10, 2)), state)(rows)) == pytest.approx(38 / 8)
+    unpadded_odd = {SampleBatch.SEQ_LENS: tf.constant([4, 3])}  # 7 rows: not a multiple of 2 sequences
+    assert float(_masked_mean(unpadded_odd, tf.zeros((7, 2)), state)(rows[:7])) == pytest.approx(3.0)

@@ -89,12 +89,16 @@ def setup_mixins(policy, obs_space, action_space, config):
 
 
 def _masked_mean(train_batch, logits, state):
-    """tf.reduce_mean, or for a recurrent model on zero-padded sequences the mean over the valid steps only."""
+    """tf.reduce_mean, or for a recurrent model on zero-padded sequences the mean over the valid steps only. The
+    use_lstm models answer one row per real step (rnn_sequencing.add_seq_lens): sum(seq_lens) rows, all valid."""
     seq_lens = train_batch.get(SampleBatch.SEQ_LENS) if state else None
     if seq_lens is None:
         return tf.reduce_mean
-    max_seq_len = tf.shape(logits)[0] // tf.shape(seq_lens)[0]
-    mask = tf.reshape(tf.sequence_mask(seq_lens, max_seq_len), [-1])
+    rows = tf.shape(logits)[0]
+    padded = tf.not_equal(tf.reduce_sum(tf.cast(seq_lens, tf.int32)), rows)
+    max_seq_len = rows // tf.shape(seq_lens)[0]
+    mask = tf.cond(padded, lambda: tf.reshape(tf.sequence_mask(seq_lens, max_seq_len), [-1]),
+                   lambda: tf.ones([rows], tf.bool))
     return lambda t: tf.reduce_mean(tf.boolean_mask(t, mask))
 
 

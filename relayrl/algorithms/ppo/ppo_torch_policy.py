@@ -64,9 +64,11 @@ def setup_mixins(policy, obs_space, action_space, config):
 
 
 def _masked_mean(train_batch, logits, state):
-    """torch.mean, or for a recurrent model on zero-padded sequences the mean over the valid steps only."""
+    """torch.mean, or for a recurrent model on zero-padded sequences the mean over the valid steps only. The
+    use_lstm models answer one row per real step (rnn_sequencing.add_seq_lens): sum(seq_lens) rows, no mask."""
     seq_lens = train_batch.get(SampleBatch.SEQ_LENS) if state else None
-    if seq_lens is None or len(seq_lens) == 0 or logits.shape[0] % len(seq_lens):
+    if (seq_lens is None or len(seq_lens) == 0 or logits.shape[0] % len(seq_lens)
+            or int(seq_lens.sum()) == logits.shape[0]):
         return torch.mean
     max_seq_len = logits.shape[0] // len(seq_lens)
     mask = (torch.arange(max_seq_len, device=logits.device)[None, :] < seq_lens.reshape(-1, 1)).reshape(-1)
