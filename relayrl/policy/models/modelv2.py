@@ -16,6 +16,10 @@ _FROM_BATCH = ("obs", "prev_actions", "prev_rewards")
 class ModelV2:
     """Framework-neutral base. Subclasses implement `forward` (and `value_function` for critics)."""
 
+    # True: the policy trains it on max_seq_len sequences (seq_lens, one state_in per sequence, rows unpadded;
+    # rnn_sequencing.add_seq_lens), as the use_lstm models. False: on rows, each with its recorded state_in.
+    trains_on_sequences = False
+
     def __init__(self, obs_space: gym.Space, action_space: gym.Space, num_outputs: int, model_config: dict,
                  name: str, framework: str = "torch"):
         self.obs_space = obs_space
