@@ -220,7 +220,7 @@ def _steps_to(threshold: float, budget: int, model: dict, seed: int = 0):
 def test_the_lstm_learns_stateless_cartpole_where_the_mlp_does_not():
     """StatelessCartPole hides the velocities: the seed's PG policy with the LSTM (seed 0) reaches a mean return
     of 80 at ~62,000 env steps (measured), the same policy with the MLP stays near 55 (best 54.9 over 200,000
-    steps). ~45 s of CPU on an idle machine."""
+    steps). 36 s at a load average of ~2."""
     fc = {"fcnet_hiddens": [32]}
     lstm_steps, lstm_best = _steps_to(80.0, 80_000, {**fc, "use_lstm": True, "lstm_cell_size": 32,
                                                      "max_seq_len": 20, "lstm_use_prev_action": True})
