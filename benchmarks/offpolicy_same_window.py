@@ -40,8 +40,10 @@ def _cell(runs: list) -> str:
     solved = [r for r in runs if r.get("solved")]
     steps = ", ".join(f"{r['steps']:,.0f}" for r in solved)
     unsolved = len(runs) - len(solved)
-    text = f"{median:.1f} s" if median != float("inf") else "not reached"
-    return text + (f" ({steps} env steps)" if steps else "") + (f", {unsolved} of {len(runs)} not reached" if unsolved else "")
+    if median == float("inf"):
+        budgets = ", ".join(f"{r['steps']:,.0f}" for r in runs if "steps" in r)
+        return f"not reached ({budgets} env steps)" if budgets else "error"
+    return f"{median:.1f} s ({steps} env steps)" + (f", {unsolved} of {len(runs)} not reached" if unsolved else "")
 
 
 def measure(tasks, settings: str, runs: int, windows: dict, peers_python) -> dict:

@@ -41,10 +41,11 @@ class TorchPolicy(ModelPolicy):
     def optimizer(self):
         if self.model is None or not list(self.model.parameters()):
             return []
-        # torch.optim.Adam's update, minus its first-call import of torch._dynamo (~5 s on a loaded machine)
-        from relayrl.learner.optimizers import Adam
+        # torch's fused Adam (as the Learners use: one kernel per step), minus torch's first-call import of
+        # torch._dynamo (~5 s on a loaded machine); the fast path counts its steps (_weights_version)
+        from relayrl.learner.optimizers import make_adam
 
-        return Adam(self.model.parameters(), lr=self.config.get("lr", 1e-3))
+        return make_adam(self.model.parameters(), lr=self.config.get("lr", 1e-3))
 
     def extra_grad_process(self, optimizer, loss) -> dict[str, Any]:
         grad_clip = self.config.get("grad_clip")

@@ -173,3 +173,15 @@ def test_no_numpy_forward_where_an_overriding_update_steps_a_fused_optimizer():
                            "logger_config": {"type": "none"}})
     assert algo.get_policy()._numpy_forward() is None
     algo.stop()
+
+
+def test_the_default_optimizer_is_fused_and_the_numpy_forward_follows_it():
+    algo = _algo()
+    policy = algo.get_policy()
+    assert all(group["fused"] for group in policy._optimizers[0].param_groups)
+    obs = np.random.default_rng(1).normal(size=(1, 4)).astype(np.float32)
+    for _ in range(2):
+        algo.train()
+        _, _, extra = policy.compute_actions(obs)
+        np.testing.assert_allclose(extra["action_dist_inputs"], _logits_now(policy, obs), rtol=1e-5, atol=1e-6)
+    algo.stop()

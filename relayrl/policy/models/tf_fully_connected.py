@@ -14,6 +14,14 @@ ACTIVATIONS = {"tanh": tf.tanh, "relu": tf.nn.relu, "swish": tf.nn.silu, "silu":
                "linear": None, None: None}
 
 
+def hidden_layers_config(model_config: dict) -> tuple:
+    """(fcnet_hiddens, the fcnet_activation function) of RLlib's old model keys; an unknown activation raises."""
+    activation = model_config.get("fcnet_activation", "tanh")
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"model fcnet_activation={activation!r}: use one of {sorted(k for k in ACTIVATIONS if k)}.")
+    return list(model_config.get("fcnet_hiddens", [256, 256])), ACTIVATIONS[activation]
+
+
 def _dense(in_size: int, out_size: int, std: float, name: str) -> list:
     weights = np.random.standard_normal((in_size, out_size)).astype(np.float32)
     weights *= std / np.sqrt(np.square(weights).sum(axis=0, keepdims=True))
@@ -33,12 +41,7 @@ class TFFullyConnectedNetwork(TFModelV2):
 
     def __init__(self, obs_space, action_space, num_outputs, model_config, name):
         TFModelV2.__init__(self, obs_space, action_space, num_outputs, model_config, name)
-        hiddens = list(model_config.get("fcnet_hiddens", [256, 256]))
-        activation = model_config.get("fcnet_activation", "tanh")
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"model fcnet_activation={activation!r}: use one of "
-                             f"{sorted(k for k in ACTIVATIONS if k)}.")
-        self.activation = ACTIVATIONS[activation]
+        hiddens, self.activation = hidden_layers_config(model_config)
         in_size = flat_obs_size(obs_space)
         last = hiddens[-1] if hiddens else in_size
         self.hidden = _mlp(in_size, hiddens, "fc")

@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from relayrl.policy.models.lstm_wrapper import _positive_int, _required, prev_action_size
 from relayrl.policy.models.modelv2 import flat_obs_size
-from relayrl.policy.models.tf_fully_connected import ACTIVATIONS, _dense, _mlp
+from relayrl.policy.models.tf_fully_connected import _dense, _mlp, hidden_layers_config
 from relayrl.policy.models.tf_modelv2 import TFModelV2
 from relayrl.policy.sample_batch import SampleBatch
 
@@ -28,12 +28,7 @@ class TFLSTMWrapper(TFModelV2):
         self.cell_size = _positive_int(model_config.get("lstm_cell_size", 256), "lstm_cell_size")
         self.use_prev_action = bool(model_config.get("lstm_use_prev_action", False))
         self.use_prev_reward = bool(model_config.get("lstm_use_prev_reward", False))
-        hiddens = list(model_config.get("fcnet_hiddens", [256, 256]))
-        activation = model_config.get("fcnet_activation", "tanh")
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"model fcnet_activation={activation!r}: use one of "
-                             f"{sorted(k for k in ACTIVATIONS if k)}.")
-        self.activation = ACTIVATIONS[activation]
+        hiddens, self.activation = hidden_layers_config(model_config)
         in_size = flat_obs_size(obs_space)
         self.hidden = _mlp(in_size, hiddens, "fc")
         self.action_dim = prev_action_size(action_space) if self.use_prev_action else 0
