@@ -57,7 +57,12 @@ class NumpyCategoricalMLP:
     def _refresh(self) -> None:
         versions = self._version()
         if versions != self._versions:
-            self._layers, self._versions = _compile(self._read_layers()), versions
+            self._reload()
+            self._versions = versions
+
+    def _reload(self) -> None:
+        """Re-read the weights (they changed)."""
+        self._layers = _compile(self._read_layers())
 
     def compute(self, obs, explore: bool):
         self._refresh()

@@ -41,10 +41,9 @@ class NumpyCategoricalMLPWithValues(NumpyCategoricalMLP):
         fast._value_layers = []
         return fast
 
-    def _refresh(self) -> None:
-        if self._version() != self._versions:  # before the base class records the new versions
-            self._value_layers = _compile(self._read_value_layers())
-        super()._refresh()
+    def _reload(self) -> None:
+        super()._reload()
+        self._value_layers = _compile(self._read_value_layers())
 
     def compute(self, obs, explore: bool):
         actions, extra = super().compute(obs, explore)
