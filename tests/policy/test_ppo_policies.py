@@ -330,3 +330,18 @@ def test_rllibs_module_paths():
     from relayrl.algorithms.ppo.ppo_tf_policy import PPOTF1Policy, PPOTF2Policy
 
     assert PPOTFPolicy is tf_cls is PPOTF1Policy is PPOTF2Policy
+
+
+def test_rllib_package_names_of_the_ppo_policies():
+    """`from ray.rllib.algorithms.ppo import PPOTorchPolicy` (and the TF names) ports by changing the import."""
+    import relayrl.algorithms.ppo as ppo_package
+    from relayrl.algorithms.ppo import PPOTorchPolicy as by_package
+
+    assert by_package is PPOTorchPolicy and "PPOTorchPolicy" in ppo_package.__all__
+    assert not {"PPOTFPolicy", "PPOTF1Policy", "PPOTF2Policy"} & set(ppo_package.__all__)  # import * without TF
+    assert {"PPOTFPolicy", "PPOTF1Policy", "PPOTF2Policy", "PPOConfig"} <= set(dir(ppo_package))
+    namespace = {}
+    exec("from relayrl.algorithms.ppo import *", namespace)
+    assert namespace["PPOTorchPolicy"] is PPOTorchPolicy and "PPOConfig" in namespace
+    with pytest.raises(AttributeError, match="no attribute 'PPOTorchPolicyX'"):
+        ppo_package.PPOTorchPolicyX
