@@ -1,6 +1,6 @@
 """Deterministic toy environments for tests and examples (`from relayrl.testing import CountingEnv`)."""
 from relayrl.testing.envs import CorridorEnv, CountingEnv, SpacesEnv
 from relayrl.testing.example_envs import StatelessCartPole
-from relayrl.testing.image_envs import DotSideEnv
+from relayrl.testing.image_envs import DotSideContinuousEnv, DotSideEnv
 
-__all__ = ["CorridorEnv", "CountingEnv", "DotSideEnv", "SpacesEnv", "StatelessCartPole"]
+__all__ = ["CorridorEnv", "CountingEnv", "DotSideContinuousEnv", "DotSideEnv", "SpacesEnv", "StatelessCartPole"]
