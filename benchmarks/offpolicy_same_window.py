@@ -2,7 +2,7 @@
 the last N episodes (100 for DQN, 10 for SAC by default), side by side in one run.
 
     .venv/bin/python benchmarks/offpolicy_same_window.py [--tasks dqn_cartpole sac_pendulum]
-        [--settings default|rllib] [--runs 1] [--peers-python /tmp/peers/bin/python]
+        [--settings default|rllib] [--runs 1] [--peers sb3 rllib] [--peers-python /tmp/peers/bin/python]
 
 `benchmarks/run.py --suite offpolicy` stops each library on its own reported mean return, and those differ:
 RLlib 2.60's averages only the episodes that ended in that iteration (usually one for DQN and SAC, so a run
@@ -46,17 +46,18 @@ def _cell(runs: list) -> str:
     return f"{median:.1f} s ({steps} env steps)" + (f", {unsolved} of {len(runs)} not reached" if unsolved else "")
 
 
-def measure(tasks, settings: str, runs: int, windows: dict, peers_python) -> dict:
+def measure(tasks, settings: str, runs: int, windows: dict, peers_python, peers=tuple(PEERS)) -> dict:
     out = {}
+    peers = {peer: PEERS[peer] for peer in peers} if peers_python else {}
     for task in tasks:
         script, anchor_arg, _, _ = TASKS[task]
         window = windows[task]
-        results = out[task] = {"window": window, "relayrl": [], **({peer: [] for peer in PEERS} if peers_python else {})}
+        results = out[task] = {"window": window, "relayrl": [], **{peer: [] for peer in peers}}
         for i in range(runs):
             mine = run_relayrl_script(script, "--settings", settings, "--seed", str(i), "--window", str(window))
             results["relayrl"].append(mine)
             print(task, "relayrl", json.dumps(mine), flush=True)
-            for peer, anchor in (PEERS.items() if peers_python else ()):
+            for peer, anchor in peers.items():
                 run = run_peer(peers_python, [str(HERE / "peer_same_window.py"), "--window", str(window),
                                               str(ANCHORS / anchor), anchor_arg], timeout_s=2400)
                 results[peer].append(run)
@@ -93,12 +94,14 @@ def main(argv=None):
     parser.add_argument("--sac-window", type=int, default=TASKS["sac_pendulum"][2])
     default_peers = "/tmp/peers/bin/python" if pathlib.Path("/tmp/peers/bin/python").exists() else None
     parser.add_argument("--peers-python", default=default_peers)
+    parser.add_argument("--peers", nargs="+", choices=tuple(PEERS), default=list(PEERS),
+                        help="which peers to run (e.g. --peers rllib: SB3's DQN does not reach 450 within 200k)")
     args = parser.parse_args(argv)
     if args.runs < 1 or min(args.dqn_window, args.sac_window) < 1:
         parser.error("--runs and the windows must be at least 1")
     windows = {"dqn_cartpole": args.dqn_window, "sac_pendulum": args.sac_window}
     precompile()
-    figures = measure(args.tasks, args.settings, args.runs, windows, args.peers_python)
+    figures = measure(args.tasks, args.settings, args.runs, windows, args.peers_python, args.peers)
     text = table(figures, args.settings)
     print(text)
     print("RESULT " + json.dumps({"settings": args.settings, "figures": figures}))
