@@ -4,7 +4,8 @@ Acting on one or a few observations per step, torch's per-call overhead is most 
 network in numpy is several times faster. It applies only where it gives the same distribution and columns
 as the torch path: the default FullyConnectedNetwork, TorchCategorical, no state, no action_sampler_fn /
 action_distribution_fn and no extra_action_out (which may read the torch model). The numpy weights are
-refreshed whenever a parameter changed (torch's in-place version counters: optimizer steps, set_weights).
+re-read whenever a parameter changed: torch's in-place version counters (most optimizer steps, set_weights,
+in-place edits) and the policy's count of its own optimizer steps (fused optimizers bump no torch counter).
 """
 import math
 from operator import attrgetter
