@@ -2,7 +2,8 @@
 the last N episodes (100 for DQN, 10 for SAC by default), side by side in one run.
 
     .venv/bin/python benchmarks/offpolicy_same_window.py [--tasks dqn_cartpole sac_pendulum]
-        [--settings default|rllib] [--runs 1] [--peers sb3 rllib] [--peers-python /tmp/peers/bin/python]
+        [--settings default|rllib] [--runs 1] [--first-seed 0] [--peers sb3 rllib]
+        [--peers-python /tmp/peers/bin/python]
 
 `benchmarks/run.py --suite offpolicy` stops each library on its own reported mean return, and those differ:
 RLlib 2.60's averages only the episodes that ended in that iteration (usually one for DQN and SAC, so a run
@@ -46,7 +47,7 @@ def _cell(runs: list) -> str:
     return f"{median:.1f} s ({steps} env steps)" + (f", {unsolved} of {len(runs)} not reached" if unsolved else "")
 
 
-def measure(tasks, settings: str, runs: int, windows: dict, peers_python, peers=tuple(PEERS)) -> dict:
+def measure(tasks, settings: str, runs: int, windows: dict, peers_python, peers=tuple(PEERS), first_seed=0) -> dict:
     out = {}
     peers = {peer: PEERS[peer] for peer in peers} if peers_python else {}
     for task in tasks:
@@ -54,7 +55,8 @@ def measure(tasks, settings: str, runs: int, windows: dict, peers_python, peers=
         window = windows[task]
         results = out[task] = {"window": window, "relayrl": [], **{peer: [] for peer in peers}}
         for i in range(runs):
-            mine = run_relayrl_script(script, "--settings", settings, "--seed", str(i), "--window", str(window))
+            mine = run_relayrl_script(script, "--settings", settings, "--seed", str(first_seed + i),
+                                      "--window", str(window))
             results["relayrl"].append(mine)
             print(task, "relayrl", json.dumps(mine), flush=True)
             for peer, anchor in peers.items():
@@ -66,7 +68,8 @@ def measure(tasks, settings: str, runs: int, windows: dict, peers_python, peers=
 
 
 def table(figures: dict, settings: str) -> str:
-    lines = ["| work (mean of the last N episodes) | relayrl | Stable-Baselines3 | RLlib | ratio |", "|---|---|---|---|---|"]
+    lines = ["| work (mean of the last N episodes) | relayrl | Stable-Baselines3 | RLlib | ratio |",
+             "|---|---|---|---|---|"]
     for task, results in figures.items():
         mine = statistics.median_low([_seconds(r) for r in results["relayrl"]])
         ratios = []
@@ -79,7 +82,8 @@ def table(figures: dict, settings: str) -> str:
                     longest = max(r.get("wall_s", 0) for r in results[peer])
                     ratios.append(f"> {longest / mine:.1f}x faster than {label} ({label} did not reach the bar)")
         lines.append(f"| {TASKS[task][3]}, N={results['window']}, relayrl with its {settings} settings | "
-                     f"{_cell(results['relayrl'])} | {_cell(results.get('sb3', []))} | {_cell(results.get('rllib', []))} "
+                     f"{_cell(results['relayrl'])} | {_cell(results.get('sb3', []))} "
+                     f"| {_cell(results.get('rllib', []))} "
                      f"| {', '.join(ratios) or '-'} |")
     return "\n".join(lines)
 
@@ -90,6 +94,7 @@ def main(argv=None):
     parser.add_argument("--settings", choices=("default", "rllib"), default="default",
                         help="relayrl's own defaults, or RLlib's tuned examples (the peers' settings)")
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--first-seed", type=int, default=0, help="relayrl's seed in the first run (then +1 per run)")
     parser.add_argument("--dqn-window", type=int, default=TASKS["dqn_cartpole"][2])
     parser.add_argument("--sac-window", type=int, default=TASKS["sac_pendulum"][2])
     default_peers = "/tmp/peers/bin/python" if pathlib.Path("/tmp/peers/bin/python").exists() else None
@@ -101,7 +106,7 @@ def main(argv=None):
         parser.error("--runs and the windows must be at least 1")
     windows = {"dqn_cartpole": args.dqn_window, "sac_pendulum": args.sac_window}
     precompile()
-    figures = measure(args.tasks, args.settings, args.runs, windows, args.peers_python, args.peers)
+    figures = measure(args.tasks, args.settings, args.runs, windows, args.peers_python, args.peers, args.first_seed)
     text = table(figures, args.settings)
     print(text)
     print("RESULT " + json.dumps({"settings": args.settings, "figures": figures}))
