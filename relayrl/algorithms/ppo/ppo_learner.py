@@ -12,6 +12,7 @@ from relayrl.connectors.learner.general_advantage_estimation import (
 from relayrl.core.columns import Columns
 from relayrl.core.schedules import Scheduler
 from relayrl.learner.learner import Learner, possibly_masked_mean
+from relayrl.ops.explained_variance import explained_variance as _explained_variance
 
 
 class PPOLearner(Learner):
@@ -126,15 +127,3 @@ class PPOLearner(Learner):
     def set_state(self, state):
         super().set_state(state)
         self.curr_kl_coeffs.update(state.get("curr_kl_coeffs", {}))
-
-
-def _explained_variance(targets, predictions, mask):
-    with torch.no_grad():
-        if mask is not None:
-            targets, predictions = targets[mask.bool()], predictions[mask.bool()]
-        if targets.numel() < 2:
-            return torch.zeros((), device=targets.device)
-        var_y = torch.var(targets)
-        if var_y <= 0:
-            return torch.zeros((), device=targets.device)
-        return torch.clamp(1 - torch.var(targets - predictions) / var_y, min=-1.0)

@@ -10,6 +10,7 @@ Extend it with `PPOTorchPolicy.with_updates(loss_fn=..., ...)`.
 import torch
 
 from relayrl.algorithms.ppo.ppo_policy_config import ppo_policy_defaults, validate_ppo_policy_config
+from relayrl.ops.explained_variance import explained_variance
 from relayrl.policy.policy_template import build_policy_class
 from relayrl.policy.postprocessing import Postprocessing, compute_gae_for_sample_batch
 from relayrl.policy.sample_batch import SampleBatch
@@ -43,7 +44,7 @@ def ppo_surrogate_loss(policy, model, dist_class, train_batch):
     model.tower_stats = {
         "total_loss": total, "policy_loss": mean(-surrogate), "vf_loss": mean_vf_loss, "kl": mean_kl,
         "entropy": mean(entropy),
-        "vf_explained_var": _explained_variance(train_batch[Postprocessing.VALUE_TARGETS], values),
+        "vf_explained_var": explained_variance(train_batch[Postprocessing.VALUE_TARGETS], values),
     }
     return total
 
@@ -74,12 +75,6 @@ def _masked_mean(train_batch, logits, state):
     mask = (torch.arange(max_seq_len, device=logits.device)[None, :] < seq_lens.reshape(-1, 1)).reshape(-1)
     num_valid = mask.sum()
     return lambda t: torch.sum(t[mask]) / num_valid
-
-
-def _explained_variance(targets, predictions):
-    """1 - Var(targets - predictions) / Var(targets), at least -1 (RLlib's definition)."""
-    diff_var = torch.var(targets - predictions, unbiased=False)
-    return torch.clamp(1.0 - diff_var / torch.var(targets, unbiased=False), min=-1.0)
 
 
 PPOTorchPolicy = build_policy_class(
