@@ -11,6 +11,7 @@ import argparse
 import pathlib
 import time
 
+import torch
 import torch.nn as nn
 from time_to_bar import report, train_to_bar
 
@@ -57,6 +58,8 @@ def main(argv=None):
     parser.add_argument("--stop-timesteps", type=int, default=20_000)
     parser.add_argument("--window", type=int, default=None,
                         help="the mean return over the last N episodes (default: the settings' own)")
+    parser.add_argument("--learner-cpus", type=int, default=None,
+                        help="num_cpus_per_learner: the Learner's torch threads (default: relayrl's, one)")
     parser.add_argument("--json", type=pathlib.Path, default=None)
     args = parser.parse_args(argv)
 
@@ -64,6 +67,8 @@ def main(argv=None):
     config = CONFIGS[args.settings](args.seed)
     if args.window is not None:
         config = config.reporting(metrics_num_episodes_for_smoothing=args.window)
+    if args.learner_cpus is not None:
+        config = config.learners(num_cpus_per_learner=args.learner_cpus)
     algo = config.build_algo()
     built = time.perf_counter()
     result, _ = train_to_bar(algo, stop_reward=args.stop_reward, stop_timesteps=args.stop_timesteps, print_every=20)
@@ -71,6 +76,7 @@ def main(argv=None):
     wall = time.perf_counter() - start
     return report({"task": "sac_pendulum", "settings": args.settings, "seed": args.seed, "solved": bool(ret >= args.stop_reward),
                    "window": config.metrics_num_episodes_for_smoothing,
+                   "learner_threads": torch.get_num_threads(),
                    "return": round(ret, 1), "steps": steps, "wall_s": round(wall, 1),
                    "build_s": round(built - start, 2), "env_steps_per_s": round(steps / wall, 1)}, args.json)
 

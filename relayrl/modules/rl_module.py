@@ -114,7 +114,13 @@ class RLModule(Checkpointable, nn.Module):
     # -- state ---------------------------------------------------------------------------------
     def get_state(self, components=None, *, not_components=None, inference_only: bool = False, **kwargs) -> Dict:
         """Weights as a dict of numpy arrays (copies), keyed like `state_dict()`."""
-        return {k: v.detach().cpu().numpy().copy() for k, v in self.state_dict().items()}
+        return self._numpy_state()
+
+    def _numpy_state(self, skip=None) -> Dict:
+        """`state_dict()` as numpy copies, leaving out the keys `skip(key)` is true for (never copied: an
+        EnvRunner's weight sync after every off-policy update then copies only the policy)."""
+        return {k: v.detach().cpu().numpy().copy() for k, v in self.state_dict().items()
+                if skip is None or not skip(k)}
 
     def set_state(self, state: Dict[str, Any]) -> None:
         """Load weights from numpy arrays or tensors; unknown or missing keys raise."""

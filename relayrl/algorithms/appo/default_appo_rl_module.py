@@ -28,11 +28,8 @@ class DefaultAPPOTorchRLModule(DefaultPPOTorchRLModule, TargetNetworkAPI):
         logits = run_layers(batch[Columns.OBS], self._target_encoder, self._target_pi)
         return {TARGET_NETWORK_ACTION_DIST_INPUTS: self._dist_inputs(None, logits)}
 
-    def get_state(self, components=None, *, not_components=None, inference_only: bool = False, **kwargs):
-        state = super().get_state(inference_only=inference_only)
-        if inference_only:  # EnvRunners need no target networks
-            state = {k: v for k, v in state.items() if not is_target_key(k)}
-        return state
+    def _not_for_inference(self, key: str) -> bool:
+        return is_target_key(key) or super()._not_for_inference(key)  # EnvRunners need no target networks
 
     def _state_to_load(self, state):
         state = super()._state_to_load(state)

@@ -110,10 +110,11 @@ class DefaultPPOTorchRLModule(RecurrentActorCritic, RLModule, ValueFunctionAPI, 
         return run_layers(embeddings, self.vf).squeeze(-1)
 
     def get_state(self, components=None, *, not_components=None, inference_only: bool = False, **kwargs):
-        state = super().get_state()
-        if inference_only and not self._recurrent:  # env runners only need the policy part
-            state = {k: v for k, v in state.items() if not k.startswith(("vf.", "vf_encoder."))}
-        return state
+        return self._numpy_state(skip=self._not_for_inference if inference_only else None)
+
+    def _not_for_inference(self, key: str) -> bool:
+        """Parameters an EnvRunner's copy does without: the value function (a recurrent module keeps all)."""
+        return not self._recurrent and key.startswith(("vf.", "vf_encoder."))
 
     def _state_to_load(self, state):
         if self.inference_only:  # a full module's state: keep the policy part

@@ -198,10 +198,9 @@ class DefaultSACTorchRLModule(RLModule, TargetNetworkAPI):
 
     # -- state ------------------------------------------------------------------------------------
     def get_state(self, components=None, *, not_components=None, inference_only: bool = False, **kwargs):
-        state = super().get_state()
         if inference_only:  # EnvRunners only need the policy
-            state = {k: v for k, v in state.items() if k.startswith(_POLICY_PREFIXES)}
-        return state
+            return self._numpy_state(skip=lambda key: not key.startswith(_POLICY_PREFIXES))
+        return super().get_state()
 
     def _state_to_load(self, state):
         own = self.state_dict()
