@@ -191,7 +191,9 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
                 self._end_episodes(finished, self._starts(observations, infos), amount, explore,
                                    recorder.next_episode)
             actions.next_step(observations, finished)
-        recorder.finish()  # first: the episodes then hold every step when the action source finishes
+        # First: the episodes then hold every step when the action source finishes. Chunks about to be
+        # cut and handed out take their steps numpy'd at once, not as items that to_numpy() then stacks.
+        recorder.finish(to_numpy=amount.cuts_ongoing)
         actions.finish(steps)
         return steps
 

@@ -21,6 +21,7 @@ import gymnasium as gym
 import numpy as np
 
 from relayrl.core.columns import Columns
+from relayrl.core.tree import map_structure
 from relayrl.episodes.infinite_lookback_buffer import InfiniteLookbackBuffer, _batch_len, struct_equal, unbatch_items
 
 # Rewards are scalars; the space gives `fill` values the right dtype.
@@ -363,26 +364,27 @@ class SingleAgentEpisode:
             raise AssertionError(f"Cannot cut episode {self.id_}: it is already done.")
         if len_lookback_buffer < 0:
             raise ValueError(f"`len_lookback_buffer` must be >= 0, got {len_lookback_buffer}.")
-        obs_idx = slice(-len_lookback_buffer - 1, None)
-        rest_idx = slice(-len_lookback_buffer, None) if len_lookback_buffer > 0 else slice(None, 0)
-
-        successor = SingleAgentEpisode(
-            self.id_,
-            observations=_to_list(self.observations, obs_idx),
-            observation_space=self.observation_space,
-            infos=_to_list(self.infos, obs_idx),
-            actions=_to_list(self.actions, rest_idx),
-            action_space=self.action_space,
-            rewards=_to_list(self.rewards, rest_idx),
-            extra_model_outputs={k: _to_list(v, rest_idx) for k, v in self.extra_model_outputs.items()},
-            t_started=self.t,
-            len_lookback_buffer="auto",
-            agent_id=self.agent_id,
-            module_id=self.module_id,
-            multi_agent_episode_id=self.multi_agent_episode_id,
-        )
-        successor._custom_data = copy.deepcopy(self._custom_data)
-        successor._custom_metrics = dict(self._custom_metrics)
+        k = len_lookback_buffer
+        # The last k steps (fewer if the chunk and its lookback hold fewer) become the successor's lookback;
+        # the observation after them is its ts=0. Built column by column: consistent by construction.
+        rewards = _last_items(self.rewards, k)
+        if self.rewards.finalized:  # Python floats, as a running episode's rewards are
+            rewards = [float(reward) for reward in rewards]
+        m = len(rewards)
+        successor = SingleAgentEpisode(self.id_, observation_space=self.observation_space,
+                                       action_space=self.action_space, t_started=self.t, agent_id=self.agent_id,
+                                       module_id=self.module_id, multi_agent_episode_id=self.multi_agent_episode_id)
+        successor.observations = InfiniteLookbackBuffer(_last_items(self.observations, m + 1), m,
+                                                        self.observation_space)
+        successor.infos = InfiniteLookbackBuffer(_last_items(self.infos, m + 1), m)
+        successor.actions = InfiniteLookbackBuffer(_last_items(self.actions, m), m, self.action_space)
+        successor.rewards = InfiniteLookbackBuffer(rewards, m, _REWARD_SPACE)
+        successor.extra_model_outputs = {key: InfiniteLookbackBuffer(_last_items(buffer, m), m)
+                                         for key, buffer in self.extra_model_outputs.items()}
+        if self._custom_data:
+            successor._custom_data = copy.deepcopy(self._custom_data)
+        if self._custom_metrics:
+            successor._custom_metrics = dict(self._custom_metrics)
         return successor
 
     def slice(self, slice_: slice, *, len_lookback_buffer: Optional[int] = None) -> "SingleAgentEpisode":
@@ -543,10 +545,15 @@ class SingleAgentEpisode:
         return eps
 
 
-def _to_list(buf: InfiniteLookbackBuffer, indices: slice) -> list:
-    """Items at `indices` as a fresh list (unbatched if `buf` is numpy)."""
-    part = buf.get(indices)
-    return InfiniteLookbackBuffer(data=part)._items() if buf.finalized else part
+def _last_items(buf: InfiniteLookbackBuffer, n: int) -> list:
+    """The last `n` items (lookback included, fewer if it holds fewer) as a fresh list (rows if numpy)."""
+    if n <= 0:
+        return []
+    data = buf.data
+    if isinstance(data, list):
+        return data[-n:]
+    return unbatch_items(map_structure(lambda column: column[-n:], data)) if isinstance(data, (dict, tuple)) \
+        else list(data[-n:])
 
 
 def _copy_batch(part):

@@ -55,5 +55,5 @@ class EpisodeRecorder:
     def drop_pending(self) -> None:
         pass  # nothing is kept outside the episodes
 
-    def finish(self) -> None:
+    def finish(self, to_numpy: bool = False) -> None:
         pass

@@ -80,5 +80,5 @@ class NextStepRecorder:
     def drop_pending(self) -> None:
         self.inner.drop_pending()
 
-    def finish(self) -> None:
-        self.inner.finish()
+    def finish(self, to_numpy: bool = False) -> None:
+        self.inner.finish(to_numpy=to_numpy)

@@ -36,6 +36,11 @@ class SampleAmount:
             return True
         return False
 
+    @property
+    def cuts_ongoing(self) -> bool:
+        """Whether sample() hands out the ongoing episodes' chunks when it stops (it cuts them)."""
+        return not self._complete
+
     def add(self, episode) -> None:
         self.done_episodes.append(episode)
         self._done_steps += episode.agent_steps() if self._count_agent_steps else len(episode)

@@ -85,9 +85,10 @@ class StepLogRecorder:
         if self._log is not None:
             self._log.drop_pending()
 
-    def finish(self) -> None:
-        """The ongoing episodes take their steps from the log, as items, so they can go on."""
+    def finish(self, to_numpy: bool = False) -> None:
+        """The ongoing episodes take their steps from the log, as items, so they can go on, or numpy'd
+        (`to_numpy`: the runner cuts them next and hands them out)."""
         log, self._log = self._log, None
         if log is not None:
             for i, episode in enumerate(self.runner._episodes):
-                log.hand_over(i, episode)
+                log.hand_over(i, episode, to_numpy=to_numpy)

@@ -95,12 +95,13 @@ class VectorStepLog:
             self._columns[index] = grown
 
     def hand_over(self, env_index: int, episode, *, final_observation=None, final_info: Optional[dict] = None,
-                  terminated: bool = False, truncated: bool = False) -> None:
+                  terminated: bool = False, truncated: bool = False, to_numpy: bool = False) -> None:
         """Give sub-env `env_index`'s rows since its episode began to `episode`; its next episode
         starts at the next row.
 
         An ended episode (`terminated` or `truncated`, with the env's final observation and info
-        of the last step) is numpy'd; an ongoing one takes its steps as items and can go on.
+        of the last step) is numpy'd; an ongoing one takes its steps as items and can go on, or, with
+        `to_numpy` (a chunk about to be cut off), is numpy'd too.
         """
         i, first, end = env_index, self._first_row[env_index], self.rows
         self._first_row[i] = end
@@ -113,16 +114,16 @@ class VectorStepLog:
                 columns[_OBS][end - 1, i] = final_observation
             else:  # e.g. another dtype: per-step recording would have stacked it with the rest as an item
                 observations = list(observations[:-1]) + [final_observation]
-        rewards = columns[_REWARDS][first:end, i]
+        rewards, numpy = columns[_REWARDS][first:end, i], ended or to_numpy
         episode.add_env_steps(
             observations,
             columns[_ACTIONS][first:end, i],
-            rewards if ended else rewards.tolist(),  # items as per-step recording gives them: Python floats
+            rewards if numpy else rewards.tolist(),  # items as per-step recording gives them: Python floats
             self._infos_of(i, first, end, final_info if ended else None),
             terminated=terminated,
             truncated=truncated,
             extra_model_outputs=self._extras_of(i, first, end),
-            to_numpy=ended,
+            to_numpy=numpy,
         )
 
     def _extras_of(self, i: int, first: int, end: int) -> dict:
