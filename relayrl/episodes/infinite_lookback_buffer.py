@@ -193,9 +193,10 @@ class InfiniteLookbackBuffer:
         # Anything but a list (array, dict/tuple of arrays) is an already
         # batched, finalized column.
         self.finalized = not isinstance(self.data, list)
-        if int(lookback) < 0:
+        lookback = int(lookback)
+        if lookback < 0:
             raise ValueError(f"`lookback` must be >= 0, got {lookback}.")
-        self.lookback = min(int(lookback), self._total())
+        self.lookback = min(lookback, self._total()) if lookback else 0  # (a new episode's columns: 0, no count)
         self._space = space
 
     # ---- basic properties ---------------------------------------------------

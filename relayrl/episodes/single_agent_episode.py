@@ -61,7 +61,8 @@ class SingleAgentEpisode:
 
         self._observation_space = observation_space
         self._action_space = action_space
-        has_data = any(x is not None for x in (observations, infos, actions, rewards)) or bool(extra_model_outputs)
+        has_data = (observations is not None or infos is not None or actions is not None or rewards is not None
+                    or bool(extra_model_outputs))
         if has_data or not (isinstance(len_lookback_buffer, str) and len_lookback_buffer == "auto"):
             self._columns_from(observations, infos, actions, rewards, extra_model_outputs, len_lookback_buffer)
         else:  # a new, empty episode (the EnvRunner builds one per episode): empty columns, nothing to check
@@ -175,17 +176,21 @@ class SingleAgentEpisode:
     # ---- collecting ---------------------------------------------------------------
 
     def add_env_reset(self, observation, infos: Optional[dict] = None) -> None:
+        observations = self.observations
+        if len(observations) or self.is_terminated or self.is_truncated or observations.finalized:
+            self._raise_cannot_reset()
+        # No validate(): an episode without observations has no actions or rewards (checked when built),
+        # so one observation and one info leave it consistent.
+        observations.data.append(observation)
+        self.infos.data.append({} if infos is None else infos)
+        self._start_time = time.perf_counter()
+
+    def _raise_cannot_reset(self):
         if self.is_reset:
             raise AssertionError(f"Episode {self.id_} has already been reset.")
         if self.is_done:
             raise AssertionError(f"Episode {self.id_} is already done.")
-        if self.is_numpy:
-            raise AssertionError(f"Episode {self.id_} is numpy'ized (to_numpy()); it cannot be reset.")
-        # No validate(): an episode without observations has no actions or rewards (checked when built),
-        # so one observation and one info leave it consistent.
-        self.observations.append(observation)
-        self.infos.append({} if infos is None else infos)
-        self._start_time = time.perf_counter()
+        raise AssertionError(f"Episode {self.id_} is numpy'ized (to_numpy()); it cannot be reset.")
 
     def add_env_step(self, observation, action, reward, infos: Optional[dict] = None, *,
                      terminated: bool = False, truncated: bool = False,
