@@ -44,7 +44,7 @@ import torch.nn.functional as F
 NUM_ENV_STEPS_SAMPLED_LIFETIME = "num_env_steps_sampled_lifetime"
 
 
-def _build(algo_name: str, seed: int = 0, device: str = "cpu"):
+def _build(algo_name: str, seed: int = 0, device: str = "cpu", compile_what=None):
     from relayrl.algorithms.dqn import DQNConfig
     from relayrl.algorithms.sac import SACConfig
 
@@ -52,6 +52,8 @@ def _build(algo_name: str, seed: int = 0, device: str = "cpu"):
     config.training(num_steps_sampled_before_learning_starts=0).debugging(seed=seed, logger_config={"type": "none"})
     if device == "cuda":
         config.learners(num_gpus_per_learner=1)
+    if compile_what:
+        config.framework(torch_compile_learner=True, torch_compile_learner_what_to_compile=compile_what)
     algo = config.build_algo()
     while len(algo.local_replay_buffer) < 5000:  # a buffer to replay from; no updates yet
         episodes, _ = algo.sample_episodes(max_env_steps=1)
@@ -214,16 +216,23 @@ def relayrl_loop(algo):
 
 
 def updates_vs_plain_torch(algo_name: str, updates: int = 300, repeats: int = 3, clock=time.perf_counter,
-                           device: str = "cpu") -> dict:
+                           device: str = "cpu", compile_what=None) -> dict:
     """Updates/s of relayrl's DQN or SAC update (relayrl's defaults: CartPole-v1 / Pendulum-v1) and of the plain
-    torch loop, alternating windows of `updates` updates, best window each."""
+    torch loop, alternating windows of `updates` updates, best window each. With `compile_what`, also relayrl
+    with torch_compile_learner (that what_to_compile), and the seconds its first update took (the compile)."""
     torch.set_num_threads(1)
     algo = _build(algo_name, device=device)
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     loops = {"relayrl": relayrl_loop(algo),
              "plain_torch": plain_dqn_loop(algo) if algo_name == "DQN" else plain_sac_loop(algo)}
-    best = {name: float("inf") for name in loops}
-    for name, loop in loops.items():  # warm-up (first steps build optimizer state)
+    first_update_s, best = {}, {name: float("inf") for name in ("relayrl", "plain_torch", "relayrl_compiled")}
+    if compile_what:
+        compiled = _build(algo_name, device=device, compile_what=compile_what)
+        loops["relayrl_compiled"] = relayrl_loop(compiled)
+    for name, loop in loops.items():  # warm-up (first steps build optimizer state; the compiled loop compiles)
+        start = time.perf_counter()
+        loop()
+        first_update_s[name] = time.perf_counter() - start
         for _ in range(20):
             loop()
     for _ in range(repeats):
@@ -237,9 +246,16 @@ def updates_vs_plain_torch(algo_name: str, updates: int = 300, repeats: int = 3,
             best[name] = min(best[name], clock() - start)
     cfg = algo.config
     algo.stop()
-    return {"algo": algo_name, "device": device, "batch_size": cfg.total_train_batch_size, "model": cfg.model_config.get("fcnet_hiddens"),
-            "relayrl_updates_per_s": updates / best["relayrl"],
-            "plain_torch_updates_per_s": updates / best["plain_torch"]}
+    result = {"algo": algo_name, "device": device, "batch_size": cfg.total_train_batch_size,
+              "model": cfg.model_config.get("fcnet_hiddens"),
+              "relayrl_updates_per_s": updates / best["relayrl"],
+              "plain_torch_updates_per_s": updates / best["plain_torch"]}
+    if compile_what:
+        compiled.stop()
+        result.update(compile=compile_what, relayrl_compiled_updates_per_s=updates / best["relayrl_compiled"],
+                      compiled_first_update_s=round(first_update_s["relayrl_compiled"], 1),
+                      compiled_vs_eager=best["relayrl"] / best["relayrl_compiled"])
+    return result
 
 
 def main(argv=None):
@@ -249,10 +265,12 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--compile", choices=("forward_train", "complete_update"), default=None,
+                        help="also time relayrl with torch_compile_learner (this what_to_compile)")
     args = parser.parse_args(argv)
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     for name in (("DQN", "SAC") if args.algo == "both" else (args.algo,)):
-        result = updates_vs_plain_torch(name, args.updates, args.repeats, clock, args.device)
+        result = updates_vs_plain_torch(name, args.updates, args.repeats, clock, args.device, args.compile)
         result["ratio"] = result["relayrl_updates_per_s"] / result["plain_torch_updates_per_s"]
         print("RESULT " + json.dumps(result))
 

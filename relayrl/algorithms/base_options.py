@@ -17,6 +17,7 @@ from relayrl.algorithms.options import (
     Check,
     Option,
     either,
+    is_bool,
     is_int,
     is_real,
     one_of,
@@ -84,6 +85,11 @@ _STR = Check("a str", lambda v: isinstance(v, str), str)
 _SEED = optional(Check("an int >= 0", lambda v: is_int(v) and v >= 0, int))
 _FRAMEWORK = Check("'torch' (relayrl's RLModules and Learners are torch-only: 'tf2' and 'tf' are not "
                    "supported; write TF models as a torch RLModule)", lambda v: v == "torch", str)
+_DYNAMO_BACKEND = Check("a torch.compile backend name (str)", lambda v: isinstance(v, str) and v != "", str)
+_DYNAMO_MODE = one_of("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_COMPILE_WORKER = Check("False (relayrl's EnvRunners act through a numpy forward pass for the default modules, "
+                        "faster than a compiled torch call on a step's few rows; compile the Learner instead: "
+                        "torch_compile_learner=True)", lambda v: v is False or (is_bool(v) and not v), bool)
 _NUM_GPUS = Check("0 (the old API stack's GPUs for the algorithm process; for a GPU Learner use "
                   "config.learners(num_gpus_per_learner=1))",
                   lambda v: is_real(v) and v == 0, float)
@@ -299,6 +305,25 @@ BASE_OPTIONS = (
     # framework(), resources(): RLlib's, for porting; relayrl runs torch, and its local Learner the CPU
     Option("framework_str", "torch", "Deep-learning framework; relayrl's modules and Learners are torch only.",
            "framework", _FRAMEWORK, key="framework", positional=True),
+    Option("torch_compile_learner", False, "Compile the Learner's training pass with torch.compile "
+           "(what: torch_compile_learner_what_to_compile). Pays off in long runs only: the first update "
+           "compiles for seconds to a minute (docs/learners.md#compiling-the-learner).", "framework", BOOL),
+    Option("torch_compile_learner_what_to_compile", "forward_train", "With torch_compile_learner: "
+           "'forward_train' (each RLModule's forward_train) or 'complete_update' (forward_train and the "
+           "losses in one graph; the gradient check and the optimizer step stay eager).", "framework",
+           one_of("forward_train", "complete_update", ignore_case=True)),
+    Option("torch_compile_learner_dynamo_backend", "inductor", "torch.compile's backend for the Learner "
+           "(one of torch._dynamo.list_backends(); checked when the Learner is built).", "framework",
+           _DYNAMO_BACKEND),
+    Option("torch_compile_learner_dynamo_mode", None, "torch.compile's mode for the Learner (None: "
+           "torch's default).", "framework", optional(_DYNAMO_MODE)),
+    Option("torch_compile_worker", False, "RLlib's compiled EnvRunner forward; not supported (only False): "
+           "relayrl's runners act through a numpy forward pass for the default modules.", "framework",
+           _COMPILE_WORKER),
+    Option("torch_compile_worker_dynamo_backend", "onnxrt", "RLlib's backend for torch_compile_worker "
+           "(unused: torch_compile_worker is off).", "framework", _DYNAMO_BACKEND),
+    Option("torch_compile_worker_dynamo_mode", None, "RLlib's mode for torch_compile_worker (unused: "
+           "torch_compile_worker is off).", "framework", optional(_DYNAMO_MODE)),
     Option("num_gpus", 0, "Old API stack: GPUs of the algorithm process; only 0 (GPU Learners: "
            "config.learners(num_gpus_per_learner=1)).", "resources", _NUM_GPUS),
     # checkpointing()
@@ -330,7 +355,8 @@ BASE_GROUP_HELP = {
     "debugging": "Sets the seed, the log level, where results are logged (logger_config) and what a "
                  "non-finite gradient does (on_nonfinite_gradient).",
     "callbacks": "Sets the callbacks: a RLlibCallback subclass (or list) and per-event callables.",
-    "framework": "Sets the deep-learning framework: 'torch' (relayrl's only one).",
+    "framework": "Sets the deep-learning framework ('torch', relayrl's only one) and torch.compile for "
+                 "the Learner.",
     "resources": "RLlib's old resources() builder: num_gpus=0 only (GPUs go to Learners: learners()).",
     "checkpointing": "Sets what checkpoints hold besides the full state: TorchScript exports of the modules.",
 }

@@ -48,11 +48,10 @@ class _ForwardAndLosses(nn.Module):
     def __init__(self, learner):
         super().__init__()
         self.module = learner.module  # registered: DDP all-reduces (and first broadcasts) its parameters
-        self._compute_losses = learner.compute_losses  # a bound method, not a submodule
+        self._train_pass = learner._train_pass  # forward_train + losses (compiled with torch_compile_learner)
 
     def forward(self, batch):
-        fwd_out = self.module.forward_train(batch)
-        return fwd_out, self._compute_losses(fwd_out=fwd_out, batch=batch)
+        return self._train_pass(batch)
 
 
 def wrap_learner_in_ddp(learner) -> None:

@@ -23,6 +23,7 @@ from relayrl.learner.minibatches import (
 from relayrl.learner.nonfinite_gradients import FiniteGradientCheck, NonFiniteGradientError, global_grad_norm
 from relayrl.learner.optimizers import make_adam
 from relayrl.learner.runner_columns import RunnerColumns, finish_on_learner
+from relayrl.learner.torch_compile import train_pass_for
 from relayrl.learner.torch_threads import limit_torch_threads
 from relayrl.metrics.metrics_logger import MetricsLogger
 from relayrl.modules.multi_rl_module import MultiRLModule
@@ -66,6 +67,7 @@ class Learner(Checkpointable):
                                and cls.postprocess_gradients_for_module is Learner.postprocess_gradients_for_module)
         self._warned_nonfinite = set()  # module ids whose first skipped minibatch was logged as a warning
         self._ddp_module = None  # set by relayrl/distributed/learner_ddp.py in remote Learners (num_learners > 1)
+        self._train_pass = self._forward_and_losses  # build() compiles it where the config asks
         self.module: Optional[MultiRLModule] = None
 
     # -- construction ----------------------------------------------------------------------
@@ -79,6 +81,7 @@ class Learner(Checkpointable):
         obs_space, act_space = self._spaces.get("__env_single__", (None, None))
         self._learner_connector = self.config.build_learner_connector(
             input_observation_space=obs_space, input_action_space=act_space, device=self._device)
+        self._train_pass = train_pass_for(self)
 
     def _make_module(self) -> MultiRLModule:
         if self._module_obj is not None:
@@ -220,14 +223,19 @@ class Learner(Checkpointable):
         if self._ddp_module is not None:  # DDP runs forward + losses, so backward all-reduces the gradients
             fwd_out, loss_per_module = self._ddp_module(batch)
         else:
-            fwd_out = self.module.forward_train(batch)
-            loss_per_module = self.compute_losses(fwd_out=fwd_out, batch=batch)
+            fwd_out, loss_per_module = self._train_pass(batch)
         gradients = self.compute_gradients(loss_per_module)
         if not self._gradients_finite(gradients):
             gradients = self._drop_nonfinite_gradients(gradients)
         gradients = self.postprocess_gradients(gradients)
         self.apply_gradients(gradients)
         return fwd_out, loss_per_module
+
+    def _forward_and_losses(self, batch: Dict[str, Dict[str, Any]]):
+        """The training pass whose result backward() differentiates: forward_train, then the losses
+        (`_train_pass` runs it, compiled with torch_compile_learner: learner/torch_compile.py)."""
+        fwd_out = self.module.forward_train(batch)
+        return fwd_out, self.compute_losses(fwd_out=fwd_out, batch=batch)
 
     def _gradients_finite(self, gradients: Dict[str, Any]) -> bool:
         """One fused check, one sync (relayrl/learner/nonfinite_gradients.py). When the base clipping by global
@@ -281,12 +289,16 @@ class Learner(Checkpointable):
                 continue
             loss = self.compute_loss_for_module(module_id=module_id, config=self.config, batch=batch[module_id],
                                                 fwd_out=fwd_out[module_id])
-            if self._defer_loss_check:  # read in the gradient check's sync (_gradients_finite)
-                self._unchecked_losses[module_id] = loss.detach()
-            else:
-                self._check_losses_finite({module_id: loss})
-            losses[module_id] = loss
+            losses[module_id] = self._checked_loss(module_id, loss)
         return losses
+
+    def _checked_loss(self, module_id: str, loss: torch.Tensor) -> torch.Tensor:
+        """`loss`, checked finite now or (on a GPU) in the gradient check's sync (_gradients_finite)."""
+        if self._defer_loss_check:
+            self._unchecked_losses[module_id] = loss.detach()
+        else:
+            self._check_losses_finite({module_id: loss})
+        return loss
 
     @staticmethod
     def _check_losses_finite(losses: Dict[str, torch.Tensor]) -> None:

@@ -195,3 +195,24 @@ def test_ppo_with_two_learners_trains_on_cartpole(ray_cluster):
             np.testing.assert_array_equal(np.asarray(value), after[DEFAULT_MODULE_ID][name])
     finally:
         algo.stop()
+
+
+@pytest.mark.slow  # compiles in both Learner actors
+def test_two_ddp_learners_with_a_compiled_training_pass_match_one_eager_local_learner(ray_cluster):
+    """torch_compile_learner: DDP runs the compiled forward and losses, and its all-reduced gradients are the
+    eager Learner's."""
+    local = make_group(ppo_config(0))
+    remote = make_group(ppo_config(2).framework(torch_compile_learner=True,
+                                                torch_compile_learner_what_to_compile="complete_update"))
+    try:
+        remote.set_weights(local.get_weights())
+        batch = fixed_train_batch()
+        mine, theirs = local.update(batch=batch)[DEFAULT_MODULE_ID], remote.update(batch=batch)[DEFAULT_MODULE_ID]
+        for key in ("total_loss", "policy_loss", "vf_loss", "entropy"):
+            assert theirs[key] == pytest.approx(mine[key], rel=1e-5, abs=1e-6), key
+        assert_weights_close(remote.get_weights(), local.get_weights(), atol=1e-4)
+        assert remote.foreach_learner(lambda learner: (learner.distributed, type(learner._train_pass).__name__)) \
+            == [(True, "CompiledTrainPass")] * 2
+    finally:
+        local.shutdown()
+        remote.shutdown()

@@ -93,11 +93,13 @@ class PPOLearner(Learner):
                 "total_loss": total_loss,
             }
         if config.use_critic:
-            # Kept per minibatch (no work here); reduced once per update in after_gradient_based_update.
-            self._value_fits.setdefault(module_id, []).append(
-                (batch[Columns.VALUE_TARGETS], values.detach(), batch.get(Columns.LOSS_MASK)))
+            self._keep_value_fit(module_id, batch[Columns.VALUE_TARGETS], values.detach(), batch.get(Columns.LOSS_MASK))
         self.log_stats(module_id, stats)
         return total_loss
+
+    def _keep_value_fit(self, module_id: str, targets, predictions, mask) -> None:
+        """Kept per minibatch (no work here); reduced once per update in after_gradient_based_update."""
+        self._value_fits.setdefault(module_id, []).append((targets, predictions, mask))
 
     def after_gradient_based_update(self, *, timesteps: Dict[str, Any]) -> None:
         """Adapt the KL coefficient: x1.5 when the KL overshoots 2*kl_target, x0.5 below kl_target/2."""
