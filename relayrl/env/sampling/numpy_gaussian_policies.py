@@ -1,8 +1,9 @@
 """Numpy policies for Box actions: the default PPO module's diagonal Gaussian and SAC's tanh-squashed one.
 
 Each computes what `GetActions` computes on the torch path from the same `action_dist_inputs` ([means,
-log-stds] on the last axis): explore=True a sample and its log-prob, in float32 with the torch
-distribution's formulas (the log-prob of the sampled *action*, as GetActions records it); explore=False
+log-stds] on the last axis): explore=True a float32 sample and its log-prob with the torch distribution's
+formulas (the log-prob of the sampled *action*, as GetActions records it; the squashed one in float64, see
+there); explore=False
 the deterministic action (the mean, or tanh of it for SAC) and log-prob 0, as `TorchDeterministic`.
 The noise is the runner's numpy Generator's, not torch's: a seeded run repeats, with another stream
 than the torch path.
@@ -77,9 +78,9 @@ class NumpySquashedGaussianPolicy(NumpyDiagGaussianPolicy):
         pre_tanh = np.arctanh(np.minimum(np.maximum(actions, _LOW), _HIGH, dtype=np.float64))
         z = pre_tanh - mean
         z /= std
-        # log(1 - tanh(u)^2) = 2 * (log 2 - u - softplus(-2u)), finite for large |u| (squashed_gaussian.py)
-        log_det = np.logaddexp(0.0, -2.0 * pre_tanh)
-        log_det += pre_tanh
-        # normal - log_det with normal = -z^2 / 2 - log_std - log(2 pi) / 2 and log_det = 2 (log 2 - u - softplus)
-        logp = -0.5 * z * z - log_std + (2.0 * log_det - (_HALF_LOG_2PI + 2.0 * _LOG_2))
+        # The tanh correction -log(1 - tanh(u)^2) = 2 * (u + softplus(-2u) - log 2), finite for large |u|
+        # (squashed_gaussian.py); the Gaussian part -z^2 / 2 - log_std - log(2 pi) / 2; constants folded.
+        u_plus_softplus = np.logaddexp(0.0, -2.0 * pre_tanh)
+        u_plus_softplus += pre_tanh
+        logp = -0.5 * z * z - log_std + (2.0 * u_plus_softplus - (_HALF_LOG_2PI + 2.0 * _LOG_2))
         return logp.sum(-1).astype(np.float32)
