@@ -158,8 +158,9 @@ BASE_OPTIONS = (
     Option("exploration_config", {}, "{'type': name | Exploration subclass | 'pkg.mod:Class', **its "
            "kwargs}; {}: the algorithm's default (see get_default_exploration_config()).",
            "env_runners", DICT, cli=False, resolve_names=_exploration_names),
-    Option("numpy_inference", True, "Compute Discrete actions with the module's numpy forward where it "
-           "declares one (NumpyForwardAPI; the default PPO module does), the connector pipelines running "
+    Option("numpy_inference", True, "Compute actions with the module's numpy forward where it declares "
+           "one (NumpyForwardAPI; the default PPO module does, SAC's for Box actions) and its distribution "
+           "has a numpy policy (Categorical, diagonal or tanh-squashed Gaussian), the connector pipelines running "
            "around it (same distribution and columns, own random stream); False always calls the torch "
            "module.", "env_runners", BOOL),
     Option("gym_env_vectorize_mode", "SYNC", "'SYNC' steps the vector envs in this process, "

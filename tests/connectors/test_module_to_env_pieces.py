@@ -163,3 +163,14 @@ def test_env_runner_round_trip_on_pendulum(explore):
         assert ep.get_actions().shape[1:] == (1,)
         assert Columns.ACTION_LOGP in ep.extra_model_outputs
     runner.stop()
+
+
+def test_unsquash_of_a_fully_bounded_space_equals_the_masked_formula_bit_for_bit():
+    space = gym.spaces.Box(np.float32([-2.0, 0.0, -0.5]), np.float32([2.0, 10.0, 3.0]), dtype=np.float32)
+    actions = np.random.default_rng(0).normal(0, 1.5, (1000, 3)).astype(np.float32)  # some outside [-1, 1]
+    low, high = space.low, space.high  # the general (masked) formula, all dimensions bounded
+    expected = np.clip(low + (actions + 1.0) * (high - low) / 2.0, low, high).astype(np.float32)
+    out = unsquash_action(actions, space)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(unsquash_action(np.float32([-1, 1, 5]), space), [-2, 10, 3])

@@ -98,7 +98,7 @@ def test_with_custom_pieces_numpy_inference_runs_through_the_pipelines(pieces):
 
 
 @pytest.mark.parametrize("case", ["option off", "random actions", "piece before GetActions", "own forward", "elu",
-                                  "Box actions", "exploration object"])
+                                  "exploration object"])  # Box actions: test_numpy_box_actions.py
 def test_anything_numpy_inference_cannot_reproduce_keeps_the_torch_path(case):
     config = _config()
     if case == "option off":
@@ -113,8 +113,6 @@ def test_anything_numpy_inference_cannot_reproduce_keeps_the_torch_path(case):
         config.rl_module(rl_module_spec=RLModuleSpec(module_class=OwnForward))
     elif case == "elu":
         config.rl_module(model_config={"fcnet_activation": "elu"})
-    elif case == "Box actions":
-        config.environment("Pendulum-v1")
     elif case == "exploration object":
         config.env_runners(exploration_config={"type": "EpsilonGreedy"})
     assert _plan(config, random_actions=case == "random actions") is None

@@ -34,7 +34,7 @@ def _plan(config, random_actions=False):
     ("random actions", (RandomActions, EpisodeRecorder)),
     ("on_episode_step", (DirectNumpyActions, EpisodeRecorder)),
     ("custom module-to-env piece", (NumpyActions, EpisodeRecorder)),
-    ("Box actions", (TorchModuleActions, StepLogRecorder)),
+    ("Box actions", (NumpyActions, StepLogRecorder)),  # NormalizeAndClipActions runs: the pipelines are called
 ])
 def test_each_sample_call_picks_its_action_source_and_recorder(case, expected):
     from relayrl import ConnectorV2

@@ -10,6 +10,7 @@ from relayrl.modules.distributions import TorchCategorical, TorchDiagGaussian
 from relayrl.modules.encoders import make_encoder
 from relayrl.modules.mlp import mlp, run_layers
 from relayrl.modules.numpy_forward import NumpyForwardAPI, NumpyMLP, overrides_any
+from relayrl.modules.numpy_gaussian_forward import NumpyGaussianInputs
 from relayrl.modules.numpy_recurrent_forward import NumpyRecurrentForward
 from relayrl.modules.recurrent_actor_critic import RecurrentActorCritic
 from relayrl.modules.rl_module import RLModule, ValueFunctionAPI
@@ -89,10 +90,14 @@ class DefaultPPOTorchRLModule(RecurrentActorCritic, RLModule, ValueFunctionAPI, 
         return {Columns.ACTION_DIST_INPUTS: self._dist_inputs(None, logits), Columns.EMBEDDINGS: embeddings}
 
     def numpy_forward(self):
-        """Discrete actions: the logits are encoder -> pi, plain Linear layers (NumpyForwardAPI)."""
-        if self._recurrent or not self._discrete or overrides_any(type(self), DefaultPPOTorchRLModule, self._ACTING_FORWARD_METHODS):
+        """The distribution inputs from encoder -> pi, plain Linear layers (NumpyForwardAPI): Discrete actions'
+        logits, or Box actions' [mean, log_std] as _dist_inputs lays them out (free_log_std included)."""
+        if self._recurrent or overrides_any(type(self), DefaultPPOTorchRLModule, self._ACTING_FORWARD_METHODS):
             return None
-        return NumpyMLP.from_sequentials(self.encoder, self.pi)
+        mlp = NumpyMLP.from_sequentials(self.encoder, self.pi)
+        if self._discrete:
+            return mlp
+        return NumpyGaussianInputs.build(mlp, self.log_std if self._free_log_std else None, self._log_std_clip)
 
     def numpy_recurrent_forward(self):
         """use_lstm with Discrete actions: LSTM encoder(s) -> pi (NumpyForwardAPI); the critic's LSTM steps too."""

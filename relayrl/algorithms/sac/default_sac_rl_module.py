@@ -23,6 +23,7 @@ from relayrl.modules.default_model_config import DefaultModelConfig
 from relayrl.modules.distributions import TorchCategorical
 from relayrl.modules.encoders import is_image_space, make_encoder
 from relayrl.modules.mlp import mlp, output_dim, run_layers
+from relayrl.modules.numpy_forward import NumpyForwardAPI, NumpyMLP, overrides_any
 from relayrl.modules.rl_module import RLModule
 from relayrl.modules.space_checks import action_dim, flat_obs_dim
 from relayrl.modules.squashed_gaussian import TanhSquashedGaussian
@@ -41,8 +42,13 @@ ACTION_PROBS_NEXT = "action_probs_next"  # Discrete: pi(.|s') (no gradient)
 _POLICY_PREFIXES = ("pi_encoder.", "pi.")
 
 
-class DefaultSACTorchRLModule(RLModule, TargetNetworkAPI):
+class DefaultSACTorchRLModule(RLModule, TargetNetworkAPI, NumpyForwardAPI):
     """SAC's actor and twin critics for 1-D Box or image observations and Discrete or 1-D Box actions."""
+
+    # The methods that decide what the acting forward passes compute; a subclass overriding any of them
+    # computes something else, and numpy_forward() leaves it to torch.
+    _ACTING_FORWARD_METHODS = ("forward_exploration", "forward_inference", "_forward_exploration",
+                               "_forward_inference", "_forward")
 
     def setup(self) -> None:
         model_config = dict(self.model_config)
@@ -157,6 +163,13 @@ class DefaultSACTorchRLModule(RLModule, TargetNetworkAPI):
     # -- forward passes -------------------------------------------------------------------------------
     def _forward(self, batch, **kwargs):
         return {Columns.ACTION_DIST_INPUTS: run_layers(batch[Columns.OBS], self.pi_encoder, self.pi)}
+
+    def numpy_forward(self):
+        """Box actions: the squashed Gaussian's inputs are pi_encoder -> pi, plain Linear layers (NumpyForwardAPI;
+        None for images, Discrete actions, or a subclass with its own acting forward)."""
+        if self._discrete or overrides_any(type(self), DefaultSACTorchRLModule, self._ACTING_FORWARD_METHODS):
+            return None
+        return NumpyMLP.from_sequentials(self.pi_encoder, self.pi)
 
     def _forward_train(self, batch, **kwargs):
         """Everything SAC's loss needs; the policy at s' and the targets run without autograd."""

@@ -8,11 +8,23 @@ from relayrl.core.columns import Columns
 
 def unsquash_action(action, space: gym.spaces.Box):
     """[-1, 1] -> [low, high] (then clipped), for bounded dimensions; unbounded ones pass through."""
+    if _all_bounded(space):  # the usual case, once per env step: the same arithmetic without the masks
+        low, high = space.low, space.high
+        scaled = low + (np.asarray(action) + 1.0) * (high - low) / 2.0
+        return np.minimum(np.maximum(scaled, low), high).astype(space.dtype)
     bounded = np.isfinite(space.low) & np.isfinite(space.high)
     low, high = np.where(bounded, space.low, -1.0), np.where(bounded, space.high, 1.0)  # no inf arithmetic
     action = np.asarray(action)
     scaled = low + (action + 1.0) * (high - low) / 2.0
     return np.where(bounded, np.clip(scaled, low, high), action).astype(space.dtype)
+
+
+def _all_bounded(space: gym.spaces.Box) -> bool:
+    """Every dimension finite on both sides (gymnasium's Box keeps the masks; np.isfinite for anything else)."""
+    below, above = getattr(space, "bounded_below", None), getattr(space, "bounded_above", None)
+    if below is None or above is None:
+        return bool(np.isfinite(space.low).all() and np.isfinite(space.high).all())
+    return bool(below.all() and above.all())
 
 
 def clip_action(action, space: gym.spaces.Box):

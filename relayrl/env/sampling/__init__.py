@@ -9,8 +9,11 @@ Action sources, first that applies:
 - `RecurrentNumpyActions` (recurrent_numpy_actions.py): a stateful module's numpy step, its state held
   on the runner as one batched array, both pipelines holding only the default pieces;
 - `DirectNumpyActions` (direct_numpy_actions.py): the module's numpy forward fed the vector env's
-  observations, both pipelines holding only default pieces that would merely convert arrays;
-- `NumpyActions` (numpy_actions.py): the module's numpy forward (`NumpyForwardAPI`) between the pipelines;
+  observations, both pipelines holding only default pieces that would merely convert arrays (Discrete
+  actions: with Box actions NormalizeAndClipActions runs);
+- `NumpyActions` (numpy_actions.py): the module's numpy forward (`NumpyForwardAPI`) and a numpy policy for
+  its distribution (numpy_policies.py: Categorical, PPO's diagonal Gaussian, SAC's squashed one) between
+  the pipelines;
 - `TorchModuleActions` (torch_actions.py): the torch forward pass between the pipelines (always applies).
 
 Recorders: `StepLogRecorder` (step_log_recorder.py) when nothing reads the ongoing episodes between
@@ -23,7 +26,8 @@ from typing import Any, Optional
 from relayrl.env.sampling.direct_numpy_actions import DirectNumpyActions
 from relayrl.env.sampling.episode_recorder import EpisodeRecorder
 from relayrl.env.sampling.next_step_recorder import NextStepRecorder
-from relayrl.env.sampling.numpy_actions import NumpyActions, NumpyCategoricalPolicy
+from relayrl.env.sampling.numpy_actions import NumpyActions
+from relayrl.env.sampling.numpy_policies import numpy_policy_for
 from relayrl.env.sampling.random_actions import RandomActions
 from relayrl.env.sampling.recurrent_numpy_actions import RecurrentNumpyActions
 from relayrl.env.sampling.sample_amount import SampleAmount
@@ -44,7 +48,7 @@ def plan_actions(runner, explore: bool, random_actions: bool = False):
     recurrent = RecurrentNumpyActions.plan(runner, explore)
     if recurrent is not None:
         return recurrent
-    policy = NumpyCategoricalPolicy.for_runner(runner)
+    policy = numpy_policy_for(runner)
     if policy is None:
         return TorchModuleActions(runner, explore)
     return DirectNumpyActions.plan(runner, explore, policy) or NumpyActions(runner, explore, policy)

@@ -35,6 +35,8 @@ class DirectNumpyActions:
     @classmethod
     def plan(cls, runner, explore: bool, policy: NumpyCategoricalPolicy) -> Optional["DirectNumpyActions"]:
         """This source where the pipelines would only convert arrays and tensors; None otherwise."""
+        if not isinstance(policy, NumpyCategoricalPolicy):  # Box actions: NormalizeAndClipActions must run
+            return None
         module = runner.module
         if _piece_types(runner._module_to_env, module) != _MODULE_TO_ENV:
             return None

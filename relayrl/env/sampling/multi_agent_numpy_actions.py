@@ -7,6 +7,8 @@ collects the acting agents' latest observations per module (rows in env, then ag
 numpy forward per module (numpy_actions.py's `NumpyCategoricalPolicy`: same distribution, columns and
 dtypes as the torch path) and scatters the results into one {agent_id: value} dict per env. After the
 loop the env-to-module pipeline runs once, so the torch path and checkpoints find the batch they expect.
+Modules with Box actions (Gaussian distributions) keep the torch path (`MultiAgentModuleActions`): the
+numpy Gaussian policies are single-agent only, and NormalizeAndClipActions would have to run.
 """
 from typing import Any, Dict, Optional
 

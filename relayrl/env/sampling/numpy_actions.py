@@ -1,20 +1,23 @@
-"""Action source: Discrete actions from the module's numpy forward (`NumpyForwardAPI`), pipelines around it.
+"""Action source: actions from the module's numpy forward (`NumpyForwardAPI`), pipelines around it.
 
 On the few rows of a vector-env step, a small MLP's torch calls cost far more in dispatch than in
 arithmetic. When the module declares a numpy forward (relayrl/modules/numpy_forward.py; the default
-PPO module does for Discrete actions) and both acting distributions are Categorical, the runner
-computes what the module's forward and the `GetActions` piece would (logits, a Categorical sample,
-its log-prob) in numpy: the module's matmuls, Gumbel-max sampling and a log-softmax.
+PPO module does, and SAC's for Box actions) and both acting distributions are one a numpy policy
+samples, the runner computes what the module's forward and the `GetActions` piece would (the
+distribution inputs, a sample, its log-prob) in numpy. Policies: `NumpyCategoricalPolicy` here
+(Gumbel-max sampling and a log-softmax), the Gaussian ones in numpy_gaussian_policies.py; which one
+a runner gets: numpy_policies.py.
 
 The connector pipelines still run around it: the module-to-env pipeline gets a batch whose actions
-are already chosen, so `GetActions` passes it on and `TensorToNumpy` finds arrays. A step whose
+are already chosen, so `GetActions` passes it on, `TensorToNumpy` finds arrays and the pieces after
+it (e.g. NormalizeAndClipActions for Box actions) run as on the torch path. A step whose
 env-to-module batch has no float observations of the first layer's width goes to the torch module.
-Not used (`NumpyCategoricalPolicy.for_runner` returns None) with `numpy_inference=False`, an
-Exploration object, or a module-to-env piece before `GetActions` (it could change the logits).
+Not used (`for_runner` returns None) with `numpy_inference=False`, an Exploration object, or a
+module-to-env piece before `GetActions` (it could change the distribution inputs).
 
-Same distribution, columns and dtypes as the torch path (`action_dist_inputs` float32, `actions`
-int64, `action_logp` float32); the random stream is the runner's own numpy Generator, seeded from
-torch's so seeded runs repeat, and checkpointed with the runner.
+Same distribution, columns and dtypes as the torch path (Discrete: `action_dist_inputs` float32,
+`actions` int64, `action_logp` float32); the random stream is the runner's own numpy Generator,
+seeded from torch's so seeded runs repeat, and checkpointed with the runner.
 """
 from typing import Any, Dict, Optional
 
@@ -29,18 +32,22 @@ from relayrl.modules.distributions import TorchCategorical
 from relayrl.modules.numpy_forward import NumpyForwardAPI, NumpyMLP
 
 
-class NumpyCategoricalPolicy:
-    """`policy(observations, explore)` -> the module's outputs with the actions chosen, in numpy."""
+class NumpyPolicy:
+    """`policy(observations, explore)` -> the module's outputs with the actions chosen, in numpy.
 
-    def __init__(self, forward: NumpyMLP, rng: np.random.Generator):
-        self._forward = forward
+    A subclass samples one acting distribution (`DISTRIBUTION`, the module's class) from the inputs
+    the module's numpy forward computes: `act(action_dist_inputs, explore)`."""
+
+    DISTRIBUTION = None
+
+    def __init__(self, forward, rng: np.random.Generator):
+        self._forward = forward  # observations (B, n) -> action_dist_inputs; has `input_width`
         self._rng = rng
-        self._rows = np.arange(0)  # row indices for picking each row's log-prob (kept between calls)
 
     @classmethod
-    def for_runner(cls, runner) -> Optional["NumpyCategoricalPolicy"]:
+    def for_runner(cls, runner) -> Optional["NumpyPolicy"]:
         """The numpy policy for this runner's module and pipelines now, or None where the torch path must run."""
-        if not runner_allows_numpy_policy(runner):
+        if not runner_allows_numpy_policy(runner, cls.DISTRIBUTION):
             return None
         forward = runner.module.numpy_forward()
         return None if forward is None else cls(forward, inference_rng(runner))
@@ -61,6 +68,19 @@ class NumpyCategoricalPolicy:
     def __call__(self, observations: np.ndarray, explore: bool) -> dict:
         return self.act(self._forward(observations), explore)
 
+    def act(self, action_dist_inputs: np.ndarray, explore: bool) -> dict:
+        raise NotImplementedError
+
+
+class NumpyCategoricalPolicy(NumpyPolicy):
+    """TorchCategorical in numpy: Gumbel-max sampling and a log-softmax."""
+
+    DISTRIBUTION = TorchCategorical
+
+    def __init__(self, forward: NumpyMLP, rng: np.random.Generator):
+        super().__init__(forward, rng)
+        self._rows = np.arange(0)  # row indices for picking each row's log-prob (kept between calls)
+
     def act(self, logits: np.ndarray, explore: bool) -> dict:
         """The module-to-env columns for `logits`: a Categorical sample (or argmax) and its log-prob."""
         if not explore:  # the inference distribution made deterministic: argmax, log-prob 0 (as TorchDeterministic)
@@ -78,17 +98,18 @@ class NumpyCategoricalPolicy:
         return {Columns.ACTION_DIST_INPUTS: logits, Columns.ACTIONS: actions, Columns.ACTION_LOGP: logp}
 
 
-def runner_allows_numpy_policy(runner) -> bool:
+def runner_allows_numpy_policy(runner, distribution=TorchCategorical) -> bool:
     """Whether the runner may act from a numpy forward of its module: numpy_inference on, no Exploration
-    object, GetActions the first module-to-env piece, Categorical acting distributions."""
+    object, GetActions the first module-to-env piece, both acting distributions `distribution`."""
     if not runner.config.numpy_inference or runner._use_exploration:
         return False
     module = runner.module
     pieces = [type(piece) for piece in runner._module_to_env._active_pieces(module)[:2]]
     if pieces != [GetActions, TensorToNumpy]:  # a piece before GetActions may change the logits
         return False
-    return (isinstance(module, NumpyForwardAPI) and module.get_exploration_action_dist_cls() is TorchCategorical
-            and module.get_inference_action_dist_cls() is TorchCategorical)
+    return (distribution is not None and isinstance(module, NumpyForwardAPI)
+            and module.get_exploration_action_dist_cls() is distribution
+            and module.get_inference_action_dist_cls() is distribution)
 
 
 def inference_rng(runner) -> np.random.Generator:
@@ -103,7 +124,7 @@ class NumpyActions(TorchModuleActions):
     """The numpy policy between the pipelines (which keep running every step); the torch module takes
     the steps whose env-to-module batch the policy cannot read."""
 
-    def __init__(self, runner, explore: bool, policy: NumpyCategoricalPolicy):
+    def __init__(self, runner, explore: bool, policy: NumpyPolicy):
         super().__init__(runner, explore)
         self.policy = policy
 
