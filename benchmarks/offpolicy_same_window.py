@@ -2,7 +2,7 @@
 the last N episodes (100 for DQN, 10 for SAC by default), side by side in one run.
 
     .venv/bin/python benchmarks/offpolicy_same_window.py [--tasks dqn_cartpole sac_pendulum]
-        [--settings default|rllib] [--runs 1] [--first-seed 0] [--peers sb3 rllib]
+        [--settings default|rllib] [--runs 1] [--first-seed 0] [--peers sb3 rllib] [--learner-cpus N]
         [--peers-python /tmp/peers/bin/python]
 
 `benchmarks/run.py --suite offpolicy` stops each library on its own reported mean return, and those differ:
@@ -47,7 +47,8 @@ def _cell(runs: list) -> str:
     return f"{median:.1f} s ({steps} env steps)" + (f", {unsolved} of {len(runs)} not reached" if unsolved else "")
 
 
-def measure(tasks, settings: str, runs: int, windows: dict, peers_python, peers=tuple(PEERS), first_seed=0) -> dict:
+def measure(tasks, settings: str, runs: int, windows: dict, peers_python, peers=tuple(PEERS), first_seed=0,
+            learner_cpus=None) -> dict:
     out = {}
     peers = {peer: PEERS[peer] for peer in peers} if peers_python else {}
     for task in tasks:
@@ -55,8 +56,9 @@ def measure(tasks, settings: str, runs: int, windows: dict, peers_python, peers=
         window = windows[task]
         results = out[task] = {"window": window, "relayrl": [], **{peer: [] for peer in peers}}
         for i in range(runs):
+            threads = ["--learner-cpus", str(learner_cpus)] if learner_cpus and task == "sac_pendulum" else []
             mine = run_relayrl_script(script, "--settings", settings, "--seed", str(first_seed + i),
-                                      "--window", str(window))
+                                      "--window", str(window), *threads)
             results["relayrl"].append(mine)
             print(task, "relayrl", json.dumps(mine), flush=True)
             for peer, anchor in peers.items():
@@ -101,12 +103,16 @@ def main(argv=None):
     parser.add_argument("--peers-python", default=default_peers)
     parser.add_argument("--peers", nargs="+", choices=tuple(PEERS), default=list(PEERS),
                         help="which peers to run (e.g. --peers rllib: SB3's DQN does not reach 450 within 200k)")
+    parser.add_argument("--learner-cpus", type=int, default=None,
+                        help="SAC only: relayrl's num_cpus_per_learner (its Learner's torch threads; SB3's torch "
+                             "uses every core)")
     args = parser.parse_args(argv)
     if args.runs < 1 or min(args.dqn_window, args.sac_window) < 1:
         parser.error("--runs and the windows must be at least 1")
     windows = {"dqn_cartpole": args.dqn_window, "sac_pendulum": args.sac_window}
     precompile()
-    figures = measure(args.tasks, args.settings, args.runs, windows, args.peers_python, args.peers, args.first_seed)
+    figures = measure(args.tasks, args.settings, args.runs, windows, args.peers_python, args.peers, args.first_seed,
+                      args.learner_cpus)
     text = table(figures, args.settings)
     print(text)
     print("RESULT " + json.dumps({"settings": args.settings, "figures": figures}))
