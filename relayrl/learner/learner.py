@@ -207,6 +207,8 @@ class Learner(Checkpointable):
 
     # Whether the loss reads rows outside it (`loss_mask` False), e.g. IMPALA's bootstrap values; else they go.
     KEEPS_ROWS_OUTSIDE_LOSS = False
+    # Whether torch_compile_learner_what_to_compile="complete_update" may compile the loss (learner/torch_compile.py).
+    LOSS_COMPILES = True
 
     def _as_module_batch(self, batch: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
         """Key the batch by module ID (a flat batch belongs to `default_policy`); numpy arrays become tensors

@@ -4,17 +4,23 @@ What is compiled (`torch_compile_learner_what_to_compile`):
 - "forward_train": each RLModule's forward_train, one compiled function per module, made when the module
   first trains (modules added later are compiled too). The losses run eagerly.
 - "complete_update": forward_train and the module's loss as one compiled function per module, so the
-  backward pass is one compiled graph as well. RLlib's "complete_update" also compiles the optimizer step; here the gradient
-  check, clipping and the optimizer step stay eager (each syncs on a value and branches on it).
+  backward pass is one compiled graph as well. RLlib's "complete_update" also compiles the optimizer step;
+  here the gradient check, clipping and the optimizer step stay eager (each syncs on a value and branches
+  on it). A Learner
+  whose loss does not compile well (`LOSS_COMPILES = False`: IMPALA's and APPO's V-trace) gets forward_train
+  compiled instead, with a warning.
 
 The module itself is not wrapped: state_dict keys, checkpoints and weight syncs are those of an eager run.
 Compiling takes seconds (small MLPs) to a minute on the first update, and again once when a batch's shape
 first changes (torch then compiles a dynamic-shape graph), so it pays off in long runs only; measured
 figures are in docs/learners.md#compiling-the-learner.
 """
+import logging
 from typing import Any, Callable, Dict
 
 import torch
+
+logger = logging.getLogger(__name__)
 
 
 # Learner methods with Python side effects (appending to lists, reading a value) that losses call: with a
@@ -45,6 +51,11 @@ class CompiledTrainPass:
                 setattr(learner, name, torch.compiler.disable(method))
         self._learner = learner
         self._complete = what == "complete_update"
+        if self._complete and not type(learner).LOSS_COMPILES:
+            logger.warning("torch_compile_learner_what_to_compile='complete_update': %s's loss does not compile "
+                           "well (it would recompile for every batch); compiling forward_train only.",
+                           type(learner).__name__)
+            self._complete = False
         self._compile: Callable = lambda fn: torch.compile(fn, backend=backend, mode=mode)
         self._forwards: Dict[str, tuple] = {}  # module id -> (module, its compiled forward_train)
         self._passes: Dict[str, tuple] = {}  # module id -> (module, its compiled forward_train + loss)

@@ -121,3 +121,20 @@ def test_the_compiled_pass_leaves_torch_default_settings_alone():
         assert torch.get_num_threads() == 1  # the Learner's thread rule still holds
     finally:
         algo.stop()
+
+
+def test_impala_compiles_forward_train_only_and_says_so(caplog):
+    from relayrl.algorithms.impala import IMPALAConfig
+
+    config = (IMPALAConfig().environment("CartPole-v1").debugging(seed=0, logger_config={"type": "none"})
+              .framework(torch_compile_learner=True, torch_compile_learner_what_to_compile="complete_update"))
+    with caplog.at_level("WARNING", logger="relayrl.learner.torch_compile"):
+        algo = config.build_algo()
+    try:
+        assert "IMPALALearner's loss does not compile well" in caplog.text
+        train_pass = algo.learner_group._learner._train_pass
+        assert isinstance(train_pass, CompiledTrainPass) and not train_pass._complete
+        result = algo.train()
+        assert np.isfinite(result["learners"]["default_policy"]["total_loss"])
+    finally:
+        algo.stop()
