@@ -7,8 +7,8 @@ What is compiled (`torch_compile_learner_what_to_compile`):
   backward pass is one compiled graph as well. RLlib's "complete_update" also compiles the optimizer step;
   here the gradient check, clipping and the optimizer step stay eager (each syncs on a value and branches
   on it). A Learner
-  whose loss does not compile well (`LOSS_COMPILES = False`: IMPALA's and APPO's V-trace) gets forward_train
-  compiled instead, with a warning.
+  whose loss does not compile well (`LOSS_COMPILES = False`: IMPALA's and APPO's V-trace), or that overrides
+  `compute_losses` (its losses need not be one per module), gets forward_train compiled instead, with a warning.
 
 The module itself is not wrapped: state_dict keys, checkpoints and weight syncs are those of an eager run.
 Compiling takes seconds (small MLPs) to a minute on the first update, and again once when a batch's shape
@@ -56,6 +56,10 @@ class CompiledTrainPass:
                            "well (it would recompile for every batch); compiling forward_train only.",
                            type(learner).__name__)
             self._complete = False
+        if self._complete and _overrides_compute_losses(learner):  # its losses are not per module: keep them whole
+            logger.warning("torch_compile_learner_what_to_compile='complete_update': %s overrides compute_losses, "
+                           "which runs eagerly; compiling forward_train only.", type(learner).__name__)
+            self._complete = False
         self._compile: Callable = lambda fn: torch.compile(fn, backend=backend, mode=mode)
         self._forwards: Dict[str, tuple] = {}  # module id -> (module, its compiled forward_train)
         self._passes: Dict[str, tuple] = {}  # module id -> (module, its compiled forward_train + loss)
@@ -84,6 +88,12 @@ class CompiledTrainPass:
         if cached is None or cached[0] is not module:  # (a module replaced under the same id is compiled anew)
             cached = cache[module_id] = (module, self._compile(make(self._learner, module_id, module)))
         return cached[1]
+
+
+def _overrides_compute_losses(learner) -> bool:
+    from relayrl.learner.learner import Learner
+
+    return type(learner).compute_losses is not Learner.compute_losses
 
 
 def _forward_of(learner, module_id: str, module) -> Callable:

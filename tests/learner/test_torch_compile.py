@@ -138,3 +138,25 @@ def test_impala_compiles_forward_train_only_and_says_so(caplog):
         assert np.isfinite(result["learners"]["default_policy"]["total_loss"])
     finally:
         algo.stop()
+
+
+def test_a_learner_with_its_own_compute_losses_keeps_it_under_complete_update(caplog):
+    from relayrl.algorithms.ppo.ppo_learner import PPOLearner
+
+    calls = []
+
+    class CountingLearner(PPOLearner):
+        def compute_losses(self, *, fwd_out, batch):
+            calls.append(1)
+            return super().compute_losses(fwd_out=fwd_out, batch=batch)
+
+    config = _ppo(torch_compile_learner=True, torch_compile_learner_what_to_compile="complete_update").learners(
+        learner_class=CountingLearner)
+    with caplog.at_level("WARNING", logger="relayrl.learner.torch_compile"):
+        algo = config.build_algo()
+    try:
+        assert "CountingLearner overrides compute_losses" in caplog.text
+        algo.train()
+        assert calls  # the override ran: complete_update did not go around it
+    finally:
+        algo.stop()
