@@ -42,12 +42,17 @@ class EnvDependencyMissing(ValueError):
     """A gymnasium id whose extra is not installed (Box2D, MuJoCo, ...): one line naming the pip command."""
 
 
+# gymnasium's own hint builds box2d-py from source (swig and a C++ compiler); Box2D's wheel needs neither.
+BOX2D_HINT = ' (or, without swig and a compiler: pip install "relayrl[box2d]", the prebuilt Box2D wheel)'
+
+
 def make_gym_env(env_id: str, kwargs: dict) -> gym.Env:
     """`gym.make(env_id, **kwargs)`, a missing extra reported as EnvDependencyMissing (gymnasium's own hint kept)."""
     try:
         return gym.make(env_id, **kwargs)
     except gym.error.DependencyNotInstalled as err:
-        raise EnvDependencyMissing(f"The env {env_id!r} needs a package that is not installed: {err}") from None
+        hint = BOX2D_HINT if "box2d" in str(err).lower() else ""
+        raise EnvDependencyMissing(f"The env {env_id!r} needs a package that is not installed: {err}{hint}") from None
 
 
 def make_env_creator(env_spec) -> Callable[[EnvContext], gym.Env]:

@@ -28,3 +28,15 @@ def test_the_cli_prints_one_line_and_exits_2(capsys):
     assert main(["train", "PPO", "--env", ENV_ID, "--stop-iters", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "pip install" in err[0] and "Traceback" not in err[0]
+
+
+def test_a_missing_box2d_also_names_relayrls_prebuilt_extra():
+    def needs_box2d(**kwargs):
+        raise gym.error.DependencyNotInstalled('Box2D is not installed, run `pip install "gymnasium[box2d]"`')
+
+    gym.register("RelayrlTestNeedsBox2D-v0", entry_point=needs_box2d)
+    try:
+        with pytest.raises(EnvDependencyMissing, match=r'gymnasium\[box2d\].*pip install "relayrl\[box2d\]"'):
+            make_env_creator("RelayrlTestNeedsBox2D-v0")({})
+    finally:
+        gym.registry.pop("RelayrlTestNeedsBox2D-v0", None)
