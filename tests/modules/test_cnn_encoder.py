@@ -28,9 +28,57 @@ def test_same_padding_gives_ceil_of_input_over_stride_and_valid_shrinks():
         cnn((8, 8, 1), [[4, 3, 1, "full"]], "relu")
 
 
+def _reference_forward(layers, filters, images):
+    """The encoder computed the plain way, with its weights: a contiguous NCHW float copy scaled by 1/255, each
+    "same" layer's TensorFlow padding as a separate zero pad (odd pixel bottom/right), torch's conv2d."""
+    x = images.permute(0, 3, 1, 2).contiguous().float() / 255.0
+    convs = [m for m in layers if isinstance(m, torch.nn.Conv2d)]
+    for conv, spec in zip(convs, filters):
+        if (spec[3] if len(spec) > 3 else "same") == "same":
+            (kh, kw), (sh, sw), (h, w) = conv.kernel_size, conv.stride, x.shape[-2:]
+            pad_h = max((-(-h // sh) - 1) * sh + kh - h, 0)
+            pad_w = max((-(-w // sw) - 1) * sw + kw - w, 0)
+            x = torch.nn.functional.pad(x, (pad_w // 2, pad_w - pad_w // 2, pad_h // 2, pad_h - pad_h // 2))
+        x = torch.relu(torch.nn.functional.conv2d(x, conv.weight, conv.bias, conv.stride))
+    return x.flatten(1)
+
+
+@pytest.mark.parametrize("shape, filters", [
+    ((84, 84, 4), None), ((64, 64, 3), None), ((42, 42, 3), None), ((96, 96, 3), None), ((10, 10, 1), None),
+    ((11, 7, 2), [[4, 3, 2], [3, [2, 4], [1, 2]], [5, [6, 2], 1, "valid"]]),  # odd pads, a full-map last layer
+])
+def test_fast_layers_give_the_plain_convolutions_outputs_and_gradients(shape, filters):
+    filters = filters or default_conv_filters(shape, "M")
+    torch.manual_seed(0)
+    layers, _ = cnn(shape, filters, "relu")
+    images = torch.randint(0, 256, (5, *shape), dtype=torch.uint8)
+    fast, plain = layers(images), _reference_forward(layers, filters, images)
+    assert fast.shape == plain.shape
+    torch.testing.assert_close(fast, plain, rtol=1e-4, atol=1e-5)
+    fast_grads = torch.autograd.grad(fast.square().sum(), list(layers.parameters()))
+    plain_grads = torch.autograd.grad(plain.square().sum(), list(layers.parameters()))
+    for a, b in zip(fast_grads, plain_grads):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_parameter_names_and_shapes_are_those_of_the_plain_layers():
+    """Checkpoints of earlier versions (a ZeroPad2d wherever a pad was, nn.Conv2d everywhere) still load."""
+    layers, _ = cnn((84, 84, 4), default_conv_filters((84, 84, 4), "M"), "relu")
+    assert {k: tuple(v.shape) for k, v in layers.state_dict().items()} == {
+        "2.weight": (16, 4, 8, 8), "2.bias": (16,), "5.weight": (32, 16, 4, 4), "5.bias": (32,),
+        "7.weight": (256, 32, 11, 11), "7.bias": (256,)}
+
+
+def test_float_images_are_not_changed_in_place():
+    layers, _ = cnn((10, 10, 1), [[1, 1, 1]], "linear")
+    images = torch.full((1, 10, 10, 1), 255.0)
+    layers(images)
+    assert torch.equal(images, torch.full((1, 10, 10, 1), 255.0))
+
+
 def test_uint8_images_are_scaled_inside_the_module():
     layers, _ = cnn((10, 10, 1), [[1, 1, 1]], "linear")
-    conv = layers[1]
+    conv = layers[1]  # a 1x1 kernel needs no padding layer
     with torch.no_grad():
         conv.weight.fill_(1.0)
         conv.bias.zero_()
