@@ -126,6 +126,36 @@ class VectorStepLog:
             to_numpy=numpy,
         )
 
+    @property
+    def extra_keys(self) -> tuple:
+        """The extra model outputs' keys, in column order (after the step that started the columns)."""
+        return self._extra_keys
+
+    @property
+    def flat(self) -> bool:
+        """Whether every column is one array per row (no extra output nests dicts: `gather` covers all)."""
+        return self._columns is not None and self._nested_extras is None
+
+    def gather(self, env_indices: np.ndarray, first_rows: np.ndarray, end_rows: np.ndarray,
+               columns: slice = slice(None)) -> List[np.ndarray]:
+        """Rows first..end-1 of many spans (sub-env `env_indices[k]`, `first_rows[k]`, `end_rows[k]`), span
+        after span, of the columns `columns` selects (observations, actions, rewards, extras, in that order):
+        one fancy-index gather per column (a fresh array) instead of a slice and a copy per span."""
+        lengths = end_rows - first_rows
+        offsets = np.cumsum(lengths) - lengths
+        rows = np.arange(int(lengths.sum())) + np.repeat(first_rows - offsets, lengths)
+        envs = np.repeat(env_indices, lengths)
+        return [column[rows, envs] for column in self._columns[columns]]
+
+    def row_of(self, env_index: int, row: int):
+        """Sub-env `env_index`'s observation at `row` (a view of the log)."""
+        return self._columns[_OBS][row, env_index]
+
+    def infos_of(self, env_index: int, first: int, end: int, final_info: Optional[dict] = None) -> list:
+        """Sub-env `env_index`'s infos of rows first..end-1 (fresh dicts where the env gave none); with
+        `final_info`, that is the last one."""
+        return self._infos_of(env_index, first, end, final_info)
+
     def _extras_of(self, i: int, first: int, end: int) -> dict:
         columns = [column[first:end, i] for column in self._columns[_FIRST_EXTRA:]]
         if self._nested_extras is None:
