@@ -11,7 +11,7 @@ import torch
 from relayrl import PPOConfig
 from relayrl.callbacks import RLlibCallback
 from relayrl.env.env_runner import EnvRunner
-from relayrl.env.sampling import plan_sampling
+from relayrl.env.sampling import carried_episodes, deferred_episode_recorder, plan_sampling
 from relayrl.env.sampling.deferred_episode_recorder import DeferredEpisodeRecorder
 from relayrl.env.sampling.next_step_recorder import NextStepRecorder
 from relayrl.env.sampling.sample_amount import SampleAmount
@@ -112,8 +112,17 @@ def test_the_default_native_plan_defers_and_a_callback_turns_it_off():
 
 
 @pytest.mark.parametrize("fragment, max_steps", [(9, 11), (3, 30), (25, 7)])
-def test_deferred_episodes_equal_those_built_as_they_end(fragment, max_steps):
+@pytest.mark.parametrize("carried_in_bulk", [True, False])
+def test_deferred_episodes_equal_those_built_as_they_end(monkeypatch, fragment, max_steps, carried_in_bulk):
+    calls = []
+
+    def hand_over_carried(*args):
+        calls.append(carried_in_bulk)
+        return carried_in_bulk and carried_episodes.hand_over_carried(*args)
+
+    monkeypatch.setattr(deferred_episode_recorder, "hand_over_carried", hand_over_carried)
     _compare(_runner(fragment=fragment, max_steps=max_steps), _runner(Created, fragment=fragment, max_steps=max_steps))
+    assert calls
 
 
 @pytest.mark.parametrize("rows", [0, 5, 15])

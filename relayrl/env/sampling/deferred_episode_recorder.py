@@ -32,6 +32,7 @@ from gymnasium.vector import AutoresetMode
 
 from relayrl.env.native_vector_env import autoreset_mode
 from relayrl.env.reward_clipping import clip_function
+from relayrl.env.sampling.carried_episodes import hand_over_carried
 from relayrl.env.sampling.direct_numpy_actions import DirectNumpyActions
 from relayrl.env.sampling.episode_recorder import EpisodeRecorder
 from relayrl.env.sampling.next_step_recorder import NextStepRecorder
@@ -59,8 +60,9 @@ class DeferredEpisodeRecorder:
         # is the runner's object, begun before, or it owes a reset row, `runner._next_step_resets`).
         self._start: List[Optional[int]] = [None] * n
         self._reset_info: List[Optional[dict]] = [None] * n
-        # In the order they ended: an episode object (begun before the call, its rows handed over), or
-        # (sub-env, reset row, last row, terminated, truncated, final info) of one begun in the call.
+        # In the order they ended: (episode, sub-env, last row, terminated, truncated, final info) of one begun
+        # before the call (an object: rows 0..last are its), or (sub-env, reset row, last row, terminated,
+        # truncated, final info, reset info) of one begun in it.
         self._ended: list = []
         self._times: List[float] = []  # per row: when it was recorded (the episodes' start and end times)
         self._first_final_obs = None  # the placeholder's observation (as NextStepRecorder's shared one)
@@ -127,11 +129,8 @@ class DeferredEpisodeRecorder:
             self._first_final_obs = observations[finished[0]]
         for i in finished:
             terminated, truncated, start = bool(terms[i]), bool(truncs[i]), starts[i]
-            if start is None:  # begun before the call: an object, handed its rows now
-                episode = runner._episodes[i]
-                log.hand_over(i, episode, final_observation=observations[i], final_info=info_at(infos, i),
-                              terminated=terminated, truncated=truncated)
-                self._ended.append(episode)
+            if start is None:  # begun before the call: an object
+                self._ended.append((runner._episodes[i], i, row, terminated, truncated, info_at(infos, i)))
             else:
                 self._ended.append((i, start, row, terminated, truncated, info_at(infos, i), self._reset_info[i]))
                 starts[i] = None
@@ -157,20 +156,36 @@ class DeferredEpisodeRecorder:
     def _hand_out_ended(self) -> None:
         """Every ended episode to the metrics and the amount, in the order they ended."""
         ended, self._ended = self._ended, []
-        spans = [item for item in ended if type(item) is tuple]
+        spans = [item for item in ended if type(item[0]) is int]
         built = iter(self._build(spans, ended=True)) if spans else None
+        self._hand_over_carried([item for item in ended if type(item[0]) is not int])
         stats, amount = self.runner._stats, self.amount
         for item in ended:
-            episode = next(built) if type(item) is tuple else item
+            episode = next(built) if type(item[0]) is int else item[0]
             stats.on_episode_done(episode)
             amount.add(episode)
+
+    def _hand_over_carried(self, spans: list, to_numpy: bool = True) -> None:
+        """Episodes begun before the call take their rows 0..last (`spans` as in `_ended`), all at once
+        where they fit (carried_episodes.py), else one by one."""
+        if not spans:
+            return
+        times = self._times
+        end_times = [times[last] if (terminated or truncated) else time.perf_counter()
+                     for _, _, last, terminated, truncated, _ in spans]
+        if to_numpy and hand_over_carried(self._log, spans, end_times):
+            return
+        for episode, i, last, terminated, truncated, final_info in spans:
+            self._log.hand_over(i, episode, final_observation=self._log.row_of(i, last), final_info=final_info,
+                                terminated=terminated, truncated=truncated, to_numpy=to_numpy,
+                                rows=slice(0, last + 1))
 
     def _give_ongoing_their_rows(self, to_numpy: bool) -> None:
         """The runner's episodes hold all their steps: those begun before the call take their rows, those
         begun in it are built (numpy'd with `to_numpy`: the runner cuts them next), a sub-env owing a reset
         row gets the placeholder."""
         runner, log = self.runner, self._log
-        spans, slots = [], []
+        spans, slots, carried = [], [], []
         for i, start in enumerate(self._start):
             if start is not None and start < log.rows - 1:
                 spans.append((i, start, log.rows - 1, False, False, None, self._reset_info[i]))
@@ -180,8 +195,9 @@ class DeferredEpisodeRecorder:
                 episode._start_time = self._times[start]
             elif i in runner._next_step_resets:
                 self._put_placeholder(i)
-            else:
-                log.hand_over(i, runner._episodes[i], to_numpy=to_numpy)
+            elif log.rows:
+                carried.append((runner._episodes[i], i, log.rows - 1, False, False, None))
+        self._hand_over_carried(carried, to_numpy)
         if spans:
             for i, episode in zip(slots, self._build(spans, ended=False, to_numpy=to_numpy)):
                 runner._episodes[i] = episode
@@ -212,16 +228,15 @@ class DeferredEpisodeRecorder:
         for k, (i, first, last, terminated, truncated, final_info, reset_info) in enumerate(spans):
             n = last - first
             steps = slice(at, at + n)
-            episode = SingleAgentEpisode(observation_space=obs_space, action_space=act_space)
-            episode.observations = InfiniteLookbackBuffer(observations[at + k:at + k + n + 1], 0, obs_space)
-            episode.actions = InfiniteLookbackBuffer(actions[steps], 0, act_space)
-            episode.rewards = InfiniteLookbackBuffer(rewards[steps], 0, _REWARD_SPACE)
-            episode.extra_model_outputs = {key: InfiniteLookbackBuffer(column[steps])
-                                           for key, column in zip(keys, extras)}
-            episode.infos = InfiniteLookbackBuffer([{} if reset_info is None else reset_info]
-                                                   + log.infos_of(i, first + 1, last + 1, final_info))
-            episode.t = n
-            episode.is_terminated, episode.is_truncated = terminated, truncated
+            infos = log.infos_of(i, first, last + 1, final_info)
+            infos[0] = {} if reset_info is None else reset_info
+            episode = SingleAgentEpisode._from_buffers(
+                InfiniteLookbackBuffer(observations[at + k:at + k + n + 1], 0, obs_space),
+                InfiniteLookbackBuffer(infos),
+                InfiniteLookbackBuffer(actions[steps], 0, act_space),
+                InfiniteLookbackBuffer(rewards[steps], 0, _REWARD_SPACE),
+                {key: InfiniteLookbackBuffer(column[steps]) for key, column in zip(keys, extras)},
+                terminated=terminated, truncated=truncated, observation_space=obs_space, action_space=act_space)
             episode._start_time = times[first]
             episode._last_step_time = times[last] if ended else end_time
             if not to_numpy:

@@ -95,15 +95,18 @@ class VectorStepLog:
             self._columns[index] = grown
 
     def hand_over(self, env_index: int, episode, *, final_observation=None, final_info: Optional[dict] = None,
-                  terminated: bool = False, truncated: bool = False, to_numpy: bool = False) -> None:
+                  terminated: bool = False, truncated: bool = False, to_numpy: bool = False,
+                  rows: Optional[slice] = None) -> None:
         """Give sub-env `env_index`'s rows since its episode began to `episode`; its next episode
         starts at the next row.
 
         An ended episode (`terminated` or `truncated`, with the env's final observation and info
         of the last step) is numpy'd; an ongoing one takes its steps as items and can go on, or, with
-        `to_numpy` (a chunk about to be cut off), is numpy'd too.
+        `to_numpy` (a chunk about to be cut off), is numpy'd too. `rows`: these rows instead (a slice).
         """
         i, first, end = env_index, self._first_row[env_index], self.rows
+        if rows is not None:
+            first, end = rows.start, rows.stop
         self._first_row[i] = end
         if end == first:
             return
