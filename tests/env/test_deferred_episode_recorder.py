@@ -71,6 +71,8 @@ def _same_episode(a, b):
     assert a.custom_data == b.custom_data and a.custom_metrics == b.custom_metrics
     assert set(vars(a)) == set(vars(b))
     assert a.get_duration_s() >= 0
+    if a.is_done:  # frozen at the last step
+        assert a._last_step_time is not None and a.get_duration_s() == a.get_duration_s()
 
 
 def _compare(deferred, reference, calls=6):

@@ -175,10 +175,11 @@ class DeferredEpisodeRecorder:
                      for _, _, last, terminated, truncated, _ in spans]
         if to_numpy and hand_over_carried(self._log, spans, end_times):
             return
-        for episode, i, last, terminated, truncated, final_info in spans:
+        for (episode, i, last, terminated, truncated, final_info), end_time in zip(spans, end_times):
             self._log.hand_over(i, episode, final_observation=self._log.row_of(i, last), final_info=final_info,
                                 terminated=terminated, truncated=truncated, to_numpy=to_numpy,
                                 rows=slice(0, last + 1))
+            episode._last_step_time = end_time
 
     def _give_ongoing_their_rows(self, to_numpy: bool) -> None:
         """The runner's episodes hold all their steps: those begun before the call take their rows, those
