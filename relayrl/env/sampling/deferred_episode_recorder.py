@@ -114,9 +114,9 @@ class DeferredEpisodeRecorder:
         self._times.append(time.perf_counter())
         self._rows_skipped = len(reset_rows)
         if reset_rows:
-            for i in reset_rows:
+            for i in reset_rows:  # (no infos: the episode's first info is a fresh {} when it is built)
                 log.skip_row(i)
-                self._start[i], self._reset_info[i] = row, info_at(infos, i)
+                self._start[i], self._reset_info[i] = row, info_at(infos, i) if infos else None
             resets.clear()
         done = (terms | truncs).tolist()
         if True in done:
@@ -127,12 +127,13 @@ class DeferredEpisodeRecorder:
         runner, log, starts = self.runner, self._log, self._start
         if self._first_final_obs is None:
             self._first_final_obs = observations[finished[0]]
-        for i in finished:
+        for i in finished:  # (final info None: no infos, the last step's info stays the fresh {} it gets)
             terminated, truncated, start = bool(terms[i]), bool(truncs[i]), starts[i]
+            final_info = info_at(infos, i) if infos else None
             if start is None:  # begun before the call: an object
-                self._ended.append((runner._episodes[i], i, row, terminated, truncated, info_at(infos, i)))
+                self._ended.append((runner._episodes[i], i, row, terminated, truncated, final_info))
             else:
-                self._ended.append((i, start, row, terminated, truncated, info_at(infos, i), self._reset_info[i]))
+                self._ended.append((i, start, row, terminated, truncated, final_info, self._reset_info[i]))
                 starts[i] = None
             runner._next_step_resets.add(i)
 
@@ -225,25 +226,24 @@ class DeferredEpisodeRecorder:
         actions, rewards, *extras = log.gather(envs, firsts + 1, lasts + 1, slice(1, None))
         obs_space, act_space = self.runner._spaces["__env_single__"]
         keys, times, end_time = log.extra_keys, self._times, time.perf_counter()
+        step_ends = np.cumsum(lasts - firsts).tolist()  # each span's steps end there in the gathered columns
+        buffer, new_episode, infos_of = InfiniteLookbackBuffer, SingleAgentEpisode._from_buffers, log.infos_of
         episodes, at = [], 0
         for k, (i, first, last, terminated, truncated, final_info, reset_info) in enumerate(spans):
-            n = last - first
-            steps = slice(at, at + n)
-            infos = log.infos_of(i, first, last + 1, final_info)
+            end = step_ends[k]
+            infos = infos_of(i, first, last + 1, final_info)
             infos[0] = {} if reset_info is None else reset_info
-            episode = SingleAgentEpisode._from_buffers(
-                InfiniteLookbackBuffer(observations[at + k:at + k + n + 1], 0, obs_space),
-                InfiniteLookbackBuffer(infos),
-                InfiniteLookbackBuffer(actions[steps], 0, act_space),
-                InfiniteLookbackBuffer(rewards[steps], 0, _REWARD_SPACE),
-                {key: InfiniteLookbackBuffer(column[steps]) for key, column in zip(keys, extras)},
+            episode = new_episode(
+                buffer(observations[at + k:end + k + 1], 0, obs_space), buffer(infos),
+                buffer(actions[at:end], 0, act_space), buffer(rewards[at:end], 0, _REWARD_SPACE),
+                {key: buffer(column[at:end]) for key, column in zip(keys, extras)},
                 terminated=terminated, truncated=truncated, observation_space=obs_space, action_space=act_space)
             episode._start_time = times[first]
             episode._last_step_time = times[last] if ended else end_time
             if not to_numpy:
                 _as_items(episode)
             episodes.append(episode)
-            at += n
+            at = end
         return episodes
 
     def _fall_back(self) -> None:
