@@ -100,10 +100,6 @@ class DeferredEpisodeRecorder:
         runner, log = self.runner, self._log
         resets = runner._next_step_resets
         reset_rows = sorted(resets) if resets else ()
-        terms, truncs = terminateds, truncateds
-        if reset_rows:  # (a reset row ends nothing)
-            terms, truncs = terminateds.copy(), truncateds.copy()
-            terms[reset_rows] = truncs[reset_rows] = False
         logged_rewards = rewards.astype(np.float64) if getattr(rewards, "dtype", None) == np.float32 else rewards
         step_infos = infos_per_env(infos, runner.num_envs) if infos and has_env_infos(infos) else None
         if not log.write(observations, actions, logged_rewards, extra_model_outputs, step_infos):
@@ -118,9 +114,13 @@ class DeferredEpisodeRecorder:
                 log.skip_row(i)
                 self._start[i], self._reset_info[i] = row, info_at(infos, i) if infos else None
             resets.clear()
-        done = (terms | truncs).tolist()
+        done = terminateds | truncateds
+        if reset_rows:  # (a reset row ends nothing, whatever the env reports for it)
+            done[reset_rows] = False
+        done = done.tolist()
         if True in done:
-            self._ends(row, [i for i, ended in enumerate(done) if ended], observations, terms, truncs, infos)
+            self._ends(row, [i for i, ended in enumerate(done) if ended], observations, terminateds, truncateds,
+                       infos)
         return []
 
     def _ends(self, row: int, finished: List[int], observations, terms, truncs, infos) -> None:
