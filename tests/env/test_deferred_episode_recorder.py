@@ -4,9 +4,11 @@ bulk when sample() stops are the same as NextStepRecorder's around StepLogRecord
 Two runners with the same seed sample side by side; a no-op on_episode_created callback keeps the second
 on NextStepRecorder (it sees each episode as it starts) and changes nothing else.
 """
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from gymnasium.envs.classic_control.cartpole import CartPoleVectorEnv
 
 from relayrl import PPOConfig
 from relayrl.callbacks import RLlibCallback
@@ -143,3 +145,47 @@ def test_sample_with_num_episodes_or_timesteps_still_works():
     assert len(runner.sample(num_episodes=4)) == 4
     episodes = runner.sample(num_timesteps=30)
     assert sum(len(e) for e in episodes) >= 30
+
+
+def test_a_log_that_grows_mid_call_gives_the_same_episodes(monkeypatch):
+    init = VectorStepLog.__init__
+    monkeypatch.setattr(VectorStepLog, "__init__", lambda self, num_envs, capacity: init(self, num_envs, 1))
+    _compare(_runner(fragment=25, max_steps=7), _runner(Created, fragment=25, max_steps=7), calls=3)
+
+
+class _InfoCartPoles(CartPoleVectorEnv):
+    """CartPole's vector env with a per-sub-env info on some steps and resets (gymnasium's masked form)."""
+
+    def reset(self, **kwargs):
+        observations, infos = super().reset(**kwargs)
+        return observations, {"start": np.arange(self.num_envs), "_start": np.ones(self.num_envs, bool)}
+
+    def step(self, action):
+        observations, rewards, terminateds, truncateds, infos = super().step(action)
+        mask = self.np_random.random(self.num_envs) < 0.5
+        infos = {"x": self.np_random.random(self.num_envs), "_x": mask}
+        return observations, rewards, terminateds, truncateds, infos
+
+
+gym.register("InfoCartPoleDeferredTest-v0", entry_point="gymnasium.envs.classic_control.cartpole:CartPoleEnv",
+             vector_entry_point=_InfoCartPoles, max_episode_steps=500)
+
+
+def test_env_infos_land_where_they_do_without_deferring():
+    def runner(callbacks=None):
+        torch.manual_seed(0)
+        config = (PPOConfig().environment("InfoCartPoleDeferredTest-v0", env_config={"max_episode_steps": 9})
+                  .env_runners(num_envs_per_env_runner=5, gym_env_vectorize_mode="vector_entry_point",
+                               rollout_fragment_length=13)
+                  .debugging(seed=2))
+        if callbacks is not None:
+            config.callbacks(callbacks)
+        built = EnvRunner(config=config)
+        built._inference_rng = np.random.default_rng(3)
+        return built
+
+    deferred, reference = runner(), runner(Created)
+    deferred.sample(), reference.sample()
+    assert isinstance(_recorder(deferred), DeferredEpisodeRecorder)
+    _compare(deferred, reference, calls=4)
+    assert any("x" in info for e in deferred.sample() for info in e.infos.data)
