@@ -148,8 +148,8 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
             num_timesteps = self.config.get_rollout_fragment_length(self.worker_index) * self.num_envs
         if self._needs_reset or force_reset or num_episodes is not None:
             self._reset_envs_or_recover(explore)
-        plan = self._plan_sampling(explore, random_actions, num_timesteps)
         amount = self._sample_amount(num_timesteps, num_episodes, complete)
+        plan = self._plan_sampling(explore, random_actions, num_timesteps, amount)
         steps = self._run(plan, amount)
         self._stats.on_steps(steps)
         self.num_env_steps_sampled_lifetime += steps
@@ -158,8 +158,10 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
             handler(env_runner=self, metrics_logger=self.metrics, samples=samples)
         return samples
 
-    def _plan_sampling(self, explore: bool, random_actions: bool, num_timesteps: Optional[int]) -> SamplingPlan:
-        return plan_sampling(self, explore=explore, random_actions=random_actions, num_timesteps=num_timesteps)
+    def _plan_sampling(self, explore: bool, random_actions: bool, num_timesteps: Optional[int],
+                       amount: Optional[SampleAmount] = None) -> SamplingPlan:
+        return plan_sampling(self, explore=explore, random_actions=random_actions, num_timesteps=num_timesteps,
+                             amount=amount)
 
     def _sample_amount(self, num_timesteps: Optional[int], num_episodes: Optional[int], complete: bool) -> SampleAmount:
         return SampleAmount(num_timesteps=num_timesteps, num_episodes=num_episodes, complete=complete,

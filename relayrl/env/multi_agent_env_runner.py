@@ -87,7 +87,7 @@ class MultiAgentEnvRunner(EnvRunner):
         self._exploration_on_episode_start = None
 
     # -- sampling ----------------------------------------------------------------------------------
-    def _plan_sampling(self, explore: bool, random_actions: bool, num_timesteps: Optional[int]):
+    def _plan_sampling(self, explore: bool, random_actions: bool, num_timesteps: Optional[int], amount=None):
         return plan_multi_agent_sampling(self, explore=explore, random_actions=random_actions)
 
     def _sample_amount(self, num_timesteps, num_episodes, complete: bool) -> SampleAmount:

@@ -53,14 +53,7 @@ class SingleAgentEpisode:
                  terminated: bool = False, truncated: bool = False, extra_model_outputs=None,
                  t_started: Optional[int] = None, len_lookback_buffer="auto", agent_id=None,
                  module_id=None, multi_agent_episode_id=None):
-        # 32 random hex digits, as RLlib's uuid4().hex, without building a UUID object (one per episode).
-        self.id_ = os.urandom(16).hex() if id_ is None else id_
-        self.agent_id = agent_id
-        self.module_id = module_id
-        self.multi_agent_episode_id = multi_agent_episode_id
-
-        self._observation_space = observation_space
-        self._action_space = action_space
+        self._init_attributes(id_, observation_space, action_space, agent_id, module_id, multi_agent_episode_id)
         has_data = (observations is not None or infos is not None or actions is not None or rewards is not None
                     or bool(extra_model_outputs))
         if has_data or not (isinstance(len_lookback_buffer, str) and len_lookback_buffer == "auto"):
@@ -76,12 +69,39 @@ class SingleAgentEpisode:
         # Global timestep of this chunk's ts=0, and of its latest observation.
         self.t_started = t_started or 0
         self.t = self.t_started + len(self.rewards)
+        if has_data:  # an episode built without data is consistent by construction
+            self.validate()
+
+    def _init_attributes(self, id_, observation_space, action_space, agent_id=None, module_id=None,
+                         multi_agent_episode_id=None) -> None:
+        """Everything but the columns, the done flags and the timesteps."""
+        # 32 random hex digits, as RLlib's uuid4().hex, without building a UUID object (one per episode).
+        self.id_ = os.urandom(16).hex() if id_ is None else id_
+        self.agent_id = agent_id
+        self.module_id = module_id
+        self.multi_agent_episode_id = multi_agent_episode_id
+        self._observation_space = observation_space
+        self._action_space = action_space
         self._custom_data: Dict[str, Any] = {}
         self._custom_metrics: Dict[str, float] = {}
         self._start_time = time.perf_counter()
         self._last_step_time: Optional[float] = None
-        if has_data:  # an episode built without data is consistent by construction
-            self.validate()
+
+    @classmethod
+    def _from_buffers(cls, observations, infos, actions, rewards, extra_model_outputs, *, t_started: int = 0,
+                      terminated: bool = False, truncated: bool = False, id_=None, observation_space=None,
+                      action_space=None, agent_id=None, module_id=None,
+                      multi_agent_episode_id=None) -> "SingleAgentEpisode":
+        """An episode holding these `InfiniteLookbackBuffer`s, which the caller built consistent (not
+        validated): what the constructor gives, without building empty columns first (cut(), the EnvRunner)."""
+        episode = cls.__new__(cls)
+        episode._init_attributes(id_, observation_space, action_space, agent_id, module_id, multi_agent_episode_id)
+        episode.observations, episode.infos, episode.actions, episode.rewards = observations, infos, actions, rewards
+        episode.extra_model_outputs = extra_model_outputs
+        episode.is_terminated, episode.is_truncated = bool(terminated), bool(truncated)
+        episode.t_started = t_started
+        episode.t = t_started + len(rewards)
+        return episode
 
     def _columns_from(self, observations, infos, actions, rewards, extra_model_outputs, len_lookback_buffer) -> None:
         # "auto": all passed data is lookback (len == 0). An int n: the first n
@@ -376,16 +396,14 @@ class SingleAgentEpisode:
         if self.rewards.finalized:  # Python floats, as a running episode's rewards are
             rewards = [float(reward) for reward in rewards]
         m = len(rewards)
-        successor = SingleAgentEpisode(self.id_, observation_space=self.observation_space,
-                                       action_space=self.action_space, t_started=self.t, agent_id=self.agent_id,
-                                       module_id=self.module_id, multi_agent_episode_id=self.multi_agent_episode_id)
-        successor.observations = InfiniteLookbackBuffer(_last_items(self.observations, m + 1), m,
-                                                        self.observation_space)
-        successor.infos = InfiniteLookbackBuffer(_last_items(self.infos, m + 1), m)
-        successor.actions = InfiniteLookbackBuffer(_last_items(self.actions, m), m, self.action_space)
-        successor.rewards = InfiniteLookbackBuffer(rewards, m, _REWARD_SPACE)
-        successor.extra_model_outputs = {key: InfiniteLookbackBuffer(_last_items(buffer, m), m)
-                                         for key, buffer in self.extra_model_outputs.items()}
+        successor = SingleAgentEpisode._from_buffers(
+            InfiniteLookbackBuffer(_last_items(self.observations, m + 1), m, self.observation_space),
+            InfiniteLookbackBuffer(_last_items(self.infos, m + 1), m),
+            InfiniteLookbackBuffer(_last_items(self.actions, m), m, self.action_space),
+            InfiniteLookbackBuffer(rewards, m, _REWARD_SPACE),
+            {key: InfiniteLookbackBuffer(_last_items(buffer, m), m) for key, buffer in self.extra_model_outputs.items()},
+            t_started=self.t, id_=self.id_, observation_space=self.observation_space, action_space=self.action_space,
+            agent_id=self.agent_id, module_id=self.module_id, multi_agent_episode_id=self.multi_agent_episode_id)
         if self._custom_data:
             successor._custom_data = copy.deepcopy(self._custom_data)
         if self._custom_metrics:

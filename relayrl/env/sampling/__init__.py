@@ -18,11 +18,14 @@ Action sources, first that applies:
 
 Recorders: `StepLogRecorder` (step_log_recorder.py) when nothing reads the ongoing episodes between
 steps (pipelines that read them count only if the action source calls them), else `EpisodeRecorder` (episode_recorder.py); for a vector env that auto-resets on the next
-step (an env's own vector implementation), either one inside `NextStepRecorder` (next_step_recorder.py).
+step (an env's own vector implementation), either one inside `NextStepRecorder` (next_step_recorder.py),
+or, where no one can see an episode before the call stops (its conditions: deferred_episode_recorder.py),
+`DeferredEpisodeRecorder`, which builds the call's episodes in bulk when it stops.
 """
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from relayrl.env.sampling.deferred_episode_recorder import DeferredEpisodeRecorder
 from relayrl.env.sampling.direct_numpy_actions import DirectNumpyActions
 from relayrl.env.sampling.episode_recorder import EpisodeRecorder
 from relayrl.env.sampling.next_step_recorder import NextStepRecorder
@@ -54,17 +57,23 @@ def plan_actions(runner, explore: bool, random_actions: bool = False):
     return DirectNumpyActions.plan(runner, explore, policy) or NumpyActions(runner, explore, policy)
 
 
-def plan_recorder(runner, num_timesteps: Optional[int], random_actions: bool = False, actions=None):
-    """The recorder; `actions` (the plan's action source) tells whether the pipelines run between steps."""
+def plan_recorder(runner, num_timesteps: Optional[int], random_actions: bool = False, actions=None, amount=None):
+    """The recorder; `actions` (the plan's action source) tells whether the pipelines run between steps,
+    `amount` (the call's SampleAmount; None: unknown) which episodes the call returns."""
+    if not random_actions:
+        deferred = DeferredEpisodeRecorder.plan(runner, actions, amount, num_timesteps)
+        if deferred is not None:
+            return deferred
     bypassed = getattr(actions, "BYPASSES_PIPELINES", False)
     recorder = (StepLogRecorder.plan(runner, num_timesteps, random_actions, pipelines_bypassed=bypassed)
                 or EpisodeRecorder(runner))
     return NextStepRecorder.plan(runner, recorder) or recorder
 
 
-def plan_sampling(runner, *, explore: bool, random_actions: bool, num_timesteps: Optional[int]) -> SamplingPlan:
+def plan_sampling(runner, *, explore: bool, random_actions: bool, num_timesteps: Optional[int],
+                  amount: Optional[SampleAmount] = None) -> SamplingPlan:
     actions = plan_actions(runner, explore, random_actions)
-    return SamplingPlan(actions, plan_recorder(runner, num_timesteps, random_actions, actions))
+    return SamplingPlan(actions, plan_recorder(runner, num_timesteps, random_actions, actions, amount))
 
 
 __all__ = ["SamplingPlan", "SampleAmount", "plan_sampling", "plan_actions", "plan_recorder"]

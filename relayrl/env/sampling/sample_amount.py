@@ -41,6 +41,11 @@ class SampleAmount:
         """Whether sample() hands out the ongoing episodes' chunks when it stops (it cuts them)."""
         return not self._complete
 
+    @property
+    def takes_every_episode(self) -> bool:
+        """Whether every episode that ends is returned (no `num_episodes` quota), so `wants` is always True."""
+        return self._quota is None
+
     def add(self, episode) -> None:
         self.done_episodes.append(episode)
         self._done_steps += episode.agent_steps() if self._count_agent_steps else len(episode)

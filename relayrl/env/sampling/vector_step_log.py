@@ -95,15 +95,18 @@ class VectorStepLog:
             self._columns[index] = grown
 
     def hand_over(self, env_index: int, episode, *, final_observation=None, final_info: Optional[dict] = None,
-                  terminated: bool = False, truncated: bool = False, to_numpy: bool = False) -> None:
+                  terminated: bool = False, truncated: bool = False, to_numpy: bool = False,
+                  rows: Optional[slice] = None) -> None:
         """Give sub-env `env_index`'s rows since its episode began to `episode`; its next episode
         starts at the next row.
 
         An ended episode (`terminated` or `truncated`, with the env's final observation and info
         of the last step) is numpy'd; an ongoing one takes its steps as items and can go on, or, with
-        `to_numpy` (a chunk about to be cut off), is numpy'd too.
+        `to_numpy` (a chunk about to be cut off), is numpy'd too. `rows`: these rows instead (a slice).
         """
         i, first, end = env_index, self._first_row[env_index], self.rows
+        if rows is not None:
+            first, end = rows.start, rows.stop
         self._first_row[i] = end
         if end == first:
             return
@@ -125,6 +128,36 @@ class VectorStepLog:
             extra_model_outputs=self._extras_of(i, first, end),
             to_numpy=numpy,
         )
+
+    @property
+    def extra_keys(self) -> tuple:
+        """The extra model outputs' keys, in column order (after the step that started the columns)."""
+        return self._extra_keys
+
+    @property
+    def flat(self) -> bool:
+        """Whether every column is one array per row (no extra output nests dicts: `gather` covers all)."""
+        return self._columns is not None and self._nested_extras is None
+
+    def gather(self, env_indices: np.ndarray, first_rows: np.ndarray, end_rows: np.ndarray,
+               columns: slice = slice(None)) -> List[np.ndarray]:
+        """Rows first..end-1 of many spans (sub-env `env_indices[k]`, `first_rows[k]`, `end_rows[k]`), span
+        after span, of the columns `columns` selects (observations, actions, rewards, extras, in that order):
+        one fancy-index gather per column (a fresh array) instead of a slice and a copy per span."""
+        lengths = end_rows - first_rows
+        offsets = np.cumsum(lengths) - lengths
+        rows = np.arange(int(lengths.sum())) + np.repeat(first_rows - offsets, lengths)
+        envs = np.repeat(env_indices, lengths)
+        return [column[rows, envs] for column in self._columns[columns]]
+
+    def row_of(self, env_index: int, row: int):
+        """Sub-env `env_index`'s observation at `row` (a view of the log)."""
+        return self._columns[_OBS][row, env_index]
+
+    def infos_of(self, env_index: int, first: int, end: int, final_info: Optional[dict] = None) -> list:
+        """Sub-env `env_index`'s infos of rows first..end-1 (fresh dicts where the env gave none); with
+        `final_info`, that is the last one."""
+        return self._infos_of(env_index, first, end, final_info)
 
     def _extras_of(self, i: int, first: int, end: int) -> dict:
         columns = [column[first:end, i] for column in self._columns[_FIRST_EXTRA:]]
