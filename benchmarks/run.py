@@ -219,8 +219,13 @@ def multi_agent_rows(f: dict) -> list:
     return rows
 
 
+# relayrl's Pong runs: its defaults, and the two-core setting (ale-py's threaded vector env, a Learner on two torch
+# threads, as many as SB3's torch and RLlib's Learner use here).
+ATARI_RELAYRL = {"relayrl": (), "relayrl_2cores": ("--vectorize-mode", "VECTOR_ENTRY_POINT", "--learner-cpus", "2")}
+
+
 def measure_atari(peers_python) -> dict:
-    out = {"relayrl": run_relayrl_script("atari_ppo.py")}
+    out = {name: run_relayrl_script("atari_ppo.py", *args) for name, args in ATARI_RELAYRL.items()}
     for name, anchor in (ATARI.items() if peers_python else ()):
         out[name] = run_peer(peers_python, anchor, timeout_s=1200)
     return out
@@ -228,14 +233,20 @@ def measure_atari(peers_python) -> dict:
 
 def atari_rows(f: dict) -> list:
     runs = f.get("atari", {})
-    mine, sb3, rllib = runs.get("relayrl", {}), runs.get("sb3", {}), runs.get("rllib", {})
-    if "sps" not in mine:
-        return [("PPO ALE/Pong-v5, 8 envs, env steps/s", mine.get("error", "-")[:60], "-", "-", "-", "-")]
-    ratios = [f"{mine['sps'] / peer['sps']:.1f}x {name}" for name, peer in (("SB3", sb3), ("RLlib", rllib))
-              if peer.get("sps")]
-    return [("PPO ALE/Pong-v5, 8 envs, env steps/s (sampling + learning)", f"{mine['sps']:,.0f}",
-             f"{sb3['sps']:,.0f}" if sb3.get("sps") else "-", f"{rllib['sps']:,.0f}" if rllib.get("sps") else "-",
-             "-", ", ".join(ratios) or "-")]
+    sb3, rllib = runs.get("sb3", {}), runs.get("rllib", {})
+    labels = {"relayrl": "PPO ALE/Pong-v5, 8 envs, env steps/s (sampling + learning), relayrl's defaults",
+              "relayrl_2cores": "same, relayrl with VECTOR_ENTRY_POINT and num_cpus_per_learner=2"}
+    rows = []
+    for name, label in labels.items():
+        mine = runs.get(name, {})
+        if "sps" not in mine:
+            rows.append((label, mine.get("error", "-")[:60], "-", "-", "-", "-"))
+            continue
+        peers = (("SB3", sb3), ("RLlib", rllib))
+        ratios = [f"{mine['sps'] / peer['sps']:.1f}x {peer_name}" for peer_name, peer in peers if peer.get("sps")]
+        rows.append((label, f"{mine['sps']:,.0f}", f"{sb3['sps']:,.0f}" if sb3.get("sps") else "-",
+                     f"{rllib['sps']:,.0f}" if rllib.get("sps") else "-", "-", ", ".join(ratios) or "-"))
+    return rows
 
 
 def async_rows(f: dict) -> list:

@@ -66,6 +66,7 @@ class DeferredEpisodeRecorder:
         self._ended: list = []
         self._times: List[float] = []  # per row: when it was recorded (the episodes' start and end times)
         self._first_final_obs = None  # the placeholder's observation (as NextStepRecorder's shared one)
+        self._shared_placeholder: Optional[SingleAgentEpisode] = None
         self._fallback: Optional[NextStepRecorder] = None
 
     @classmethod
@@ -211,7 +212,7 @@ class DeferredEpisodeRecorder:
         reset since the last call keeps the last call's)."""
         if self._first_final_obs is None:
             return
-        placeholder = getattr(self, "_shared_placeholder", None)
+        placeholder = self._shared_placeholder
         if placeholder is None:
             placeholder = self._shared_placeholder = self.runner._make_episode()
             placeholder.add_env_reset(self._first_final_obs, {})
