@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/offpolicy_updates.py [--algo DQN|SAC|both] [--updates 300] [--repeats 3]
                                                      [--clock wall|cpu] [--device cpu|cuda]
+                                                     [--replay default|uniform]
 
 One update is what DQN's `training_step` does per learner update: a replay sample of
 `train_batch_size_per_learner` n-step transitions, the loss, backward, the gradient check and clipping,
@@ -44,7 +45,7 @@ import torch.nn.functional as F
 NUM_ENV_STEPS_SAMPLED_LIFETIME = "num_env_steps_sampled_lifetime"
 
 
-def _build(algo_name: str, seed: int = 0, device: str = "cpu", compile_what=None):
+def _build(algo_name: str, seed: int = 0, device: str = "cpu", compile_what=None, replay: str = "default"):
     from relayrl.algorithms.dqn import DQNConfig
     from relayrl.algorithms.sac import SACConfig
 
@@ -52,6 +53,8 @@ def _build(algo_name: str, seed: int = 0, device: str = "cpu", compile_what=None
     config.training(num_steps_sampled_before_learning_starts=0).debugging(seed=seed, logger_config={"type": "none"})
     if device == "cuda":
         config.learners(num_gpus_per_learner=1)
+    if replay == "uniform":  # the plain loop's kind of replay: no priorities to sample by or update
+        config.training(replay_buffer_config={"type": "EpisodeReplayBuffer", "capacity": 1_000_000})
     if compile_what:
         config.framework(torch_compile_learner=True, torch_compile_learner_what_to_compile=compile_what)
     algo = config.build_algo()
@@ -216,12 +219,12 @@ def relayrl_loop(algo):
 
 
 def updates_vs_plain_torch(algo_name: str, updates: int = 300, repeats: int = 3, clock=time.perf_counter,
-                           device: str = "cpu", compile_what=None) -> dict:
+                           device: str = "cpu", compile_what=None, replay: str = "default") -> dict:
     """Updates/s of relayrl's DQN or SAC update (relayrl's defaults: CartPole-v1 / Pendulum-v1) and of the plain
     torch loop, alternating windows of `updates` updates, best window each. With `compile_what`, also relayrl
     with torch_compile_learner (that what_to_compile), and the seconds its first update took (the compile)."""
     torch.set_num_threads(1)
-    algo = _build(algo_name, device=device)
+    algo = _build(algo_name, device=device, replay=replay)
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     loops = {"relayrl": relayrl_loop(algo),
              "plain_torch": plain_dqn_loop(algo) if algo_name == "DQN" else plain_sac_loop(algo)}
@@ -246,7 +249,7 @@ def updates_vs_plain_torch(algo_name: str, updates: int = 300, repeats: int = 3,
             best[name] = min(best[name], clock() - start)
     cfg = algo.config
     algo.stop()
-    result = {"algo": algo_name, "device": device, "batch_size": cfg.total_train_batch_size,
+    result = {"algo": algo_name, "device": device, "replay": replay, "batch_size": cfg.total_train_batch_size,
               "model": cfg.model_config.get("fcnet_hiddens"),
               "relayrl_updates_per_s": updates / best["relayrl"],
               "plain_torch_updates_per_s": updates / best["plain_torch"]}
@@ -267,10 +270,14 @@ def main(argv=None):
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--compile", choices=("forward_train", "complete_update"), default=None,
                         help="also time relayrl with torch_compile_learner (this what_to_compile)")
+    parser.add_argument("--replay", choices=("default", "uniform"), default="default",
+                        help="relayrl's replay: its default (prioritized) or uniform (EpisodeReplayBuffer), the "
+                             "plain loop's kind")
     args = parser.parse_args(argv)
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     for name in (("DQN", "SAC") if args.algo == "both" else (args.algo,)):
-        result = updates_vs_plain_torch(name, args.updates, args.repeats, clock, args.device, args.compile)
+        result = updates_vs_plain_torch(name, args.updates, args.repeats, clock, args.device, args.compile,
+                                        args.replay)
         result["ratio"] = result["relayrl_updates_per_s"] / result["plain_torch_updates_per_s"]
         print("RESULT " + json.dumps(result))
 
