@@ -32,6 +32,8 @@ def main(argv=None):
                         help="num_cpus_per_learner: the Learner's torch threads (default: relayrl's, one)")
     parser.add_argument("--json", type=pathlib.Path, default=None)
     args = parser.parse_args(argv)
+    import torch
+
     from relayrl import PPOConfig
 
     config = (PPOConfig()
@@ -54,8 +56,6 @@ def main(argv=None):
         steps = result["num_env_steps_sampled_lifetime"] - start_steps
     finally:
         algo.stop()
-    import torch
-
     return report({"task": "ppo_pong_throughput", "envs": args.envs, "learner_gpus": args.num_gpus_per_learner,
                    "learner_threads": torch.get_num_threads(), "vectorize_mode": args.vectorize_mode,
                    "env_runner_gpus": args.num_gpus_per_env_runner,
