@@ -76,6 +76,7 @@ def summary_rows(run: Run) -> list:
         ("build time", _duration(run.build_time_s)),
         ("training time", _duration(run.train_time_s)),
         ("env steps/s", _num(run.steps_per_s, 0)),
+        ("vector env", run.vector_mode or "-"),
     ]
 
 
@@ -123,10 +124,12 @@ class Display:
     def started(self, run: Run) -> None:
         line = f"training {run.algorithm} on {_env_name(run)} (built in " \
                f"{_duration(run.build_time_s)}; {_stop_criteria(run)})"
-        if self.is_live:
-            self.console.print(line, style="dim")
-        else:
-            print(line, flush=True)
+        lines = [line] + [f"  {note}" for note in run.notes]
+        for text in lines:
+            if self.is_live:
+                self.console.print(text, style="dim")
+            else:
+                print(text, flush=True)
 
     @contextlib.contextmanager
     def live(self, run: Run):

@@ -42,6 +42,8 @@ class Run:
     build_time_s: float = 0.0
     train_time_s: float = 0.0
     stopped_by: Optional[str] = None
+    vector_mode: Optional[str] = None  # gym_env_vectorize_mode the run samples with
+    notes: list = field(default_factory=list)  # choices made for the user, shown when training starts
     _train_start: Optional[float] = None
 
     # -- progress ---------------------------------------------------------------------------
@@ -115,6 +117,7 @@ class Run:
             "stopped_by": self.stopped_by,
             "build_time_s": self.build_time_s,
             "train_time_s": self.train_time_s,
+            "gym_env_vectorize_mode": self.vector_mode,
             "env_steps_per_s": self.steps_per_s,
             "learners": {"default_policy": self.learner_stats},
             "config": self.config,
@@ -180,6 +183,7 @@ def _fresh_run_dir(algo) -> str:
 def run_train(argv: list) -> int:
     args: TrainArgs = parse_train_args(argv)
     from relayrl.cli.display import Display  # rich is imported only when training
+    from relayrl.cli.vector_mode import pick_vector_mode
 
     table = args.config_class._option_table
     run = Run(args.algorithm, args.overrides.get("env", table["env"].default), args.stop_reward,
@@ -193,6 +197,10 @@ def run_train(argv: list) -> int:
     try:
         with display.building(run):
             config = _with_shared_policy_for_multi_agent_env(args.config_class().update_from_dict(args.overrides))
+            vector_note = pick_vector_mode(config, args.overrides)
+            if vector_note:
+                run.notes.append(vector_note)
+            run.vector_mode = str(getattr(config.gym_env_vectorize_mode, "value", config.gym_env_vectorize_mode))
             algo = config.build_algo()
     except ValueError as err:  # bad env id, inconsistent options, bad model_config, ...
         if os.environ.get("RELAYRL_TRACEBACK"):

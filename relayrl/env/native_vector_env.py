@@ -67,14 +67,20 @@ def why_not_native(env_spec, env_config=None) -> str:
     return f"the env {env_spec!r} is not a gymnasium id with a vector_entry_point"
 
 
+def per_sub_env_options(config) -> list:
+    """(option name, how to turn it off) for each option set in `config` that wraps each sub-env."""
+    return [(name, fix) for name, is_set, fix in _PER_SUB_ENV_OPTIONS if is_set(config)]
+
+
 def check_native_options(config) -> None:
     """Raise a ValueError for options the native vector env cannot honour."""
-    for name, is_set, fix in _PER_SUB_ENV_OPTIONS:
-        if is_set(config):
-            raise ValueError(
-                f"{name}={getattr(config, name)!r} needs a wrapper around each sub-env, which "
-                f"gym_env_vectorize_mode='VECTOR_ENTRY_POINT' (the env's own vector implementation) does not "
-                f"have. Use gym_env_vectorize_mode='SYNC' (or 'ASYNC'), or set {fix}.")
+    conflicts = per_sub_env_options(config)
+    if conflicts:
+        name, fix = conflicts[0]
+        raise ValueError(
+            f"{name}={getattr(config, name)!r} needs a wrapper around each sub-env, which "
+            f"gym_env_vectorize_mode='VECTOR_ENTRY_POINT' (the env's own vector implementation) does not "
+            f"have. Use gym_env_vectorize_mode='SYNC' (or 'ASYNC'), or set {fix}.")
 
 
 def make_native_vector_env(config, *, num_envs: int, worker_index: int = 0) -> Optional[gym.vector.VectorEnv]:
