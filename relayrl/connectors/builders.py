@@ -1,6 +1,8 @@
 """Assemble the three default pipelines around the user's pieces, in RLlib's documented order."""
 from typing import Optional
 
+import torch
+
 from relayrl.connectors.common.add_observations_from_episodes_to_batch import (
     AddObservationsFromEpisodesToBatch,
 )
@@ -96,10 +98,15 @@ def build_learner_pipeline(config, input_observation_space, input_action_space, 
             AddTimeDimToBatchAndZeroPad(as_learner_connector=True),
             AddStatesFromEpisodesToBatch(as_learner_connector=True),
             *_agent_to_module_mapping(config, as_learner_connector=True),
-            BatchIndividualItems(multi_agent=config.is_multi_agent),
+            BatchIndividualItems(multi_agent=config.is_multi_agent, pin_memory=_is_cuda(device)),
             NumpyToTensor(as_learner_connector=True, device=device),
         ]
     return LearnerConnectorPipeline(input_observation_space, input_action_space, connectors=pieces)
+
+
+def _is_cuda(device) -> bool:
+    """A Learner on a GPU: its batches are built in pinned memory (relayrl/core/pinned.py)."""
+    return device is not None and torch.device(device).type == "cuda"
 
 
 def _agent_to_module_mapping(config, as_learner_connector: bool = False) -> list:

@@ -5,6 +5,7 @@ import numpy as np
 import torch
 
 from relayrl.core.columns import Columns
+from relayrl.core.pinned import pinned_tensor_of
 
 
 def numpy_to_device(array: np.ndarray, device) -> torch.Tensor:
@@ -18,6 +19,9 @@ def numpy_to_device(array: np.ndarray, device) -> torch.Tensor:
     if device.type == "cpu":
         return tensor
     if device.type == "cuda":
+        pinned = pinned_tensor_of(array)  # already in pinned memory (BatchIndividualItems(pin_memory=True))
+        if pinned is not None:
+            return pinned.to(device, non_blocking=True)
         return tensor.pin_memory().to(device, non_blocking=True)
     return tensor.to(device)
 
