@@ -33,6 +33,7 @@ import gymnasium as gym
 import numpy as np
 
 from relayrl.core.tree import map_structure
+from relayrl.episodes.spare_row import append_into_spare_row, concatenate_with_spare_row
 
 Indices = Union[None, int, slice, Sequence[int], np.ndarray]
 
@@ -188,6 +189,8 @@ class InfiniteLookbackBuffer:
     index semantics shared by `get`, `set` and `pop`.
     """
 
+    _room: Optional[np.ndarray] = None  # a spare row behind big finalized rows (spare_row.py)
+
     def __init__(self, data=None, lookback: int = 0, space: Optional[gym.Space] = None):
         self.data = [] if data is None else data
         # Anything but a list (array, dict/tuple of arrays) is an already
@@ -232,6 +235,11 @@ class InfiniteLookbackBuffer:
 
     __hash__ = None
 
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_room", None)  # the data alone: a copy or pickle does not share (or ship) the spare row
+        return state
+
     def __getitem__(self, item):
         """`buffer[i]` / `buffer[a:b]` == `buffer.get(i)` (ts-relative)."""
         return self.get(item)
@@ -244,7 +252,10 @@ class InfiniteLookbackBuffer:
         elif self._total() == 0:
             self.data = _stack([item])
         else:
-            self.data = map_structure(lambda a, x: np.concatenate([a, np.asarray(x)[None]]), self.data, item)
+            grown = append_into_spare_row(self.data, self._room, item)
+            self._room = None
+            self.data = grown if grown is not None else map_structure(
+                lambda a, x: np.concatenate([a, np.asarray(x)[None]]), self.data, item)
 
     def extend(self, items) -> None:
         """Append many items: a list/tuple of items or an already batched array/dict."""
@@ -271,7 +282,7 @@ class InfiniteLookbackBuffer:
             if self.data is batch:
                 self.data = batch.copy()
             return
-        self.data = np.concatenate([_stack(self.data), batch]) if self.data else np.array(batch)
+        self.data, self._room = concatenate_with_spare_row([_stack(self.data), batch] if self.data else [batch])
         self.finalized = True
 
     def _extend_finalized_nested(self, batch: dict) -> None:

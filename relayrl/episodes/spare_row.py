@@ -1,0 +1,48 @@
+"""A spare row behind a finalized column of big rows (images), for the one step a Learner appends.
+
+PPO's and IMPALA's Learners add one artificial step to every episode chunk (AddOneTsToEpisodesAndTruncate:
+the last observation again, for the bootstrap value). Appended to a finalized numpy column that is a copy
+of the whole column: ~30 MB per PPO Pong batch, the biggest host copy left between the sampler and a GPU
+Learner. So when InfiniteLookbackBuffer finalizes a column whose rows are big and that has enough rows for
+one more to cost little (at most 1/MIN_ROWS of its memory), it allocates one row more than it needs
+(`concatenate_with_spare_row`), and the first `append` writes into that row (`append_into_spare_row`).
+
+The spare row belongs to the buffer that made it: the buffer keeps it only while its data is still the
+view it made (any other change of the data drops it), copies and pickles do not carry it, and a view taken
+of the data before the append never sees the new row (its rows end before it).
+"""
+from typing import Optional, Sequence, Tuple
+
+import numpy as np
+
+MIN_ROW_BYTES = 4096  # an 84x84 frame is 7 KB (28 KB stacked); CartPole's row is 16 bytes
+MIN_ROWS = 32  # the spare row costs at most ~3% of the column
+
+
+def concatenate_with_spare_row(parts: Sequence[np.ndarray]) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    """(np.concatenate(parts), the array it is the first rows of, or None where a spare row does not pay)."""
+    parts = [np.asarray(part) for part in parts]
+    row_shape, dtype = parts[0].shape[1:], np.result_type(*parts)
+    rows = sum(len(part) for part in parts)
+    row_bytes = int(np.prod(row_shape)) * dtype.itemsize
+    if (rows < MIN_ROWS or row_bytes < MIN_ROW_BYTES or dtype.kind not in "biufc"
+            or any(part.shape[1:] != row_shape for part in parts)):
+        return np.concatenate(parts), None
+    room = np.empty((rows + 1,) + row_shape, dtype)
+    np.concatenate(parts, out=room[:rows])
+    return room[:rows], room
+
+
+def append_into_spare_row(data, room: Optional[np.ndarray], item) -> Optional[np.ndarray]:
+    """`data` with `item` as one more row, written into `room`'s spare row; None where that is not possible
+    (no room, `data` is no longer the view the room was made for, or the item would change the dtype or
+    shape that np.concatenate would give)."""
+    if room is None or not isinstance(data, np.ndarray) or data.base is not room:
+        return None
+    if data.ctypes.data != room.ctypes.data or len(data) >= len(room):
+        return None
+    item = np.asarray(item)
+    if item.shape != data.shape[1:] or np.result_type(data, item) != data.dtype:
+        return None
+    room[len(data)] = item
+    return room[:len(data) + 1]
