@@ -4,9 +4,9 @@ from typing import Any, List
 import numpy as np
 
 from relayrl.connectors.connector_v2 import BatchedNdArray, ConnectorV2
-from relayrl.core import pinned as _pinned
-from relayrl.core.pinned import worth_pinning
+from relayrl.core import pinned as _pinned  # (the module: tests fake its allocator on CPU-only torch)
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
+from relayrl.core.pinned import worth_pinning
 from relayrl.modules.multi_rl_module import MultiRLModule
 
 
