@@ -11,6 +11,7 @@ The spare row belongs to the buffer that made it: the buffer keeps it only while
 view it made (any other change of the data drops it), copies and pickles do not carry it, and a view taken
 of the data before the append never sees the new row (its rows end before it).
 """
+import math
 from typing import Optional, Sequence, Tuple
 
 import numpy as np
@@ -20,13 +21,17 @@ MIN_ROWS = 32  # the spare row costs at most ~3% of the column
 
 
 def concatenate_with_spare_row(parts: Sequence[np.ndarray]) -> Tuple[np.ndarray, Optional[np.ndarray]]:
-    """(np.concatenate(parts), the array it is the first rows of, or None where a spare row does not pay)."""
-    parts = [np.asarray(part) for part in parts]
-    row_shape, dtype = parts[0].shape[1:], np.result_type(*parts)
+    """(np.concatenate(parts), the array it is the first rows of, or None where a spare row does not pay).
+
+    The last part is the batch of new rows; small rows leave at once (this runs for every column of every
+    episode chunk the EnvRunner hands over).
+    """
+    last = parts[-1]
+    if getattr(last, "ndim", 0) < 2 or last.itemsize * math.prod(last.shape[1:]) < MIN_ROW_BYTES:
+        return (np.concatenate(parts) if len(parts) > 1 else np.array(last)), None
+    row_shape, dtype = last.shape[1:], np.result_type(*parts)
     rows = sum(len(part) for part in parts)
-    row_bytes = int(np.prod(row_shape)) * dtype.itemsize
-    if (rows < MIN_ROWS or row_bytes < MIN_ROW_BYTES or dtype.kind not in "biufc"
-            or any(part.shape[1:] != row_shape for part in parts)):
+    if rows < MIN_ROWS or dtype.kind not in "biufc" or any(np.shape(part)[1:] != row_shape for part in parts):
         return np.concatenate(parts), None
     room = np.empty((rows + 1,) + row_shape, dtype)
     np.concatenate(parts, out=room[:rows])
