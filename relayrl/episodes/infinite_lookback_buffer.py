@@ -33,7 +33,7 @@ import gymnasium as gym
 import numpy as np
 
 from relayrl.core.tree import map_structure
-from relayrl.episodes.spare_row import append_into_spare_row, concatenate_with_spare_row
+from relayrl.episodes.spare_row import append_into_spare_row, concatenate_with_spare_row, stack_with_spare_row
 
 Indices = Union[None, int, slice, Sequence[int], np.ndarray]
 
@@ -313,7 +313,11 @@ class InfiniteLookbackBuffer:
         """Convert the list of items into a numpy batch (per leaf for dict/tuple items)."""
         if self.finalized:
             return
-        self.data = _stack(self.data) if self.data else _empty_for_space(self._space)
+        with_room = stack_with_spare_row(self.data)
+        if with_room is not None:
+            self.data, self._room = with_room
+        else:
+            self.data = _stack(self.data) if self.data else _empty_for_space(self._space)
         self.finalized = True
 
     # ---- reading -----------------------------------------------------------------

@@ -38,6 +38,16 @@ def concatenate_with_spare_row(parts: Sequence[np.ndarray]) -> Tuple[np.ndarray,
     return room[:rows], room
 
 
+def stack_with_spare_row(items: list) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """Row items (a running chunk's observations) stacked with a spare row behind them; None where a spare
+    row does not pay (the caller stacks as before)."""
+    first = items[0] if items else None
+    if type(first) is not np.ndarray or first.nbytes < MIN_ROW_BYTES or len(items) < MIN_ROWS:
+        return None
+    data, room = concatenate_with_spare_row([np.asarray(item)[None] for item in items])
+    return None if room is None else (data, room)
+
+
 def append_into_spare_row(data, room: Optional[np.ndarray], item) -> Optional[np.ndarray]:
     """`data` with `item` as one more row, written into `room`'s spare row; None where that is not possible
     (no room, `data` is no longer the view the room was made for, or the item would change the dtype or
@@ -51,3 +61,4 @@ def append_into_spare_row(data, room: Optional[np.ndarray], item) -> Optional[np
         return None
     room[len(data)] = item
     return room[:len(data) + 1]
+

@@ -93,3 +93,22 @@ def test_the_bootstrap_step_of_an_image_episode_is_appended_in_place():
     assert len(obs) == 42 and np.shares_memory(obs, before)
     np.testing.assert_array_equal(obs[-1], episode_frames[-1])
     np.testing.assert_array_equal(obs[-2], episode_frames[-1])
+
+
+@pytest.mark.parametrize("rows, has_room", [(MIN_ROWS, True), (MIN_ROWS - 1, False)])
+def test_a_running_chunks_items_are_stacked_with_a_spare_row_when_finalized(rows, has_room):
+    items = list(frames(rows))
+    buffer = InfiniteLookbackBuffer(list(items))
+    buffer.finalize()
+    np.testing.assert_array_equal(buffer.data, np.array(items))
+    assert buffer.data.dtype == np.uint8
+    before = buffer.data
+    buffer.append(frames(1, seed=4)[0])
+    assert np.shares_memory(buffer.data, before) is has_room
+    np.testing.assert_array_equal(buffer.data, np.concatenate([np.array(items), frames(1, seed=4)]))
+
+
+def test_small_row_items_finalize_as_before():
+    buffer = InfiniteLookbackBuffer([np.zeros(4, np.float32) for _ in range(100)])
+    buffer.finalize()
+    assert buffer._room is None and buffer.data.shape == (100, 4) and buffer.data.dtype == np.float32
