@@ -61,3 +61,9 @@ def test_the_cli_run_shows_and_reports_the_mode_it_sampled_with(capsys):
                            "--gym-env-vectorize-mode", "SYNC")
     assert code == 0 and "own vector env" not in out
     assert json_line(out)["gym_env_vectorize_mode"] == "SYNC"
+
+
+def test_the_help_says_what_the_cli_picks(capsys):
+    code, out, _ = run_cli(capsys, "train", "PPO", "--help")
+    flat = " ".join(out.split())
+    assert code == 0 and "(default: 'SYNC', or 'VECTOR_ENTRY_POINT' where the env has one" in flat

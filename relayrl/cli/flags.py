@@ -18,6 +18,7 @@ from relayrl.algorithms.registry import (
     canonical_name,
     get_config_class,
 )
+from relayrl.cli import vector_mode
 from relayrl.core.suggest import did_you_mean
 
 HELP_FLAGS = ("-h", "--help")
@@ -98,6 +99,8 @@ def _metavar(option) -> str:
 def _help(option) -> str:
     default = option.default
     shown = "{}" if default == {} else short_repr(default, 50)
+    if option.name == vector_mode.OPTION:  # the CLI picks the mode where it is safe (vector_mode.py)
+        shown = vector_mode.HELP_DEFAULT
     return f"{option.help} (default: {shown})".replace("%", "%%")  # argparse %-formats help
 
 

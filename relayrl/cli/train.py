@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from relayrl.cli.flags import TrainArgs, UserError, parse_train_args
+from relayrl.cli.vector_mode import pick_vector_mode
 
 RETURN_KEY = "episode_return_mean"
 STEPS_KEY = "num_env_steps_sampled_lifetime"
@@ -183,7 +184,6 @@ def _fresh_run_dir(algo) -> str:
 def run_train(argv: list) -> int:
     args: TrainArgs = parse_train_args(argv)
     from relayrl.cli.display import Display  # rich is imported only when training
-    from relayrl.cli.vector_mode import pick_vector_mode
 
     table = args.config_class._option_table
     run = Run(args.algorithm, args.overrides.get("env", table["env"].default), args.stop_reward,

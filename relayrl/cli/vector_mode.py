@@ -21,10 +21,9 @@ all sub-envs); `--gym-env-vectorize-mode SYNC` gives the API's behaviour back.
 """
 from typing import Optional
 
-from relayrl.env.native_vector_env import VECTOR_ENTRY_POINT, native_env_id, per_sub_env_options
-from relayrl.env.wrappers.atari_wrappers import is_atari_id
-
 OPTION = "gym_env_vectorize_mode"
+# What `relayrl train --help` shows as the option's default (the API's is SYNC).
+HELP_DEFAULT = "'SYNC', or 'VECTOR_ENTRY_POINT' where the env has one and nothing in the run needs SYNC"
 
 
 def pick_vector_mode(config, given: dict) -> Optional[str]:
@@ -32,6 +31,9 @@ def pick_vector_mode(config, given: dict) -> Optional[str]:
 
     `given`: the options named on the command line.
     """
+    from relayrl.env.native_vector_env import VECTOR_ENTRY_POINT, native_env_id, per_sub_env_options
+    from relayrl.env.wrappers.atari_wrappers import is_atari_id
+
     if OPTION in given or str(getattr(config.gym_env_vectorize_mode, "value",
                                       config.gym_env_vectorize_mode)).upper() != "SYNC":
         return None
