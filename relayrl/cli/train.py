@@ -184,6 +184,7 @@ def _fresh_run_dir(algo) -> str:
 def run_train(argv: list) -> int:
     args: TrainArgs = parse_train_args(argv)
     from relayrl.cli.display import Display  # rich is imported only when training
+    from relayrl.env.vector_env import vectorize_mode_name
 
     table = args.config_class._option_table
     run = Run(args.algorithm, args.overrides.get("env", table["env"].default), args.stop_reward,
@@ -200,7 +201,7 @@ def run_train(argv: list) -> int:
             vector_note = pick_vector_mode(config, args.overrides)
             if vector_note:
                 run.notes.append(vector_note)
-            run.vector_mode = str(getattr(config.gym_env_vectorize_mode, "value", config.gym_env_vectorize_mode))
+            run.vector_mode = vectorize_mode_name(config.gym_env_vectorize_mode)
             algo = config.build_algo()
     except ValueError as err:  # bad env id, inconsistent options, bad model_config, ...
         if os.environ.get("RELAYRL_TRACEBACK"):

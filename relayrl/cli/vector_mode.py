@@ -15,8 +15,8 @@ the speed. It switches when:
 - for `ALE/...` ids, the runners sample in this process (ale-py starts a thread per core in each
   runner, too many with several runners).
 
-Measured on 2 cores (docs/vector_envs.md): PPO CartPole to 450 with the defaults 3-5% faster end to
-end, PPO Pong 8% more env steps/s. A seeded run's episodes differ from SYNC's (one reset generator for
+Measured on 2 cores (docs/vector_envs.md): PPO CartPole to 450 with the defaults 1.02-1.05x the env
+steps/s, the README's tuned command 1.26x, PPO Pong 1.08x. A seeded run's episodes differ from SYNC's (one reset generator for
 all sub-envs); `--gym-env-vectorize-mode SYNC` gives the API's behaviour back.
 """
 from typing import Optional
@@ -32,10 +32,10 @@ def pick_vector_mode(config, given: dict) -> Optional[str]:
     `given`: the options named on the command line.
     """
     from relayrl.env.native_vector_env import VECTOR_ENTRY_POINT, native_env_id, per_sub_env_options
+    from relayrl.env.vector_env import vectorize_mode_name
     from relayrl.env.wrappers.atari_wrappers import is_atari_id
 
-    if OPTION in given or str(getattr(config.gym_env_vectorize_mode, "value",
-                                      config.gym_env_vectorize_mode)).upper() != "SYNC":
+    if OPTION in given or vectorize_mode_name(config.gym_env_vectorize_mode) != "SYNC":
         return None
     if config.is_multi_agent or config.num_envs_per_env_runner < 2 or config.restart_failed_sub_environments:
         return None

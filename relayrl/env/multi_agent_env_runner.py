@@ -21,6 +21,7 @@ from relayrl.env.reward_clipping import RewardClipping
 from relayrl.env.sampling import SampleAmount
 from relayrl.env.sampling.multi_agent_plan import plan_multi_agent_sampling
 from relayrl.env.unmapped_module_spaces import check_module_spaces, spaces_by_module
+from relayrl.env.vector_env import vectorize_mode_name
 from relayrl.episodes.multi_agent_episode import MultiAgentEpisode
 from relayrl.exploration.env_runner_exploration import build_env_runner_exploration
 
@@ -44,7 +45,7 @@ class MultiAgentEnvRunner(EnvRunner):
             self.env.close()
         self._forget_ongoing()
         config = self.config
-        mode = str(getattr(config.gym_env_vectorize_mode, "value", config.gym_env_vectorize_mode)).upper()
+        mode = vectorize_mode_name(config.gym_env_vectorize_mode)
         if mode != "SYNC":
             raise ValueError(f"gym_env_vectorize_mode={mode!r} is not available for multi-agent envs yet; use 'SYNC' "
                              "(and num_env_runners > 0 for parallel sampling).")

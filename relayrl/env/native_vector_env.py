@@ -25,6 +25,7 @@ from gymnasium.vector import AutoresetMode
 
 from relayrl.env.atari_vector_env import make_atari_vector_env, why_no_atari_vector_env
 from relayrl.env.registry import EnvDependencyMissing, is_registered_env, resolve_env_spec
+from relayrl.env.vector_env import vectorize_mode_name
 from relayrl.env.wrappers.atari_wrappers import is_atari_id
 
 logger = logging.getLogger("relayrl")
@@ -43,7 +44,7 @@ _PER_SUB_ENV_OPTIONS = (
 
 def wants_native(config) -> bool:
     mode = config.gym_env_vectorize_mode
-    return str(getattr(mode, "value", mode)).upper() == VECTOR_ENTRY_POINT
+    return vectorize_mode_name(mode) == VECTOR_ENTRY_POINT
 
 
 def native_env_id(env_spec, env_config=None) -> Optional[str]:

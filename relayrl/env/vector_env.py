@@ -18,6 +18,12 @@ class ApplyFuncWrapper(gym.Wrapper):
         return cloudpickle.loads(func_bytes)(user_env(self.env))
 
 
+def vectorize_mode_name(mode) -> str:
+    """gym_env_vectorize_mode as an upper-case name ("SYNC", "ASYNC", "VECTOR_ENTRY_POINT"), whether given as
+    a string in any case or as gymnasium's VectorizeMode enum."""
+    return str(getattr(mode, "value", mode)).upper()
+
+
 def make_vector_env(creator: Callable, env_config: dict, *, num_envs: int, worker_index: int, num_workers: int,
                     mode: str, check_env: bool = True, wrap: Optional[Callable[[gym.Env], gym.Env]] = None,
                     record_video=None) -> gym.vector.VectorEnv:
@@ -29,7 +35,7 @@ def make_vector_env(creator: Callable, env_config: dict, *, num_envs: int, worke
     `wrap`: applied to each sub-env after the checks (env/episode_limits.py).
     `record_video`: None, or (vector_index -> wrapper or None) for the sub-env that records videos (outermost).
     """
-    is_async = str(getattr(mode, "value", mode)).lower() == "async"
+    is_async = vectorize_mode_name(mode) == "ASYNC"
 
     def env_fn(i: int):
         def make():
