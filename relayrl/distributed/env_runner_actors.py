@@ -61,6 +61,8 @@ class EnvRunnerActors:
         self.last_errors: Dict[int, BaseException] = {}
         self.num_restarts = 0
         self.last_state_ref = None  # what a restarted runner is given (set by the group's sync_weights)
+        self.pending_state = None  # (ref, seq_no) broadcast last: each runner takes it with its next async call
+        self._state_sent: Dict[int, Any] = {}  # worker_index -> the broadcast state ref its calls carried last
         check_resources(self.ray, num_actors=num_env_runners, num_cpus=config.num_cpus_per_env_runner,
                         num_gpus=config.num_gpus_per_env_runner, what=self._what)
         self.add(num_env_runners, first_index=first_index)
@@ -172,10 +174,22 @@ class EnvRunnerActors:
         calls = [i for i in ids if self._healthy.get(i) for _ in range(max_in_flight - busy.get(i, 0))]
         now = time.monotonic()
         for i in calls:
-            ref = next(iter(self.submit([i], func=func)))
+            ref = self._submit_carrying_state(i, func)
             self._in_flight[ref] = i
             self._submitted_at[ref] = now
         return len(calls)
+
+    def _submit_carrying_state(self, worker_index: int, func: Callable):
+        """`apply(func)` on one runner, with the newest broadcast state first if it has not had it yet: one
+        message per request, where a call per runner and broadcast made the driver's cost grow with runners x
+        updates. A state replaced before a runner's next request never reaches it: it would act with the newer
+        one anyway (Ray runs an actor's calls in order, so the timing is the same)."""
+        actor = self._actors[worker_index]
+        if self.pending_state is not None and self._state_sent.get(worker_index) is not self.pending_state[0]:
+            ref, seq_no = self.pending_state
+            self._state_sent[worker_index] = ref
+            return actor.apply.remote(_set_state_then, ref, seq_no, func)
+        return actor.apply.remote(func)
 
     def fetch_ready_async(self, *, timeout: float, wait_for_one: bool = False,
                           sampling: bool = False) -> List[CallResult]:
@@ -300,6 +314,7 @@ class EnvRunnerActors:
         self.num_restarts += len(due)
         for i in due:
             self.last_errors.pop(i, None)
+            self._state_sent.pop(i, None)  # its next request carries the state again (with its seq_no)
         ok = self._wait_built(handles, timeout=cfg.env_runner_restore_timeout_s, state_ref=self.last_state_ref)
         for i in due:
             self._actors[i] = handles[i]
@@ -358,6 +373,13 @@ class EnvRunnerActors:
         self._actors.clear()
         self._healthy.clear()
         self._in_flight.clear()
+
+
+def _set_state_then(runner, state: Dict[str, Any], seq_no: int, func: Callable):
+    """Inside the actor: take a broadcast state (weights, connector states) and its version, then run `func`."""
+    runner.set_state(state)
+    runner.weights_seq_no = seq_no
+    return func(runner)
 
 
 def _env_config_of(env_runner) -> dict:

@@ -339,15 +339,16 @@ class EnvRunnerGroup:
 
     def broadcast_state_async(self, state: Dict[str, Any], *, seq_no: int = 0) -> None:
         """Send `state` (weights, connector states) to every healthy remote runner without waiting: `ray.put`
-        once, one call per runner, taken after the sample it is running. Restarted runners get it too.
-        `seq_no`: the weights' version, which the runners' samples then carry (IMPALA's policy lag)."""
+        once; each runner takes it with its next `foreach_env_runner_async` call, before that call's function
+        runs (after the samples it is already running), and only the newest state if several came since.
+        Restarted runners get it too. `seq_no`: the weights' version, which the runners' samples then carry
+        (IMPALA's policy lag)."""
         actors = self._actors
         if actors is None:
             raise ValueError("broadcast_state_async needs remote EnvRunners (num_env_runners > 0)")
         ref = actors.ray.put(state)
         actors.last_state_ref = ref
-        for i in actors.healthy_indices():
-            actors.actor(i).apply.remote(_set_state_and_seq_no, ref, seq_no)
+        actors.pending_state = (ref, seq_no)
 
     # -- the training iteration (named in video files) ---------------------------------------------
     def set_training_iteration(self, iteration: int) -> None:
@@ -409,11 +410,6 @@ class EnvRunnerGroup:
         self._in_process = []
         if self._actors is not None:
             self._actors.stop()
-
-
-def _set_state_and_seq_no(runner, state: Dict[str, Any], seq_no: int) -> None:
-    runner.set_state(state)
-    runner.weights_seq_no = seq_no
 
 
 def _set_training_iteration(runner, iteration: int) -> None:

@@ -160,3 +160,47 @@ def test_the_remote_recording_runner_names_the_iteration_in_its_videos(tmp_path)
         algo.stop()
     iterations = {parse_video_file_name(name)[0] for name in os.listdir(tmp_path)}
     assert iterations == {1, 2}, iterations  # told without a round trip, before the runner's next sample
+
+
+def count_set_state_calls(runner):
+    """From now on, inside the actor: count the runner's set_state calls."""
+    original = runner.set_state
+    runner.num_set_state = 0
+
+    def counting(state):
+        runner.num_set_state += 1
+        return original(state)
+
+    runner.set_state = counting
+
+
+def seq_no_weights_and_count(runner):
+    return runner.weights_seq_no, module_weights(runner), runner.num_set_state
+
+
+def fetch_all_async(group, expected: int) -> list:
+    results = []
+    while len(results) < expected:
+        results += [value for _, value in group.fetch_ready_async_reqs(timeout_seconds=0.1, wait_for_one=True)]
+    return results
+
+
+def test_a_broadcast_state_goes_with_each_runners_next_request_and_only_the_newest(algo):
+    """IMPALA's weights: no message of their own per runner and update; the next request carries the newest."""
+    group = algo.env_runner_group
+    group.foreach_env_runner(count_set_state_calls, local_env_runner=False)
+    before = group.foreach_env_runner(module_weights, local_env_runner=False)
+    shifted = [{key: value + shift for key, value in before[0].items()} for shift in (1.0, 2.0)]
+    group.broadcast_state_async({"rl_module": {"default_policy": shifted[0]}}, seq_no=7)
+    group.broadcast_state_async({"rl_module": {"default_policy": shifted[1]}}, seq_no=8)
+    # Nothing is sent until a runner's next async request.
+    assert [count for *_, count in group.foreach_env_runner(seq_no_weights_and_count, local_env_runner=False)] == [0, 0]
+
+    assert group.foreach_env_runner_async(seq_no_weights_and_count) == 2
+    for seq_no, weights, count in fetch_all_async(group, 2):
+        assert seq_no == 8 and count == 1  # the newest state only, taken before the request's function ran
+        for key, value in weights.items():
+            np.testing.assert_array_equal(value, shifted[1][key])
+
+    group.foreach_env_runner_async(seq_no_weights_and_count)
+    assert [(seq_no, count) for seq_no, _, count in fetch_all_async(group, 2)] == [(8, 1), (8, 1)]  # not again

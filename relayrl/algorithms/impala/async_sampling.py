@@ -4,7 +4,7 @@
       (up to max_requests_in_flight_per_env_runner each; the driver takes what is ready)
     AsyncSampler --(batches of >= train_batch_size_per_learner env steps)--> LearnerThread queue
       (learner_queue_size; a full queue makes the driver wait)
-    LearnerThread --(every broadcast_interval updates: weights, ray.put once)--> every EnvRunner
+    LearnerThread --(every broadcast_interval updates: weights, ray.put once)--> each EnvRunner's next request
 """
 import queue
 import threading
@@ -86,7 +86,8 @@ class AsyncSampler:
         return self._packer.take(), metrics
 
     def broadcast_weights(self, weights_and_seq_no: Tuple[Dict[str, Any], int]) -> None:
-        """Weights (and merged connector states) to every runner: `ray.put` once, not waited for."""
+        """Weights (and merged connector states) to every runner: `ray.put` once; each runner's next request
+        carries them (EnvRunnerGroup.broadcast_state_async)."""
         weights, seq_no = weights_and_seq_no
         self.group.broadcast_state_async({"rl_module": weights, **self._merged_connector_states()}, seq_no=seq_no)
 
