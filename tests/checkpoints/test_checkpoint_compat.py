@@ -1,10 +1,15 @@
 """Checkpoints written by relayrl at b9b18e1 (tests/data/checkpoints_b9b18e1, made by its made_with.py) still load
-and resume bit-identically: one more train() gives the weights that run gave right after saving."""
+and resume bit-identically: one more train() gives the weights that run gave right after saving.
+
+torch's float rounding depends on the CPU (MKL and ATen pick kernels by vendor and instruction set), so on
+another kind of CPU the reference is what b9b18e1's own code gives there when it resumes the same checkpoint
+(`same_by_b9b18e1_on_other_cpus` in expected.json)."""
 import hashlib
 import json
 import pathlib
 
 import pytest
+import torch
 
 from relayrl import Algorithm
 
@@ -20,6 +25,19 @@ def _weights_digest(algo) -> str:
     return digest.hexdigest()
 
 
+def _this_cpu() -> str:
+    """The CPU's vendor and the instruction set torch's kernels use: what decides the rounding."""
+    vendor = "unknown vendor"
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("vendor_id"):
+                vendor = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{vendor} {torch.backends.cpu.get_cpu_capability()}"
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_checkpoint_from_b9b18e1_loads_and_resumes_bit_identically(name):
     algo = Algorithm.from_checkpoint(DATA / name)
@@ -28,6 +46,11 @@ def test_checkpoint_from_b9b18e1_loads_and_resumes_bit_identically(name):
         expected = EXPECTED[name]
         assert result["training_iteration"] == expected["training_iteration"]
         assert result["num_env_steps_sampled_lifetime"] == expected["num_env_steps_sampled_lifetime"]
-        assert _weights_digest(algo) == expected["weights_sha256_after_one_more_train"]
+        known = {"the machine that made them": expected["weights_sha256_after_one_more_train"],
+                 **expected.get("same_by_b9b18e1_on_other_cpus", {})}
+        assert _weights_digest(algo) in known.values(), (
+            f"the weights after one more train() match none of b9b18e1's {sorted(known)}. On a new kind of CPU "
+            f"({_this_cpu()}) resume the checkpoint with b9b18e1's code (a git worktree of b9b18e1 on PYTHONPATH) "
+            f"and record its digest under same_by_b9b18e1_on_other_cpus in {DATA / 'expected.json'}")
     finally:
         algo.stop()
