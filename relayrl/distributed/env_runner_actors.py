@@ -61,8 +61,9 @@ class EnvRunnerActors:
         self.last_errors: Dict[int, BaseException] = {}
         self.num_restarts = 0
         self.last_state_ref = None  # what a restarted runner is given (set by the group's sync_weights)
-        self.pending_state = None  # (ref, seq_no) broadcast last: each runner takes it with its next async call
-        self._state_sent: Dict[int, Any] = {}  # worker_index -> the broadcast state ref its calls carried last
+        self._pending_state = None  # (ref, seq_no) broadcast last: each runner takes it with its next async call
+        self._num_states = 0  # states broadcast so far (lifetime)
+        self._state_sent: Dict[int, int] = {}  # worker_index -> how many had been broadcast when its call took one
         check_resources(self.ray, num_actors=num_env_runners, num_cpus=config.num_cpus_per_env_runner,
                         num_gpus=config.num_gpus_per_env_runner, what=self._what)
         self.add(num_env_runners, first_index=first_index)
@@ -179,15 +180,21 @@ class EnvRunnerActors:
             self._submitted_at[ref] = now
         return len(calls)
 
+    def broadcast_state(self, state_ref, seq_no: int) -> None:
+        """Hand `state_ref` (already `ray.put`) to every runner with its next async call; restarts get it too."""
+        self.last_state_ref = state_ref
+        self._pending_state = (state_ref, seq_no)
+        self._num_states += 1
+
     def _submit_carrying_state(self, worker_index: int, func: Callable):
         """`apply(func)` on one runner, with the newest broadcast state first if it has not had it yet: one
         message per request, where a call per runner and broadcast made the driver's cost grow with runners x
         updates. A state replaced before a runner's next request never reaches it: it would act with the newer
         one anyway (Ray runs an actor's calls in order, so the timing is the same)."""
         actor = self._actors[worker_index]
-        if self.pending_state is not None and self._state_sent.get(worker_index) is not self.pending_state[0]:
-            ref, seq_no = self.pending_state
-            self._state_sent[worker_index] = ref
+        if self._pending_state is not None and self._state_sent.get(worker_index) != self._num_states:
+            ref, seq_no = self._pending_state
+            self._state_sent[worker_index] = self._num_states  # a count, not the ref: old states are freed
             return actor.apply.remote(_set_state_then, ref, seq_no, func)
         return actor.apply.remote(func)
 

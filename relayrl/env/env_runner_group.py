@@ -346,9 +346,7 @@ class EnvRunnerGroup:
         actors = self._actors
         if actors is None:
             raise ValueError("broadcast_state_async needs remote EnvRunners (num_env_runners > 0)")
-        ref = actors.ray.put(state)
-        actors.last_state_ref = ref
-        actors.pending_state = (ref, seq_no)
+        actors.broadcast_state(actors.ray.put(state), seq_no)
 
     # -- the training iteration (named in video files) ---------------------------------------------
     def set_training_iteration(self, iteration: int) -> None:
