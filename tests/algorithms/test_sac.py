@@ -25,8 +25,8 @@ def test_relayrl_defaults_and_rllibs_restored():
     assert isinstance(config, DQNConfig) and issubclass(SAC, DQN)
     assert config.lr is None and config.twin_q and config.initial_alpha == 1.0 and config.target_entropy == "auto"
     assert (config.actor_lr, config.critic_lr, config.alpha_lr) == (1e-3, 1e-3, 1e-3)
-    assert config.tau == 0.005 and config.n_step == 3 and config.train_batch_size_per_learner == 256
-    assert config.training_intensity == 64 and config.num_envs_per_env_runner == 1
+    assert config.tau == 0.005 and config.n_step == 3 and config.train_batch_size_per_learner == 64
+    assert config.training_intensity == 16 and config.num_envs_per_env_runner == 1
     assert config.num_steps_sampled_before_learning_starts == 1000
     assert config.effective_replay_buffer_config == {"type": "PrioritizedEpisodeReplayBuffer", "capacity": 1_000_000,
                                                      "alpha": 0.6, "beta": 0.4}
@@ -39,6 +39,7 @@ def test_relayrl_defaults_and_rllibs_restored():
     assert (rllib.actor_lr, rllib.critic_lr, rllib.alpha_lr) == (3e-5, 3e-4, 3e-4)
     assert rllib.n_step == 1 and rllib.training_intensity is None
     assert rllib.num_steps_sampled_before_learning_starts == 1500
+    assert rllib.train_batch_size_per_learner == rllib.total_train_batch_size == 256
 
 
 def test_config_errors_name_the_fix():
