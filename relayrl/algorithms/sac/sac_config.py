@@ -51,7 +51,7 @@ class SACConfig(DQNConfig):
         Option("critic_lr", 3e-4, "Q-network learning rate (or a schedule).", "training", _LR, mutable=True),
         Option("alpha_lr", 3e-4, "Learning rate of log(alpha) (or a schedule).", "training", _LR, mutable=True),
     )
-    # relayrl's SAC defaults learn Pendulum-v1 without tuning (-250 at 7.6k-8.5k env steps, seeds 0-2) with a quarter
+    # relayrl's SAC defaults learn Pendulum-v1 without tuning (-250 at 7.7k-8.5k env steps, seeds 0-2) with a quarter
     # of a 64-row update per env step (README, "DQN and SAC defaults"; docs/sac.md has the measurements behind the
     # batch of 64); RLLIB_SAC_DEFAULTS restores RLlib's. As RLlib's: one env per runner, tau, targets after every
     # update, no gradient clipping, 100 env steps per train() at least.
