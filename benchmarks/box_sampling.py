@@ -1,8 +1,8 @@
 """Sampling speed with Box actions, side by side in one process: microseconds of CPU per env step of one EnvRunner.
 
 Contestants per setting, torch path (`numpy_inference=False`: the module's torch forward and the torch
-distribution every step) against the numpy path (env/sampling/numpy_gaussian_policies.py), both with the
-module-to-env pipeline (NormalizeAndClipActions) running:
+distribution every step, between the pipelines) against the numpy path (env/sampling/numpy_gaussian_policies.py;
+since 2026-11-28 with the default pipelines skipped, `DirectNumpyActions` calling NormalizeAndClipActions itself):
 - `sac 1 env`: SACConfig's defaults on Pendulum-v1 (one env, as SAC samples);
 - `ppo 1 env` / `ppo 8 envs`: PPOConfig's defaults on Pendulum-v1;
 - `bare env`: gymnasium's Pendulum-v1 `step()` alone (actions drawn beforehand), the floor.

@@ -12,6 +12,7 @@ from relayrl.env.env_runner import EnvRunner
 from relayrl.env.multi_agent_env import make_multi_agent
 from relayrl.env.multi_agent_env_runner import MultiAgentEnvRunner
 from relayrl.env.sampling import plan_actions
+from relayrl.env.sampling.direct_numpy_actions import DirectNumpyActions
 from relayrl.env.sampling.multi_agent_plan import plan_multi_agent_actions
 from relayrl.env.sampling.numpy_actions import NumpyActions
 from relayrl.env.sampling.numpy_gaussian_policies import NumpyDiagGaussianPolicy, NumpySquashedGaussianPolicy
@@ -75,7 +76,49 @@ def _kind_of(runner):
 @pytest.mark.parametrize("kind", MODULES)
 def test_the_default_ppo_and_sac_modules_act_in_numpy_for_box_actions(kind):
     expected = NumpySquashedGaussianPolicy if kind == "sac" else NumpyDiagGaussianPolicy
-    assert _kind_of(_runner(_config(kind))) == ("NumpyActions", expected.__name__)
+    assert _kind_of(_runner(_config(kind))) == ("DirectNumpyActions", expected.__name__)
+
+
+def _episodes(config, monkeypatch, *, direct: bool, explore=True):
+    """A seeded runner's episodes, its default pipelines skipped (`direct`) or called around the numpy policy."""
+    with monkeypatch.context() as patch:
+        if not direct:
+            patch.setattr(DirectNumpyActions, "plan", classmethod(lambda cls, *args: None))
+        runner = _runner(config, explore=explore)
+        assert _kind_of(runner)[0] == ("DirectNumpyActions" if direct else "NumpyActions")
+        return [episode for _ in range(5) for episode in runner.sample(num_timesteps=60, explore=explore)]
+
+
+@pytest.mark.parametrize("kind, env_options", [("ppo", {}), ("sac", {}), ("sac", {"normalize_actions": False,
+                                                                                    "clip_actions": True})])
+def test_skipping_the_default_pipelines_gives_the_same_episodes(kind, env_options, monkeypatch):
+    """The env gets the same `actions_for_env` (the NormalizeAndClipActions piece's own options hold), so the
+    observations, actions, rewards and recorded outputs are bit-identical."""
+    config = _config(kind).environment(**env_options)
+    direct = _episodes(config, monkeypatch, direct=True)
+    called = _episodes(config, monkeypatch, direct=False)
+    assert len(direct) == len(called) and sum(map(len, direct)) == 5 * 60
+    for a, b in zip(direct, called):
+        for column in ("observations", "actions", "rewards"):
+            x, y = getattr(a, "get_" + column)(), getattr(b, "get_" + column)()
+            assert x.dtype == y.dtype
+            np.testing.assert_array_equal(x, y)
+        for key in b.extra_model_outputs:
+            np.testing.assert_array_equal(a.get_extra_model_outputs(key), b.get_extra_model_outputs(key))
+    actions = np.concatenate([episode.get_actions() for episode in direct])
+    assert np.abs(actions).max() > 0.9  # spread module outputs: the env bounds [-2, 2] matter
+
+
+def test_box_actions_outside_the_bounds_are_clipped_for_the_env_without_the_pipelines():
+    """normalize_actions=False, clip_actions=True: actions beyond Pendulum's [-2, 2] reach the env clipped."""
+    runner = _runner(_config("ppo").environment(normalize_actions=False, clip_actions=True))
+    source = plan_actions(runner, explore=True)
+    assert type(source).__name__ == "DirectNumpyActions"
+    with torch.no_grad():
+        runner.module.pi[-1].bias.copy_(torch.tensor([5.0, -5.0]))  # mean 5, tiny std
+    to_env = source(0)
+    assert to_env[Columns.ACTIONS].min() > 4.0
+    np.testing.assert_array_equal(to_env[Columns.ACTIONS_FOR_ENV], 2.0)
 
 
 @pytest.mark.parametrize("kind", MODULES)
@@ -166,7 +209,7 @@ def test_episodes_have_the_torch_paths_columns_dtypes_and_shapes(kind, explore):
     episodes = {}
     for numpy_inference in (True, False):
         runner = _runner(_config(kind, numpy_inference=numpy_inference))
-        assert (_kind_of(runner)[0] == "NumpyActions") == numpy_inference
+        assert (_kind_of(runner)[0] == "DirectNumpyActions") == numpy_inference
         episodes[numpy_inference] = runner.sample(num_timesteps=40, explore=explore)
     for a, b in zip(episodes[True], episodes[False]):
         assert sorted(a.extra_model_outputs) == sorted(b.extra_model_outputs)

@@ -34,7 +34,8 @@ def _plan(config, random_actions=False):
     ("random actions", (RandomActions, EpisodeRecorder)),
     ("on_episode_step", (DirectNumpyActions, EpisodeRecorder)),
     ("custom module-to-env piece", (NumpyActions, EpisodeRecorder)),
-    ("Box actions", (NumpyActions, StepLogRecorder)),  # NormalizeAndClipActions runs: the pipelines are called
+    ("Box actions", (DirectNumpyActions, StepLogRecorder)),  # the source calls NormalizeAndClipActions itself
+    ("Box actions, custom module-to-env piece", (NumpyActions, EpisodeRecorder)),
 ])
 def test_each_sample_call_picks_its_action_source_and_recorder(case, expected):
     from relayrl import ConnectorV2
@@ -43,12 +44,12 @@ def test_each_sample_call_picks_its_action_source_and_recorder(case, expected):
         def __call__(self, *, batch, **kwargs):
             return batch
 
-    config = PPOConfig().environment("Pendulum-v1" if case == "Box actions" else "CartPole-v1")
+    config = PPOConfig().environment("Pendulum-v1" if case.startswith("Box actions") else "CartPole-v1")
     if case == "torch inference":
         config.env_runners(numpy_inference=False)
     elif case == "on_episode_step":
         config.callbacks(StepWatcher)
-    elif case == "custom module-to-env piece":
+    elif case.endswith("custom module-to-env piece"):
         config.env_runners(module_to_env_connector=lambda env, spaces: PassThrough())
     assert _plan(config, random_actions=case == "random actions") == expected
 

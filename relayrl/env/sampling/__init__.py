@@ -9,8 +9,8 @@ Action sources, first that applies:
 - `RecurrentNumpyActions` (recurrent_numpy_actions.py): a stateful module's numpy step, its state held
   on the runner as one batched array, both pipelines holding only the default pieces;
 - `DirectNumpyActions` (direct_numpy_actions.py): the module's numpy forward fed the vector env's
-  observations, both pipelines holding only default pieces that would merely convert arrays (Discrete
-  actions: with Box actions NormalizeAndClipActions runs);
+  observations, both pipelines holding only default pieces that would merely convert arrays (for Box
+  actions it calls the NormalizeAndClipActions piece itself);
 - `NumpyActions` (numpy_actions.py): the module's numpy forward (`NumpyForwardAPI`) and a numpy policy for
   its distribution (numpy_policies.py: Categorical, PPO's diagonal Gaussian, SAC's squashed one) between
   the pipelines;
