@@ -123,6 +123,12 @@ def test_inference_only_module_has_just_the_policy_and_takes_learner_weights():
     assert not hasattr(runner_module, "qf")
     weights = learner_module.get_state(inference_only=True)
     assert weights and all(k.startswith(("pi_encoder.", "pi.")) for k in weights)
+    full = learner_module.get_state()  # the same arrays as the full state's policy part, in its order
+    assert list(weights) == [k for k in full if k.startswith(("pi_encoder.", "pi."))]
+    for key, value in weights.items():
+        np.testing.assert_array_equal(value, full[key])
+        value[...] = 7.0  # copies: the module keeps its weights
+    assert not any(np.all(v == 7.0) for v in learner_module.get_state(inference_only=True).values())
     runner_module.set_state(learner_module.get_state())
     obs = {Columns.OBS: torch.randn(3, 3)}
     np.testing.assert_allclose(runner_module.forward_inference(obs)[Columns.ACTION_DIST_INPUTS].detach().numpy(),
