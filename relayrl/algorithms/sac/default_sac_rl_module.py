@@ -211,7 +211,7 @@ class DefaultSACTorchRLModule(RLModule, TargetNetworkAPI, NumpyForwardAPI):
 
     # -- state ------------------------------------------------------------------------------------
     def get_state(self, components=None, *, not_components=None, inference_only: bool = False, **kwargs):
-        if inference_only:  # EnvRunners only need the policy; walking only its submodules halves a weight sync
+        if inference_only:  # EnvRunners only need the policy: walk only its submodules (a third of the cost)
             return {key: value.detach().cpu().numpy().copy() for prefix in _POLICY_PREFIXES
                     for key, value in getattr(self, prefix[:-1]).state_dict(prefix=prefix).items()}
         return super().get_state()
