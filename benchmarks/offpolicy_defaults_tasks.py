@@ -6,8 +6,10 @@
     .venv/bin/python benchmarks/offpolicy_defaults_tasks.py dqn LunarLander-v3 --target 200 --budget 500000
 
 Nothing is tuned but the smoothing window (`metrics_num_episodes_for_smoothing`, 100 by default, the usual
-"solved" window for Acrobot and LunarLander). LunarLander needs Box2D (`pip install "relayrl[box2d]"`).
-Prints progress every 10k env steps and one `RESULT {json}` line (env steps, return, wall and CPU seconds).
+"solved" window for Acrobot and LunarLander) and what `--training '{"option": value}'` changes. LunarLander
+needs Box2D (`pip install "relayrl[box2d]"`).
+Prints progress every 10k env steps and one `RESULT {json}` line (env steps, learner updates, return, wall and CPU
+seconds).
 """
 import argparse
 import json
@@ -26,8 +28,12 @@ def main(argv=None):
     parser.add_argument("--budget", type=int, required=True, help="env steps")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--window", type=int, default=100)
+    parser.add_argument("--training", type=json.loads, default={},
+                        help="options to change from the defaults, as JSON for config.training(), "
+                             "e.g. '{\"critic_lr\": 0.001}'")
     args = parser.parse_args(argv)
-    config = (CONFIGS[args.algo]().environment(args.env).reporting(metrics_num_episodes_for_smoothing=args.window)
+    config = (CONFIGS[args.algo]().environment(args.env).training(**args.training)
+              .reporting(metrics_num_episodes_for_smoothing=args.window)
               .debugging(seed=args.seed, logger_config={"type": "none"}))
     algo = config.build_algo()
     start, cpu_start, best, printed = time.perf_counter(), time.process_time(), float("-inf"), 0
@@ -44,9 +50,11 @@ def main(argv=None):
     finally:
         algo.stop()
     print("RESULT " + json.dumps({
-        "algo": args.algo, "env": args.env, "seed": args.seed, "window": args.window, "target": args.target,
-        "solved": bool(ret >= args.target), "steps": steps, "return": round(ret, 1), "best": round(best, 1),
-        "wall_s": round(time.perf_counter() - start), "cpu_s": round(time.process_time() - cpu_start)}))
+        "algo": args.algo, "env": args.env, "seed": args.seed, "training": args.training, "window": args.window,
+        "target": args.target, "solved": bool(ret >= args.target), "steps": steps,
+        "updates": result.get("num_env_steps_trained_lifetime", 0) // config.total_train_batch_size,
+        "return": round(ret, 1), "best": round(best, 1),
+        "wall_s": round(time.perf_counter() - start, 1), "cpu_s": round(time.process_time() - cpu_start, 1)}))
 
 
 if __name__ == "__main__":

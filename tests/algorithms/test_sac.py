@@ -24,7 +24,7 @@ def test_relayrl_defaults_and_rllibs_restored():
     config = SACConfig()
     assert isinstance(config, DQNConfig) and issubclass(SAC, DQN)
     assert config.lr is None and config.twin_q and config.initial_alpha == 1.0 and config.target_entropy == "auto"
-    assert (config.actor_lr, config.critic_lr, config.alpha_lr) == (1e-3, 1e-3, 1e-3)
+    assert (config.actor_lr, config.critic_lr, config.alpha_lr) == (1e-3, 3e-3, 3e-3)
     assert config.tau == 0.005 and config.n_step == 3 and config.train_batch_size_per_learner == 64
     assert config.training_intensity == 16 and config.num_envs_per_env_runner == 1
     assert config.num_steps_sampled_before_learning_starts == 1000

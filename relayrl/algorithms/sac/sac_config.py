@@ -51,9 +51,9 @@ class SACConfig(DQNConfig):
         Option("critic_lr", 3e-4, "Q-network learning rate (or a schedule).", "training", _LR, mutable=True),
         Option("alpha_lr", 3e-4, "Learning rate of log(alpha) (or a schedule).", "training", _LR, mutable=True),
     )
-    # relayrl's SAC defaults learn Pendulum-v1 without tuning (-250 at 7.7k-8.5k env steps, seeds 0-2) with a quarter
+    # relayrl's SAC defaults learn Pendulum-v1 without tuning (-250 at 5.8k-6.6k env steps, seeds 0-4) with a quarter
     # of a 64-row update per env step (README, "DQN and SAC defaults"; docs/sac.md has the measurements behind the
-    # batch of 64); RLLIB_SAC_DEFAULTS restores RLlib's. As RLlib's: one env per runner, tau, targets after every
+    # batch of 64 and the learning rates); RLLIB_SAC_DEFAULTS restores RLlib's. As RLlib's: one env per runner, tau, targets after every
     # update, no gradient clipping, 100 env steps per train() at least.
     _DEFAULTS = {
         "num_envs_per_env_runner": 1,
@@ -65,8 +65,8 @@ class SACConfig(DQNConfig):
         "n_step": 3,
         "training_intensity": 16,
         "actor_lr": 1e-3,
-        "critic_lr": 1e-3,
-        "alpha_lr": 1e-3,
+        "critic_lr": 3e-3,
+        "alpha_lr": 3e-3,
         "replay_buffer_config": dict(DEFAULT_SAC_REPLAY_BUFFER_CONFIG),
         "num_steps_sampled_before_learning_starts": 1000,
         "min_sample_timesteps_per_iteration": 100,
