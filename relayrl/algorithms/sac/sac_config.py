@@ -53,8 +53,8 @@ class SACConfig(DQNConfig):
     )
     # relayrl's SAC defaults learn Pendulum-v1 without tuning (-250 at 5.8k-6.6k env steps, seeds 0-4) with a quarter
     # of a 64-row update per env step (README, "DQN and SAC defaults"; docs/sac.md has the measurements behind the
-    # batch of 64 and the learning rates); RLLIB_SAC_DEFAULTS restores RLlib's. As RLlib's: one env per runner, tau, targets after every
-    # update, no gradient clipping, 100 env steps per train() at least.
+    # batch of 64 and the learning rates); RLLIB_SAC_DEFAULTS restores RLlib's. As RLlib's: one env per runner, tau,
+    # targets after every update, no gradient clipping, 100 env steps per train() at least.
     _DEFAULTS = {
         "num_envs_per_env_runner": 1,
         "train_batch_size": 64,
