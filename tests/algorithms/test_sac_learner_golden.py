@@ -5,7 +5,9 @@ replay buffer, and the weights, alpha and optimiser moments afterwards, for a fi
 The fingerprints are in tests/data/sac_learner_3ada581.json, written by
 `python tests/algorithms/test_sac_learner_golden.py > tests/data/sac_learner_3ada581.json` at 3ada581. They are
 exact (float.hex, sha256), as tests/checkpoints/test_checkpoint_compat.py's are: a torch build or CPU whose kernels
-round differently gives other bits; rewrite the file only for an intended change of numbers, and say so.
+round differently gives other bits; rewrite the file only for an intended change of numbers, and say so. On
+another kind of CPU the reference is what 3ada581's own code gives there (this file run with a git worktree of
+3ada581 on PYTHONPATH), kept by CPU kind in tests/data/sac_learner_3ada581_other_cpus.json.
 """
 import hashlib
 import json
@@ -19,6 +21,7 @@ import torch
 from relayrl.algorithms.sac import SACConfig
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 from relayrl.learner.learner import NUM_ENV_STEPS_SAMPLED_LIFETIME
+from relayrl.testing.cpu_kind import this_cpu
 
 OBS = gym.spaces.Box(-np.inf, np.inf, (3,), np.float32)
 SPACES = {"box": gym.spaces.Box(-2.0, 2.0, (2,), np.float32), "discrete": gym.spaces.Discrete(3)}
@@ -96,12 +99,19 @@ def fingerprint(case: str) -> dict:
     }
 
 
-EXPECTED = json.loads((pathlib.Path(__file__).parent.parent / "data" / "sac_learner_3ada581.json").read_text())
+DATA = pathlib.Path(__file__).parent.parent / "data"
+EXPECTED = json.loads((DATA / "sac_learner_3ada581.json").read_text())
+EXPECTED_ON_OTHER_CPUS = json.loads((DATA / "sac_learner_3ada581_other_cpus.json").read_text())
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_sac_learner_numbers_are_bit_identical(case):
-    assert fingerprint(case) == EXPECTED[case]
+    # Any recorded CPU kind's numbers: two machines that report the same kind may still round differently.
+    known = [EXPECTED[case]] + [by_case[case] for by_case in EXPECTED_ON_OTHER_CPUS.values()]
+    assert fingerprint(case) in known, (
+        f"none of 3ada581's recorded numbers (this CPU: {this_cpu()}). If 3ada581's own code gives these numbers "
+        f"here too (run this file with a git worktree of 3ada581 on PYTHONPATH), record its output under a key "
+        f"naming the CPU kind and the date in {DATA / 'sac_learner_3ada581_other_cpus.json'}")
 
 
 if __name__ == "__main__":

@@ -9,9 +9,9 @@ import json
 import pathlib
 
 import pytest
-import torch
 
 from relayrl import Algorithm
+from relayrl.testing.cpu_kind import this_cpu
 
 DATA = pathlib.Path(__file__).parent.parent / "data" / "checkpoints_b9b18e1"
 EXPECTED = json.loads((DATA / "expected.json").read_text())
@@ -23,19 +23,6 @@ def _weights_digest(algo) -> str:
         digest.update(name.encode())
         digest.update(value.detach().numpy().tobytes())
     return digest.hexdigest()
-
-
-def _this_cpu() -> str:
-    """The CPU's vendor and the instruction set torch's kernels use: what decides the rounding."""
-    vendor = "unknown vendor"
-    try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("vendor_id"):
-                vendor = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{vendor} {torch.backends.cpu.get_cpu_capability()}"
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -50,7 +37,7 @@ def test_checkpoint_from_b9b18e1_loads_and_resumes_bit_identically(name):
                  **expected.get("same_by_b9b18e1_on_other_cpus", {})}
         assert _weights_digest(algo) in known.values(), (
             f"the weights after one more train() match none of b9b18e1's {sorted(known)}. On a new kind of CPU "
-            f"({_this_cpu()}) resume the checkpoint with b9b18e1's code (a git worktree of b9b18e1 on PYTHONPATH) "
+            f"({this_cpu()}) resume the checkpoint with b9b18e1's code (a git worktree of b9b18e1 on PYTHONPATH) "
             f"and record its digest under same_by_b9b18e1_on_other_cpus in {DATA / 'expected.json'}")
     finally:
         algo.stop()
