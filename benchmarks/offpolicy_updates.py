@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/offpolicy_updates.py [--algo DQN|SAC|both] [--updates 300] [--repeats 3]
                                                      [--clock wall|cpu] [--device cpu|cuda]
-                                                     [--replay default|uniform]
+                                                     [--replay default|uniform|prioritized]
 
 One update is what DQN's `training_step` does per learner update: a replay sample of
 `train_batch_size_per_learner` n-step transitions, the loss, backward, the gradient check and clipping,
@@ -55,6 +55,8 @@ def _build(algo_name: str, seed: int = 0, device: str = "cpu", compile_what=None
         config.learners(num_gpus_per_learner=1)
     if replay == "uniform":  # the plain loop's kind of replay: no priorities to sample by or update
         config.training(replay_buffer_config={"type": "EpisodeReplayBuffer", "capacity": 1_000_000})
+    elif replay == "prioritized":  # RLlib's default for both (alpha 0.6, beta 0.4 filled in)
+        config.training(replay_buffer_config={"type": "PrioritizedEpisodeReplayBuffer"})
     if compile_what:
         config.framework(torch_compile_learner=True, torch_compile_learner_what_to_compile=compile_what)
     algo = config.build_algo()
@@ -270,9 +272,9 @@ def main(argv=None):
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--compile", choices=("forward_train", "complete_update"), default=None,
                         help="also time relayrl with torch_compile_learner (this what_to_compile)")
-    parser.add_argument("--replay", choices=("default", "uniform"), default="default",
-                        help="relayrl's replay: its default (prioritized) or uniform (EpisodeReplayBuffer), the "
-                             "plain loop's kind")
+    parser.add_argument("--replay", choices=("default", "uniform", "prioritized"), default="default",
+                        help="relayrl's replay: its default (DQN prioritized, SAC uniform), uniform "
+                             "(EpisodeReplayBuffer, the plain loop's kind) or prioritized (RLlib's default)")
     args = parser.parse_args(argv)
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     for name in (("DQN", "SAC") if args.algo == "both" else (args.algo,)):

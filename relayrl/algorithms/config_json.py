@@ -122,6 +122,17 @@ def _forget_state_paths(value: Any) -> None:
             _forget_state_paths(item)
 
 
+def _with_saved_buffer_type(config, state: Dict[str, Any]):
+    """A stored `replay_buffer_config` without a type meant the default type of the version that saved it (SAC's
+    was prioritized until 2026-11-29): build the type the checkpoint's buffer state names, so that it loads."""
+    buffer_config = getattr(config, "replay_buffer_config", None)
+    buffer_state = state.get("replay_buffer")
+    saved_type = buffer_state.get("type") if isinstance(buffer_state, dict) else None
+    if not isinstance(buffer_config, dict) or "type" in buffer_config or not isinstance(saved_type, str):
+        return config
+    return config.training(replay_buffer_config={**buffer_config, "type": saved_type})
+
+
 def algorithm_from_checkpoint(cls, path, *, config=None, config_overrides: Optional[Dict[str, Any]] = None,
                               env=None, trusted=None):
     """Build the checkpoint's Algorithm class with its stored config (or `config`), then restore its state."""
@@ -139,6 +150,7 @@ def algorithm_from_checkpoint(cls, path, *, config=None, config_overrides: Optio
         if "config" not in state:
             raise CheckpointError(f"{path} holds no config: pass Algorithm.from_checkpoint(path, config=...).")
         config = config_from_json(state["config"], overrides, trust=trust, where=Where.checkpoint(path) / "config")
+        config = _with_saved_buffer_type(config, state)
     elif overrides:
         config = config.copy(copy_frozen=False).update_from_dict(overrides)
     algo = algo_cls(config=config)

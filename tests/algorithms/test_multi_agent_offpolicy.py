@@ -23,11 +23,12 @@ def config(config_cls, **multi_agent):
 
 
 
-@pytest.mark.parametrize("config_cls, loss_key", [(DQNConfig, "qf_loss"), (SACConfig, "qf_loss")])
-def test_each_module_trains_from_its_own_replay_buffer(config_cls, loss_key):
+@pytest.mark.parametrize("config_cls, default_buffer", [(DQNConfig, MultiAgentPrioritizedEpisodeReplayBuffer),
+                                                        (SACConfig, MultiAgentEpisodeReplayBuffer)])
+def test_each_module_trains_from_its_own_replay_buffer(config_cls, default_buffer):
     algo = config(config_cls).build_algo()
     buffer = algo.local_replay_buffer
-    assert type(buffer) is MultiAgentPrioritizedEpisodeReplayBuffer  # the default type, one per module
+    assert type(buffer) is default_buffer  # the default type (DQN prioritized, SAC uniform), one per module
     before = {m: weights(algo, m) for m in ("p0", "p1")}
     result = algo.train()
     assert sorted(buffer.module_ids) == ["p0", "p1"]
@@ -36,7 +37,7 @@ def test_each_module_trains_from_its_own_replay_buffer(config_cls, loss_key):
     assert len(buffer.module_buffer("p0")) == sampled["0"] and len(buffer.module_buffer("p1")) == sampled["1"]
     assert result["replay_buffer"]["num_env_steps_stored"] == len(buffer)
     for module_id in ("p0", "p1"):
-        assert loss_key in result["learners"][module_id], result["learners"].keys()
+        assert "qf_loss" in result["learners"][module_id], result["learners"].keys()
         assert not same(before[module_id], weights(algo, module_id)), module_id
     assert set(result["env_runners"]["num_module_steps_sampled_lifetime"]) == {"p0", "p1"}
     algo.stop()

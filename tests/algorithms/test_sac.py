@@ -28,8 +28,13 @@ def test_relayrl_defaults_and_rllibs_restored():
     assert config.tau == 0.005 and config.n_step == 3 and config.train_batch_size_per_learner == 64
     assert config.training_intensity == 16 and config.num_envs_per_env_runner == 1
     assert config.num_steps_sampled_before_learning_starts == 1000
-    assert config.effective_replay_buffer_config == {"type": "PrioritizedEpisodeReplayBuffer", "capacity": 1_000_000,
-                                                     "alpha": 0.6, "beta": 0.4}
+    assert config.effective_replay_buffer_config == {"type": "EpisodeReplayBuffer", "capacity": 1_000_000}
+    # A partial dict keeps the default type; naming RLlib's prioritized type fills in RLlib's alpha and beta.
+    assert SACConfig().training(replay_buffer_config={"capacity": 10}).effective_replay_buffer_config == {
+        "type": "EpisodeReplayBuffer", "capacity": 10}
+    assert SACConfig().training(replay_buffer_config={"type": "PrioritizedEpisodeReplayBuffer"}
+                                ).effective_replay_buffer_config == {
+        "type": "PrioritizedEpisodeReplayBuffer", "capacity": 1_000_000, "alpha": 0.6, "beta": 0.4}
     assert config.normalize_actions and not config.clip_actions
     assert config.model_config["twin_q"] is True
     assert get_config_class("sac") is SACConfig
@@ -40,6 +45,8 @@ def test_relayrl_defaults_and_rllibs_restored():
     assert rllib.n_step == 1 and rllib.training_intensity is None
     assert rllib.num_steps_sampled_before_learning_starts == 1500
     assert rllib.train_batch_size_per_learner == rllib.total_train_batch_size == 256
+    assert rllib.effective_replay_buffer_config == {"type": "PrioritizedEpisodeReplayBuffer", "capacity": 1_000_000,
+                                                    "alpha": 0.6, "beta": 0.4}
 
 
 def test_config_errors_name_the_fix():

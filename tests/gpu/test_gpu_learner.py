@@ -30,6 +30,9 @@ CONFIGS = {
     "dqn_lstm": lambda: _dqn(LSTM, replay_buffer_config={"type": "EpisodeReplayBuffer"}, burn_in_len=2),
     "sac": lambda: (SACConfig().environment("Pendulum-v1").rl_module(model_config=SMALL)
                     .training(num_steps_sampled_before_learning_starts=64, train_batch_size=32)),
+    "sac_prioritized": lambda: (SACConfig().environment("Pendulum-v1").rl_module(model_config=SMALL)
+                                .training(num_steps_sampled_before_learning_starts=64, train_batch_size=32,
+                                          replay_buffer_config={"type": "PrioritizedEpisodeReplayBuffer"})),
     "sac_cnn": lambda: (SACConfig().environment(DotSideEnv)
                         .training(num_steps_sampled_before_learning_starts=64, train_batch_size=32)),
     "impala": lambda: IMPALAConfig().environment("CartPole-v1").rl_module(model_config=SMALL),

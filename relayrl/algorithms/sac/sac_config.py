@@ -14,11 +14,14 @@ from relayrl.algorithms.options import (
     schedule_or,
 )
 
-__all__ = ["SACConfig", "DEFAULT_SAC_REPLAY_BUFFER_CONFIG", "RLLIB_SAC_DEFAULTS"]
+__all__ = ["SACConfig", "DEFAULT_SAC_REPLAY_BUFFER_CONFIG", "RLLIB_SAC_REPLAY_BUFFER_CONFIG", "RLLIB_SAC_DEFAULTS"]
 
-# RLlib's default and relayrl's: prioritized replay.
-DEFAULT_SAC_REPLAY_BUFFER_CONFIG = {"type": "PrioritizedEpisodeReplayBuffer", "capacity": 1_000_000, "alpha": 0.6,
-                                    "beta": 0.4}
+# relayrl's default: uniform replay, as the SAC paper's and SB3's (it learns Pendulum and LunarLanderContinuous as
+# well as prioritized replay, with less work per update: docs/sac.md, "Why uniform replay").
+DEFAULT_SAC_REPLAY_BUFFER_CONFIG = {"type": "EpisodeReplayBuffer", "capacity": 1_000_000}
+# RLlib's default: prioritized replay; also the keys filled in when a config names this type.
+RLLIB_SAC_REPLAY_BUFFER_CONFIG = {"type": "PrioritizedEpisodeReplayBuffer", "capacity": 1_000_000, "alpha": 0.6,
+                                  "beta": 0.4}
 
 # RLlib's SAC defaults where relayrl's differ: `SACConfig().update_from_dict(RLLIB_SAC_DEFAULTS)` reproduces an
 # RLlib SAC config exactly (then your usual builder calls).
@@ -31,6 +34,7 @@ RLLIB_SAC_DEFAULTS = {
     "num_steps_sampled_before_learning_starts": 1500,
     "train_batch_size": 256,
     "train_batch_size_per_learner": 256,
+    "replay_buffer_config": dict(RLLIB_SAC_REPLAY_BUFFER_CONFIG),
 }
 _LR = schedule_or(POSITIVE_FLOAT, NON_NEGATIVE_FLOAT)
 _TARGET_ENTROPY = Check("'auto', None or a float", lambda v: v is None or v == "auto" or is_real(v))
@@ -51,7 +55,7 @@ class SACConfig(DQNConfig):
         Option("critic_lr", 3e-4, "Q-network learning rate (or a schedule).", "training", _LR, mutable=True),
         Option("alpha_lr", 3e-4, "Learning rate of log(alpha) (or a schedule).", "training", _LR, mutable=True),
     )
-    # relayrl's SAC defaults learn Pendulum-v1 without tuning (-250 at 5.8k-6.6k env steps, seeds 0-4) with a quarter
+    # relayrl's SAC defaults learn Pendulum-v1 without tuning (-250 at 6.0k-8.1k env steps, seeds 0-9) with a quarter
     # of a 64-row update per env step (README, "DQN and SAC defaults"; docs/sac.md has the measurements behind the
     # batch of 64 and the learning rates); RLLIB_SAC_DEFAULTS restores RLlib's. As RLlib's: one env per runner, tau,
     # targets after every update, no gradient clipping, 100 env steps per train() at least.
@@ -89,7 +93,7 @@ class SACConfig(DQNConfig):
     def model_config(self, value) -> None:
         self._set_options({"model_config": value})
 
-    _REPLAY_BUFFER_DEFAULTS = (DEFAULT_SAC_REPLAY_BUFFER_CONFIG,)
+    _REPLAY_BUFFER_DEFAULTS = (DEFAULT_SAC_REPLAY_BUFFER_CONFIG, RLLIB_SAC_REPLAY_BUFFER_CONFIG)
 
     def get_default_exploration_config(self) -> dict:
         """Sample from the policy when exploring; the deterministic action (tanh of the mean / argmax) otherwise."""

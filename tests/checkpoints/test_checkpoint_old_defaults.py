@@ -1,0 +1,41 @@
+"""Checkpoints saved while a default was different still load as they were saved."""
+import numpy as np
+
+from relayrl import Algorithm
+from relayrl.algorithms.sac import SACConfig
+from relayrl.algorithms.sac.sac_config import RLLIB_SAC_REPLAY_BUFFER_CONFIG
+from relayrl.replay import PrioritizedEpisodeReplayBuffer
+
+
+def _sac_config():
+    return (SACConfig().environment("Pendulum-v1")
+            .training(replay_buffer_config={"capacity": 5000}, num_steps_sampled_before_learning_starts=50,
+                      train_batch_size_per_learner=16)
+            .rl_module(model_config={"fcnet_hiddens": [16, 16]})
+            .reporting(min_sample_timesteps_per_iteration=60).debugging(seed=3, logger_config={"type": "none"}))
+
+
+def test_sac_checkpoint_from_the_prioritized_default_loads_its_buffer(tmp_path, monkeypatch):
+    # SAC's default buffer was prioritized until 2026-11-29; a config that gave no type stored none. Saved under
+    # that default, the checkpoint must rebuild the prioritized buffer its state holds, not today's default.
+    with monkeypatch.context() as old_version:
+        old_version.setattr(SACConfig, "_REPLAY_BUFFER_DEFAULTS", (RLLIB_SAC_REPLAY_BUFFER_CONFIG,))
+        algo = _sac_config().build_algo()
+        algo.train()
+        algo.train()
+        saved = algo.local_replay_buffer
+        assert isinstance(saved, PrioritizedEpisodeReplayBuffer)
+        priorities = saved.get_state()["priorities_alpha"]
+        algo.save_to_path(tmp_path / "ckpt")
+        algo.stop()
+    assert "type" not in _sac_config().replay_buffer_config
+
+    restored = Algorithm.from_checkpoint(tmp_path / "ckpt")
+    try:
+        buffer = restored.local_replay_buffer
+        assert isinstance(buffer, PrioritizedEpisodeReplayBuffer)
+        assert (buffer.alpha, buffer.beta, buffer.capacity) == (0.6, 0.4, 5000)
+        np.testing.assert_array_equal(buffer.get_state()["priorities_alpha"], priorities)
+        restored.train()
+    finally:
+        restored.stop()
