@@ -27,14 +27,15 @@ ANCHOR_DIRS = [HERE.parents[1] / "shared" / "anchors", HERE.parents[2] / "shared
 
 # relayrl's LSTM PPO settings: rl-zoo's CartPoleNoVel-v1 RecurrentPPO settings in RLlib's option names (gamma
 # 0.98, lambda 0.8, lr 1e-3 decaying linearly, clip 0.2, grad clip 0.5, LSTM of 64 on the MeanStdFilter'd
-# observation, heads [64] relu, own critic LSTM, 32-step fragments, one minibatch of the whole batch), except
-# the batch: 32 envs and 10 epochs instead of 8 envs and 20. The LSTM's cost per update grows less than its
-# batch (torch's CPU LSTM runs one small kernel per time step), so 4x the env steps per update at half the
-# updates cost about 0.45x the CPU per env step (measured: 0.32 vs 0.72 CPU s per 1k env steps); seed 0 needs
-# 165k env steps instead of 138k (seed 1: see docs/stateful_modules.md).
+# observation, heads [64] relu, own critic LSTM, 32-step fragments, minibatches of 256), except the batch: 32
+# envs and 10 epochs instead of 8 envs and 20. The LSTM's cost per update grows less than its batch (torch's CPU
+# LSTM runs one small kernel per time step), so 4x the env steps per update at half the epochs costs less CPU
+# per env step. Minibatches of 256 (40 gradient steps per 1,024-step batch): seeds 0-15 all reach 350 within
+# 61k-191k env steps; the whole batch as one minibatch cost half the CPU per env step but missed 350 within
+# 300k on 3 of seeds 0-9 (docs/stateful_modules.md, "Learner settings").
 LSTM_PPO = dict(
     env_runners=dict(num_envs_per_env_runner=32, rollout_fragment_length=32),
-    training=dict(train_batch_size=1024, minibatch_size=None, num_epochs=10, gamma=0.98, lambda_=0.8,
+    training=dict(train_batch_size=1024, minibatch_size=256, num_epochs=10, gamma=0.98, lambda_=0.8,
                   lr=[[0, 1e-3], [500_000, 0.0]], grad_clip=0.5, clip_param=0.2, vf_clip_param=float("inf"),
                   use_kl_loss=False, vf_loss_coeff=0.5, entropy_coeff=0.0),
     # max_seq_len 33: a 32-step fragment plus the bootstrap step is one sequence (17 was cheaper per update
