@@ -2,6 +2,7 @@
 `.framework("torch")`, `add_rllib_example_script_args`) run on relayrl after replacing `ray.rllib` by `relayrl` and
 nothing else, each with a tiny budget, in its own process, where importing `ray.rllib` (installed with ray) fails.
 Each script checks its feature and prints `PORTED OK`."""
+import importlib
 import os
 import re
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import pytest
 
 import relayrl
+from relayrl.testing.no_ray_rllib import MESSAGE, env_without_ray_rllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(relayrl.__file__)))
 SCRIPTS_DIR = os.path.join(os.path.dirname(__file__), "rllib_style")
@@ -17,22 +19,6 @@ SCRIPTS_DIR = os.path.join(os.path.dirname(__file__), "rllib_style")
 # relayrl's own Python files never name `ray.rllib`.
 SCRIPTS = sorted(name for name in os.listdir(SCRIPTS_DIR) if name.endswith(".py.txt"))
 THROUGH_TUNE = {"tune_algo_by_name.py.txt", "pbt.py.txt"}  # these start (and stop) a local Ray with 2 CPUs
-
-
-# Every process of a ported run (the script and Ray's workers) starts with this: ray.rllib is installed with ray,
-# and importing it must fail, so a pass shows the script ran on relayrl alone.
-NO_RAY_RLLIB = """import sys
-
-
-class _NoRayRLlib:
-    def find_spec(self, name, path=None, target=None):
-        if name == "ray.rllib" or name.startswith("ray.rllib."):
-            raise ImportError(f"{name}: ported scripts must run without ray.rllib")
-        return None
-
-
-sys.meta_path.insert(0, _NoRayRLlib())
-"""
 
 
 def port(text: str) -> str:
@@ -51,18 +37,20 @@ def test_there_are_ten_scripts_in_rllibs_style():
 
 
 def _env_without_ray_rllib(tmp_path) -> dict:
-    guard = tmp_path / "no_ray_rllib"
-    guard.mkdir()
-    (guard / "sitecustomize.py").write_text(NO_RAY_RLLIB)
-    # RAY_ADDRESS=local: a script's plain ray.init() starts its own instance, never joins one already running.
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(guard), ROOT]), "RAY_ADDRESS": "local",
-            "RELAYRL_RESULTS_DIR": str(tmp_path)}
+    # Every process of a ported run (the script and Ray's workers) refuses ray.rllib.
+    return {**env_without_ray_rllib(tmp_path / "no_ray_rllib", ROOT), "RELAYRL_RESULTS_DIR": str(tmp_path)}
 
 
 def test_the_guard_stops_ray_rllib_imports(tmp_path):
     proc = subprocess.run([sys.executable, "-c", "import ray.rllib.algorithms.ppo"], capture_output=True, text=True,
                           timeout=120, env=_env_without_ray_rllib(tmp_path), cwd=tmp_path)
-    assert proc.returncode != 0 and "ported scripts must run without ray.rllib" in proc.stderr, proc.stderr[-2000:]
+    assert proc.returncode != 0 and MESSAGE in proc.stderr, proc.stderr[-2000:]
+
+
+def test_the_guard_stops_ray_rllib_imports_in_the_test_process():
+    """tests/porting/conftest.py guards every porting test's own process too (the seeds' snippets run there)."""
+    with pytest.raises(ImportError, match=MESSAGE):
+        importlib.import_module("ray.rllib.algorithms.ppo")
 
 
 @pytest.mark.parametrize("name", SCRIPTS)

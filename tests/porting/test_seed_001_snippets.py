@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import relayrl
+from relayrl.testing.no_ray_rllib import env_without_ray_rllib
 from relayrl.algorithms.algorithm import Algorithm
 from relayrl.core.policy_spec import PolicySpec
 from relayrl.policy.policy import Policy
@@ -405,7 +406,7 @@ def test_001_my_algo_through_tune_with_two_workers(tmp_path):
     # which must not run the experiment again.
     body = prelude + snippet("001_my_algo_tune.txt") + epilogue
     script.write_text("if __name__ == '__main__':\n" + textwrap.indent(body, "    "))
-    env = {**os.environ, "PYTHONPATH": ROOT, "RAY_ADDRESS": "local"}
+    env = env_without_ray_rllib(tmp_path / "no_ray_rllib", ROOT)
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=400, env=env)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     assert "ITERATIONS 2" in proc.stdout

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import relayrl
+from relayrl.testing.no_ray_rllib import env_without_ray_rllib
 from relayrl import DQNConfig, IMPALAConfig, PPOConfig, RLlibCallback
 from relayrl.connectors import FrameStacking
 from relayrl.testing.envs import CountingEnv
@@ -87,7 +88,7 @@ def test_000_curriculum_callback_through_tune_by_name(tmp_path):
     script = tmp_path / "seed_000_curriculum.py"
     script.write_text(PRELUDE_000.format(task_file=str(task_file), storage=str(tmp_path / "results"))
                       + snippet("000_curriculum_tune.txt"))
-    env = {**os.environ, "PYTHONPATH": ROOT, "RAY_ADDRESS": "local"}
+    env = env_without_ray_rllib(tmp_path / "no_ray_rllib", ROOT)
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=400, env=env)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     tasks = task_file.read_text().split()  # every env, after each of the 2 iterations: return 150 -> task 1
