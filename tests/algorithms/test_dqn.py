@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from relayrl.algorithms.dqn.dqn import DQN
-from relayrl.algorithms.dqn.dqn_config import DQNConfig
+from relayrl.algorithms.dqn.dqn_config import RLLIB_DQN_DEFAULTS, DQNConfig
 from relayrl.core.columns import DEFAULT_MODULE_ID
 from relayrl.modules.rl_module import RLModule
 from relayrl.modules.rl_module_spec import RLModuleSpec
@@ -89,16 +89,18 @@ def test_td_errors_go_back_to_the_buffer_as_priorities():
         algo.stop()
 
 
-def test_default_buffer_is_prioritized_with_rllib_settings():
+def test_default_buffer_is_uniform_and_rllibs_is_prioritized():
     config = (DQNConfig().environment(CorridorEnv).rl_module(model_config={"fcnet_hiddens": [8]})
               .debugging(logger_config={"type": "none"}))
-    algo = config.build_algo()
-    try:
-        buffer = algo.local_replay_buffer
-        assert isinstance(buffer, PrioritizedEpisodeReplayBuffer)
-        assert (buffer.capacity, buffer.alpha, buffer.beta) == (50000, 0.6, 0.4)
-    finally:
-        algo.stop()
+    for settings, expected in (({}, EpisodeReplayBuffer), (RLLIB_DQN_DEFAULTS, PrioritizedEpisodeReplayBuffer)):
+        algo = config.copy().update_from_dict(settings).build_algo()
+        try:
+            buffer = algo.local_replay_buffer
+            assert type(buffer) is expected and buffer.capacity == 50000
+            if expected is PrioritizedEpisodeReplayBuffer:
+                assert (buffer.alpha, buffer.beta) == (0.6, 0.4)
+        finally:
+            algo.stop()
 
 
 def test_runner_gets_the_learners_weights_after_an_update():

@@ -21,8 +21,8 @@ def test_relayrl_defaults():
     assert config.td_error_loss_fn == "huber"
     assert config.min_sample_timesteps_per_iteration == 1000
     assert config.evaluation_config == {"explore": False}
-    assert config.replay_buffer_config == DEFAULT_REPLAY_BUFFER_CONFIG == {
-        "type": "PrioritizedEpisodeReplayBuffer", "capacity": 50000, "alpha": 0.6, "beta": 0.4}
+    assert config.replay_buffer_config == DEFAULT_REPLAY_BUFFER_CONFIG == {"type": "EpisodeReplayBuffer",
+                                                                           "capacity": 50000}
     assert config.model_config["fcnet_hiddens"] == [256] and config.model_config["head_fcnet_hiddens"] == [256]
     assert DQNConfig().replay_buffer_config is not config.replay_buffer_config  # no shared mutable default
 
@@ -33,6 +33,12 @@ def test_rllib_dqn_defaults_restore_rllibs_values():
     assert config.n_step == 1 and config.training_intensity is None
     assert config.epsilon == [(0, 1.0), (10000, 0.05)]
     assert config.effective_replay_buffer_config == {"type": "PrioritizedEpisodeReplayBuffer", "capacity": 50000,
+                                                     "alpha": 0.6, "beta": 0.4}
+
+
+def test_naming_the_prioritized_type_fills_in_rllibs_alpha_and_beta():
+    config = cartpole(replay_buffer_config={"type": "PrioritizedEpisodeReplayBuffer", "capacity": 1000})
+    assert config.effective_replay_buffer_config == {"type": "PrioritizedEpisodeReplayBuffer", "capacity": 1000,
                                                      "alpha": 0.6, "beta": 0.4}
 
 

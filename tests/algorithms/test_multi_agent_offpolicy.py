@@ -5,7 +5,7 @@ from multi_agent_checks import assert_resume_is_bit_identical, by_id, same, weig
 
 from relayrl import DQNConfig, SACConfig
 from relayrl.env.multi_agent_env import make_multi_agent
-from relayrl.replay import MultiAgentEpisodeReplayBuffer, MultiAgentPrioritizedEpisodeReplayBuffer
+from relayrl.replay import MultiAgentEpisodeReplayBuffer
 
 MultiAgentCartPole = make_multi_agent("CartPole-v1")
 MultiAgentPendulum = make_multi_agent("Pendulum-v1")
@@ -23,12 +23,12 @@ def config(config_cls, **multi_agent):
 
 
 
-@pytest.mark.parametrize("config_cls, default_buffer", [(DQNConfig, MultiAgentPrioritizedEpisodeReplayBuffer),
+@pytest.mark.parametrize("config_cls, default_buffer", [(DQNConfig, MultiAgentEpisodeReplayBuffer),
                                                         (SACConfig, MultiAgentEpisodeReplayBuffer)])
 def test_each_module_trains_from_its_own_replay_buffer(config_cls, default_buffer):
     algo = config(config_cls).build_algo()
     buffer = algo.local_replay_buffer
-    assert type(buffer) is default_buffer  # the default type (DQN prioritized, SAC uniform), one per module
+    assert type(buffer) is default_buffer  # the default type (uniform), one per module
     before = {m: weights(algo, m) for m in ("p0", "p1")}
     result = algo.train()
     assert sorted(buffer.module_ids) == ["p0", "p1"]

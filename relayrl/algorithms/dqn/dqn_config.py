@@ -20,12 +20,14 @@ from relayrl.algorithms.options import (
     schedule_or,
 )
 
-__all__ = ["DQNConfig", "DEFAULT_REPLAY_BUFFER_CONFIG", "RLLIB_DQN_DEFAULTS"]
+__all__ = ["DQNConfig", "DEFAULT_REPLAY_BUFFER_CONFIG", "RLLIB_DQN_REPLAY_BUFFER_CONFIG", "RLLIB_DQN_DEFAULTS"]
 
-# RLlib's new-stack default: prioritized replay over episodes (relayrl's too: checkpoints of earlier versions,
-# whose stored replay_buffer_config may leave the type out, restore to the same buffer).
-DEFAULT_REPLAY_BUFFER_CONFIG = {"type": "PrioritizedEpisodeReplayBuffer", "capacity": 50000, "alpha": 0.6,
-                                "beta": 0.4}
+# relayrl's default: uniform replay, as SB3's (it learns CartPole, Acrobot and LunarLander as well as prioritized
+# replay or better, with less work per update: docs/dqn.md, "Why uniform replay").
+DEFAULT_REPLAY_BUFFER_CONFIG = {"type": "EpisodeReplayBuffer", "capacity": 50000}
+# RLlib's new-stack default: prioritized replay; also the keys filled in when a config names this type.
+RLLIB_DQN_REPLAY_BUFFER_CONFIG = {"type": "PrioritizedEpisodeReplayBuffer", "capacity": 50000, "alpha": 0.6,
+                                  "beta": 0.4}
 # RLlib's DQN defaults where relayrl's differ: `DQNConfig().update_from_dict(RLLIB_DQN_DEFAULTS)` reproduces
 # an RLlib DQN config exactly (then your usual builder calls).
 RLLIB_DQN_DEFAULTS = {
@@ -34,6 +36,7 @@ RLLIB_DQN_DEFAULTS = {
     "n_step": 1,
     "training_intensity": None,
     "epsilon": [(0, 1.0), (10000, 0.05)],
+    "replay_buffer_config": dict(RLLIB_DQN_REPLAY_BUFFER_CONFIG),
 }
 
 
@@ -139,7 +142,7 @@ class DQNConfig(AlgorithmConfig):
         return {**{k: v for k, v in self.model_config.items() if k not in base}, **base}
 
     # The keys filled in for a replay_buffer_config of each built-in type (the first: the default type).
-    _REPLAY_BUFFER_DEFAULTS = (DEFAULT_REPLAY_BUFFER_CONFIG,)
+    _REPLAY_BUFFER_DEFAULTS = (DEFAULT_REPLAY_BUFFER_CONFIG, RLLIB_DQN_REPLAY_BUFFER_CONFIG)
 
     @property
     def effective_replay_buffer_config(self) -> dict:
