@@ -3,7 +3,7 @@
 
 In the test process: `with no_ray_rllib(): ...`. In a child process (a script, and Ray's workers it starts):
 `env_without_ray_rllib(folder, pythonpath)` puts a `sitecustomize.py` holding this file first on PYTHONPATH.
-This file imports nothing but `sys` and `contextlib`, since every such process runs it at start-up."""
+This file imports only `contextlib`, `os` and `sys`, since every such process runs it at start-up."""
 import contextlib
 import os
 import sys

@@ -15,7 +15,6 @@ import pytest
 import torch
 
 import relayrl
-from relayrl.testing.no_ray_rllib import env_without_ray_rllib
 from relayrl.algorithms.algorithm import Algorithm
 from relayrl.core.policy_spec import PolicySpec
 from relayrl.policy.policy import Policy
@@ -25,6 +24,7 @@ from relayrl.policy.postprocessing import Postprocessing, compute_gae_for_sample
 from relayrl.policy.sample_batch import SampleBatch
 from relayrl.policy.torch_mixins import KLCoeffMixin, LearningRateSchedule, ValueNetworkMixin
 from relayrl.testing.learning import train_until
+from relayrl.testing.no_ray_rllib import env_without_ray_rllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(relayrl.__file__)))
 sys.path.insert(0, os.path.join(ROOT, "examples"))

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import relayrl
-from relayrl.testing.no_ray_rllib import env_without_ray_rllib
 from relayrl import DQNConfig, IMPALAConfig, PPOConfig, RLlibCallback
 from relayrl.connectors import FrameStacking
 from relayrl.testing.envs import CountingEnv
+from relayrl.testing.no_ray_rllib import env_without_ray_rllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(relayrl.__file__)))
 SNIPPETS = os.path.join(os.path.dirname(__file__), "seed_snippets")
