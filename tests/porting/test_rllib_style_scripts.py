@@ -1,7 +1,11 @@
-"""Porting by changing imports: scripts written for RLlib (tests/porting/rllib_style/: imports from `ray.rllib`,
-`.framework("torch")`, `add_rllib_example_script_args`) run on relayrl after replacing `ray.rllib` by `relayrl` and
-nothing else, each with a tiny budget, in its own process, where importing `ray.rllib` (installed with ray) fails.
-Each script checks its feature and prints `PORTED OK`."""
+"""Porting by changing imports: scripts written for RLlib (imports from `ray.rllib`, `.framework("torch")`,
+`add_rllib_example_script_args`) run on relayrl after replacing `ray.rllib` by `relayrl` and nothing else, each with
+a tiny budget, in its own process, where importing `ray.rllib` (installed with ray) fails. Each script checks its
+feature and prints `PORTED OK`.
+
+tests/porting/rllib_style/ keeps them as that one substitution leaves them (relayrl never holds code that imports
+`ray.rllib`); the RLlib script is the stored text with `relayrl` replaced back by `ray.rllib`, exactly, since the
+RLlib scripts never name relayrl."""
 import importlib
 import os
 import re
@@ -15,8 +19,7 @@ from relayrl.testing.no_ray_rllib import MESSAGE, env_without_ray_rllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(relayrl.__file__)))
 SCRIPTS_DIR = os.path.join(os.path.dirname(__file__), "rllib_style")
-# Kept as text (`.py.txt`): they are RLlib code as an RLlib user writes it, never imported or run as written;
-# relayrl's own Python files never name `ray.rllib`.
+# Kept as text (`.py.txt`): scripts that the test runs in a child process, never modules of the test suite.
 SCRIPTS = sorted(name for name in os.listdir(SCRIPTS_DIR) if name.endswith(".py.txt"))
 THROUGH_TUNE = {"tune_algo_by_name.py.txt", "pbt.py.txt"}  # these start (and stop) a local Ray with 2 CPUs
 
@@ -26,14 +29,25 @@ def port(text: str) -> str:
     return text.replace("ray.rllib", "relayrl")
 
 
+def rllib_original(stored: str) -> str:
+    """The RLlib script a stored (ported) one came from."""
+    return stored.replace("relayrl", "ray.rllib")
+
+
 def test_there_are_ten_scripts_in_rllibs_style():
     assert len(SCRIPTS) >= 10, SCRIPTS
     for name in SCRIPTS:
-        with open(os.path.join(SCRIPTS_DIR, name)) as f:
-            text = f.read()
-        assert "relayrl" not in text, f"{name} must be written for RLlib"
+        stored = _stored(name)
+        assert "ray.rllib" not in stored, f"{name}: store it as the port leaves it"
+        text = rllib_original(stored)
+        assert port(text) == stored
         assert re.search(r"^from ray\.rllib\.", text, re.M) and ".framework(\"torch\")" in text, name
         assert "add_rllib_example_script_args" in text, name
+
+
+def _stored(name: str) -> str:
+    with open(os.path.join(SCRIPTS_DIR, name)) as f:
+        return f.read()
 
 
 def _env_without_ray_rllib(tmp_path) -> dict:
@@ -55,8 +69,7 @@ def test_the_guard_stops_ray_rllib_imports_in_the_test_process():
 
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_script_runs_after_replacing_ray_rllib(name, tmp_path):
-    with open(os.path.join(SCRIPTS_DIR, name)) as f:
-        ported = port(f.read())
+    ported = port(rllib_original(_stored(name)))
     script = tmp_path / name.removesuffix(".txt")
     script.write_text(ported)
     argv = ["--num-cpus", "2", "--verbose", "0"] if name in THROUGH_TUNE else ["--no-tune", "--stop-iters", "2"]

@@ -1,5 +1,5 @@
-"""Seed 001 ("How To Customize Policies"): every code snippet, copied verbatim into tests/porting/seed_snippets/001_*,
-runs on relayrl with `ray.rllib` replaced by `relayrl`. The test supplies only what a snippet leaves to the reader
+"""Seed 001 ("How To Customize Policies"): every code snippet runs on relayrl with `ray.rllib` replaced by `relayrl`
+(tests/porting/seed_snippets/001_* hold them copied from the seed with that substitution made, nothing else). The test supplies only what a snippet leaves to the reader
 (the `...` actions, the names a fragment uses). The TensorFlow snippets run on relayrl's TF policies when TensorFlow
 is installed (the test extra installs tensorflow-cpu). What cannot run as written is pinned with the reason
 (docs/policy_api.md): the PPO training_step's indentation (a seed bug), the postprocessor's use_critic (a seed bug)
@@ -35,8 +35,9 @@ SNIPPETS = os.path.join(os.path.dirname(__file__), "seed_snippets")
 
 
 def snippet(name: str) -> str:
+    """The seed's text, ported: stored with the one substitution made."""
     with open(os.path.join(SNIPPETS, name)) as f:
-        return f.read().replace("ray.rllib", "relayrl")
+        return f.read()
 
 
 def run(name: str, source: str = None, **namespace) -> dict:
