@@ -11,11 +11,15 @@ import sys
 MESSAGE = "ported code must run without ray.rllib"
 
 
+def _is_ray_rllib(name: str) -> bool:
+    return name == "ray.rllib" or name.startswith("ray.rllib.")
+
+
 class NoRayRLlib:
     """A meta path finder that refuses `ray.rllib` and its submodules."""
 
     def find_spec(self, name, path=None, target=None):
-        if name == "ray.rllib" or name.startswith("ray.rllib."):
+        if _is_ray_rllib(name):
             raise ImportError(f"{name}: {MESSAGE}")
         return None
 
@@ -24,7 +28,7 @@ class NoRayRLlib:
 def no_ray_rllib():
     """Refuse `ray.rllib` imports inside the block; fails at once if it was imported before (a cached module
     would slip past the guard)."""
-    loaded = sorted(name for name in sys.modules if name == "ray.rllib" or name.startswith("ray.rllib."))
+    loaded = sorted(name for name in sys.modules if _is_ray_rllib(name))
     if loaded:
         raise AssertionError(f"ray.rllib is already imported in this process ({loaded[:3]}): the guard cannot "
                              "stop cached modules; find the test that imported it")

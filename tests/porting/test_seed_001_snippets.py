@@ -1,9 +1,9 @@
 """Seed 001 ("How To Customize Policies"): every code snippet runs on relayrl with `ray.rllib` replaced by `relayrl`
-(tests/porting/seed_snippets/001_* hold them copied from the seed with that substitution made, nothing else). The test supplies only what a snippet leaves to the reader
-(the `...` actions, the names a fragment uses). The TensorFlow snippets run on relayrl's TF policies when TensorFlow
-is installed (the test extra installs tensorflow-cpu). What cannot run as written is pinned with the reason
-(docs/policy_api.md): the PPO training_step's indentation (a seed bug), the postprocessor's use_critic (a seed bug)
-and `PPOTrainer.with_updates` (a name the seed never defines)."""
+(tests/porting/seed_snippets/001_* hold them copied from the seed with that substitution made, nothing else). The
+test supplies only what a snippet leaves to the reader (the `...` actions, the names a fragment uses). The TensorFlow
+snippets run on relayrl's TF policies when TensorFlow is installed (the test extra installs tensorflow-cpu). What
+cannot run as written is pinned with the reason (docs/policy_api.md): the PPO training_step's indentation (a seed
+bug), the postprocessor's use_critic (a seed bug) and `PPOTrainer.with_updates` (a name the seed never defines)."""
 import ast
 import os
 import subprocess
