@@ -1,6 +1,8 @@
 """Connecting to Ray: start a local instance on first need, or use the cluster the user connected to."""
 import logging
 
+from relayrl.env.registry import share_registered_envs_with_ray
+
 logger = logging.getLogger("relayrl")
 
 _started_here = False  # True once relayrl itself started a (fixed-size, local) Ray instance
@@ -18,6 +20,7 @@ def ensure_ray_initialized():
     if not ray.is_initialized():
         ray.init(include_dashboard=False)
         _started_here = True
+    share_registered_envs_with_ray()  # the actors about to be made look env names up in Tune's registry
     return ray
 
 

@@ -1,6 +1,13 @@
-"""Turning `config.env` (registered name, gymnasium id, class or creator) into env instances."""
+"""Turning `config.env` (registered name, gymnasium id, class or creator) into env instances.
+
+Names come from `relayrl.register_env` or, as in RLlib, from Ray Tune's `ray.tune.registry.register_env`. Tune's
+registry is also how a name reaches Ray's other processes (EnvRunner actors, Tune trials): relayrl copies its own
+names there before it makes actors (`share_registered_envs_with_ray`), and looks a name up there when this process
+uses Ray. Without Ray nothing here imports it.
+"""
 import inspect
-from typing import Callable, Dict
+import sys
+from typing import Callable, Dict, Optional
 
 import gymnasium as gym
 
@@ -16,6 +23,38 @@ def register_env(name: str, env_creator: Callable) -> None:
     if not callable(env_creator):
         raise TypeError(f"register_env('{name}', ...) needs a callable taking env_config, got {env_creator!r}.")
     _ENV_CREATORS[name] = env_creator
+    if "ray.tune.registry" in sys.modules:  # Ray is in use: other processes look the name up there
+        sys.modules["ray.tune.registry"].register_env(name, env_creator)
+
+
+def share_registered_envs_with_ray() -> None:
+    """Copy every register_env() name into Ray Tune's registry, where Ray's workers find it (before making actors,
+    and when Tune is imported; Tune keeps names given before `ray.init()` until then)."""
+    if _ENV_CREATORS:
+        from ray.tune.registry import register_env as register_with_tune
+
+        for name, creator in _ENV_CREATORS.items():
+            register_with_tune(name, creator)
+
+
+def _tune_registry():
+    """Ray Tune's env registry if this process uses Ray (Tune imported, or a Ray worker or driver), else None."""
+    ray = sys.modules.get("ray")
+    if "ray.tune.registry" not in sys.modules and not (ray is not None and getattr(ray, "is_initialized", bool)()):
+        return None
+    from ray.tune import registry
+
+    return registry
+
+
+def registered_env_creator(name: str) -> Optional[Callable]:
+    """The creator registered under `name` (relayrl's register_env, then Ray Tune's), or None."""
+    if name in _ENV_CREATORS:
+        return _ENV_CREATORS[name]
+    tune_registry = _tune_registry()
+    if tune_registry is not None and tune_registry._global_registry.contains(tune_registry.ENV_CREATOR, name):
+        return tune_registry._global_registry.get(tune_registry.ENV_CREATOR, name)
+    return None
 
 
 def _accepts_positional_arg(cls) -> bool:
@@ -28,7 +67,7 @@ def _accepts_positional_arg(cls) -> bool:
 
 def is_registered_env(name: str) -> bool:
     """Whether `name` is a register_env() name or a gymnasium id (making it imports nothing it names)."""
-    return name in _ENV_CREATORS or name in gym.registry
+    return name in gym.registry or registered_env_creator(name) is not None
 
 
 def resolve_env_spec(env_spec, import_name: ImportObject = import_object):
@@ -59,8 +98,9 @@ def make_env_creator(env_spec) -> Callable[[EnvContext], gym.Env]:
     """Return a function EnvContext -> gym.Env for `env_spec`; unknown ids fail here, with a hint."""
     env_spec = resolve_env_spec(env_spec)
     if isinstance(env_spec, str):
-        if env_spec in _ENV_CREATORS:
-            return _ENV_CREATORS[env_spec]
+        creator = registered_env_creator(env_spec)
+        if creator is not None:
+            return creator
         if env_spec.startswith("ALE/"):  # ale-py's games, with the standard preprocessing (env/wrappers/atari_wrappers.py)
             from relayrl.env.wrappers.atari_wrappers import make_atari_env, register_atari_envs
 
@@ -71,7 +111,8 @@ def make_env_creator(env_spec) -> Callable[[EnvContext], gym.Env]:
         known = list(_ENV_CREATORS) + list(gym.registry)
         raise ValueError(
             f"Unknown env `{env_spec}`.{did_you_mean(env_spec, known)} Use a gymnasium id (e.g. 'CartPole-v1'), "
-            "a name registered with relayrl.register_env(name, creator), an env class or a creator function."
+            "a name registered with relayrl.register_env(name, creator) or ray.tune.registry.register_env(name, "
+            "creator), an env class or a creator function."
         )
     if isinstance(env_spec, type):
         if _accepts_positional_arg(env_spec):

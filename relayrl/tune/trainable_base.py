@@ -222,9 +222,11 @@ def become_tune_trainable() -> None:
     from ray.tune.tune import _Config
 
     from relayrl.algorithms.algorithm_config import AlgorithmConfig
+    from relayrl.env.registry import share_registered_envs_with_ray
 
     _Config.register(AlgorithmConfig)
     _register_algorithm_names()
+    share_registered_envs_with_ray()  # Tune's trials run in other processes
     from relayrl.tune.result_key_checks import install as install_result_key_checks
 
     install_result_key_checks()
