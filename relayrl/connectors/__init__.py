@@ -18,6 +18,7 @@ _PIECES = {
     "FrameStackingLearner": "common.frame_stacking",
     "MeanStdFilter": "env_to_module.mean_std_filter",
     "FlattenObservations": "env_to_module.flatten_observations",
+    "PrevActionsPrevRewards": "env_to_module.prev_actions_prev_rewards",
     "GetActions": "module_to_env.get_actions",
     "UnBatchToIndividualItems": "module_to_env.un_batch_to_individual_items",
     "RemoveSingleTsTimeRankFromBatch": "module_to_env.remove_single_ts_time_rank_from_batch",
