@@ -3,6 +3,7 @@ from relayrl.connectors.common.stateful import (
     initial_state_numpy,
     is_stateful,
     max_seq_len,
+    module_for_episode,
 )
 from relayrl.connectors.connector_v2 import ConnectorV2
 from relayrl.core.columns import Columns
@@ -12,6 +13,7 @@ class AddStatesFromEpisodesToBatch(ConnectorV2):
     """Env-to-module: the latest `state_out` of each episode (or the initial state after reset).
 
     Learner: the state at the start of every `max_seq_len`-long sequence of each episode.
+    Multi-agent: each agent's episode gets its module's state (none for stateless modules).
     """
 
     BATCHED_SAFE = True
@@ -28,15 +30,27 @@ class AddStatesFromEpisodesToBatch(ConnectorV2):
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, metrics=None, **kwargs):
         if not is_stateful(rl_module) or Columns.STATE_IN in batch:
             return batch
-        initial = initial_state_numpy(rl_module)
+        initial = {}  # per module, converted once per call
+
+        def stateful_module(episode):
+            module = module_for_episode(rl_module, episode)
+            if id(module) not in initial:
+                initial[id(module)] = initial_state_numpy(module) if module.is_stateful() else None
+            return module, initial[id(module)]
+
         if not self._as_learner_connector:
             for episode in self.single_agent_episode_iterator(episodes):
-                self.add_batch_item(batch, Columns.STATE_IN, _state_before(episode, len(episode), initial), episode)
+                _, module_initial = stateful_module(episode)
+                if module_initial is not None:
+                    self.add_batch_item(batch, Columns.STATE_IN, _state_before(episode, len(episode), module_initial),
+                                        episode)
             return batch
-        seq_len = max_seq_len(rl_module)
         for episode in self.single_agent_episode_iterator(episodes, agents_that_stepped_only=False):
-            for start in range(0, len(episode), seq_len):
-                self.add_batch_item(batch, Columns.STATE_IN, _state_before(episode, start, initial), episode)
+            module, module_initial = stateful_module(episode)
+            if module_initial is None:
+                continue
+            for start in range(0, len(episode), max_seq_len(module)):
+                self.add_batch_item(batch, Columns.STATE_IN, _state_before(episode, start, module_initial), episode)
         return batch
 
 

@@ -2,7 +2,13 @@
 import numpy as np
 
 from relayrl.connectors.common.batch_individual_items import stack_items
-from relayrl.connectors.common.stateful import is_stateful, max_seq_len
+from relayrl.connectors.common.stateful import (
+    is_stateful,
+    is_stateless_key,
+    max_seq_len,
+    module_for_key,
+    stateless_module_ids,
+)
 from relayrl.connectors.connector_v2 import BatchedNdArray, ConnectorV2, _episode_key
 from relayrl.core.columns import Columns
 from relayrl.core.tree import map_structure
@@ -15,6 +21,7 @@ class AddTimeDimToBatchAndZeroPad(ConnectorV2):
 
     Learner: each episode's items become ceil(len/max_seq_len) sequences of max_seq_len steps,
     right-zero-padded, plus a `seq_lens` column and a `loss_mask` hiding the padding.
+    Multi-agent: only the items of agents whose module is stateful, each with its module's max_seq_len.
     """
 
     BATCHED_SAFE = True
@@ -32,6 +39,7 @@ class AddTimeDimToBatchAndZeroPad(ConnectorV2):
         if not is_stateful(rl_module):
             return batch
         if not self._as_learner_connector:
+            stateless = stateless_module_ids(rl_module)  # multi-agent: modules whose agents get no time axis
             for column, data in list(batch.items()):
                 if column in _NO_TIME_AXIS:
                     continue
@@ -39,10 +47,10 @@ class AddTimeDimToBatchAndZeroPad(ConnectorV2):
                     batch[column] = map_structure(lambda x: np.expand_dims(x, 1), data)
                     continue
                 if isinstance(data, dict):
-                    for items in data.values():
-                        items[:] = [map_structure(lambda x: np.expand_dims(np.asarray(x), 0), it) for it in items]
+                    for key, items in data.items():
+                        if not is_stateless_key(key, stateless):
+                            items[:] = [map_structure(lambda x: np.expand_dims(np.asarray(x), 0), it) for it in items]
             return batch
-        seq_len = max_seq_len(rl_module)
         # Chunks of one episode share its batch key (e.g. two fragments of it in one train batch): each
         # chunk's rows are padded on their own, so no sequence runs from one chunk into the next.
         chunk_lengths = {}
@@ -56,13 +64,16 @@ class AddTimeDimToBatchAndZeroPad(ConnectorV2):
             if column in _NO_TIME_AXIS or not isinstance(data, dict):
                 continue
             for key, items in data.items():
+                module = module_for_key(rl_module, key)
+                if not module.is_stateful():
+                    continue
                 stacked = stack_items(items)
-                padded, lens = _pad_chunks(stacked, chunk_lengths.get(key), seq_len)
+                padded, lens = _pad_chunks(stacked, chunk_lengths.get(key), max_seq_len(module))
                 data[key] = [map_structure(lambda x: x.view(BatchedNdArray), padded)]
                 if not seq_lens_added:
                     batch.setdefault(Columns.SEQ_LENS, {})[key] = [lens.view(BatchedNdArray)]
                     if needs_mask:
-                        mask = np.arange(seq_len)[None, :] < lens[:, None]
+                        mask = np.arange(max_seq_len(module))[None, :] < lens[:, None]
                         pad_masks[key] = [mask.view(BatchedNdArray)]
             seq_lens_added = True
         if needs_mask and pad_masks:

@@ -21,8 +21,9 @@ class MultiAgentEpisodeRecorder:
         for i, episode in enumerate(self.runner._episodes):
             env_actions = actions[i]
             acted += len(env_actions)
-            extras = {aid: {column: values[i][aid] for column, values in extra_columns} for aid in env_actions} \
-                if extra_columns else None
+            # an agent has the columns its module gave (a stateless module beside an LSTM: no state_out)
+            extras = {aid: {column: values[i][aid] for column, values in extra_columns if aid in values[i]}
+                      for aid in env_actions} if extra_columns else None
             episode.add_env_step(observations[i], env_actions, rewards[i], infos[i], terminateds=terminateds[i],
                                  truncateds=truncateds[i], extra_model_outputs=extras)
             if episode.is_done:
