@@ -2,8 +2,9 @@
 
 Every runner starts each round from the state last broadcast (the "base") and adds what it saw.
 Merging the runners' states as they are would count the base once per runner, so running
-statistics ({"stat": {"count", "mean", "m2"}}) are first reduced to what each runner added and
-then merged onto the base once. Other piece states go to the piece's own `merge_states`.
+statistics ({"stat": {"count", "mean", "m2"}}, or per agent {"stats": [[agent_id, {...}], ...]}) are first
+reduced to what each runner added and then merged onto the base once. Other piece states go to the piece's
+own `merge_states`.
 """
 from typing import Any, Dict, List
 
@@ -28,17 +29,37 @@ def subtract_running_stat(total: Dict[str, Any], base: Dict[str, Any]) -> Dict[s
     return {"count": n, "mean": mean.tolist(), "m2": np.maximum(m2, 0.0).tolist()}
 
 
+def _is_per_agent_stats(state: Any) -> bool:
+    stats = state.get("stats") if isinstance(state, dict) else None
+    return isinstance(stats, list) and all(isinstance(entry, (list, tuple)) and len(entry) == 2 for entry in stats)
+
+
+def _has_running_stats(state: Any) -> bool:
+    return _is_running_stat(state) or _is_per_agent_stats(state)
+
+
+def _added_since(piece_state: Dict[str, Any], base: Dict[str, Any]) -> Dict[str, Any]:
+    """A piece state reduced to what the runner added to its running statistics since `base`."""
+    if _is_running_stat(piece_state) and _is_running_stat(base):
+        return {**piece_state, "stat": subtract_running_stat(piece_state["stat"], base["stat"])}
+    if _is_per_agent_stats(piece_state) and _is_per_agent_stats(base):
+        base_stats = {_hashable(agent_id): stat for agent_id, stat in base["stats"]}
+        return {**piece_state, "stats": [
+            [agent_id, subtract_running_stat(stat, base_stats[_hashable(agent_id)])
+             if _hashable(agent_id) in base_stats else stat] for agent_id, stat in piece_state["stats"]]}
+    return piece_state
+
+
+def _hashable(agent_id: Any) -> Any:
+    return tuple(agent_id) if isinstance(agent_id, list) else agent_id
+
+
 def merge_connector_states(pipeline, base: Dict[str, Any], states: List[Dict[str, Any]]) -> Dict[str, Any]:
     """One pipeline state from the runners' `states` of `pipeline`, given the last broadcast `base`."""
     base = base or {}
-    base_entry = {key: value for key, value in base.items() if _is_running_stat(value)}
+    base_entry = {key: value for key, value in base.items() if _has_running_stats(value)}
     entries = [base_entry] if base_entry else []
     for state in states:
-        entry = {}
-        for key, piece_state in state.items():
-            if key in base_entry and _is_running_stat(piece_state):
-                entry[key] = {**piece_state, "stat": subtract_running_stat(piece_state["stat"], base_entry[key]["stat"])}
-            else:
-                entry[key] = piece_state
-        entries.append(entry)
+        entries.append({key: _added_since(piece_state, base_entry[key]) if key in base_entry else piece_state
+                        for key, piece_state in state.items()})
     return pipeline.merge_states(entries) if entries else {}

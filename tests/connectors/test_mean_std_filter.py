@@ -38,14 +38,14 @@ def test_newest_observation_is_normalised_in_place_with_running_stats():
         seen = obs[:t + 1].astype(np.float64)
         mean = seen.mean(axis=0)
         std = seen.std(axis=0, ddof=1) if t > 0 else np.ones(3)
-        np.testing.assert_allclose(filt._stat.mean, mean, rtol=1e-6, atol=1e-7)
-        np.testing.assert_allclose(filt._stat.std, std, rtol=1e-6)
+        np.testing.assert_allclose(filt.running_stat().mean, mean, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(filt.running_stat().std, std, rtol=1e-6)
         expected = (obs[t] - mean) / (std + 1e-8)
         np.testing.assert_allclose(ep.get_observations(-1), expected, rtol=1e-5, atol=1e-6)
         assert ep.get_observations(-1).dtype == np.float32
     # earlier observations stay as they were normalised at their time (not re-normalised)
     np.testing.assert_allclose(ep.get_observations(0), 0.0)
-    assert filt._stat.count == 12
+    assert filt.running_stat().count == 12
 
 
 def test_clip_by_value_and_output_space():
@@ -72,9 +72,9 @@ def test_options_de_mean_and_de_std_and_update_stats():
     frozen.set_state(learned.get_state())
     frozen.update_stats = False
     ep = feed(frozen, [obs[0]])
-    assert frozen._stat.count == 10  # not updated
-    np.testing.assert_allclose(ep.get_observations(-1), (obs[0] - learned._stat.mean) / (learned._stat.std + 1e-8),
-                               rtol=1e-5)
+    assert frozen.running_stat().count == 10  # not updated
+    stat = learned.running_stat()
+    np.testing.assert_allclose(ep.get_observations(-1), (obs[0] - stat.mean) / (stat.std + 1e-8), rtol=1e-5)
 
 
 def test_merge_states_equals_one_filter_that_saw_all_data():
@@ -86,11 +86,11 @@ def test_merge_states_equals_one_filter_that_saw_all_data():
     merged = a.merge_states([a.get_state(), b.get_state(), {}])
     restored = MeanStdFilter(SPACE, None)
     restored.set_state(merged)
-    assert restored._stat.count == 18
-    np.testing.assert_allclose(restored._stat.mean, both._stat.mean, rtol=1e-9)
-    np.testing.assert_allclose(restored._stat.std, both._stat.std, rtol=1e-9)
+    assert restored.running_stat().count == 18
+    np.testing.assert_allclose(restored.running_stat().mean, both.running_stat().mean, rtol=1e-9)
+    np.testing.assert_allclose(restored.running_stat().std, both.running_stat().std, rtol=1e-9)
     allx = np.concatenate([a_obs, b_obs]).astype(np.float64)
-    np.testing.assert_allclose(restored._stat.std, allx.std(0, ddof=1), rtol=1e-6)
+    np.testing.assert_allclose(restored.running_stat().std, allx.std(0, ddof=1), rtol=1e-6)
 
 
 def test_state_round_trip_and_reset():
@@ -125,3 +125,99 @@ def test_in_env_to_module_pipeline_batch_holds_the_normalised_observation():
     np.testing.assert_allclose(out[Columns.OBS][1].numpy(), expected_2, rtol=1e-5)
     np.testing.assert_allclose(e2.get_observations(-1), expected_2, rtol=1e-5)
     assert pipe.get_state()["MeanStdFilter"]["stat"]["count"] == 2  # pipeline state keyed by piece name
+
+
+# -- multi_agent=True: statistics per agent ----------------------------------------------------------------
+AGENT_SPACES = gym.spaces.Dict({"a": SPACE, "b": SPACE})
+
+
+def feed_agents(filt, by_agent):
+    """Push each agent's observations through `filt` as agent episodes (agent ids set)."""
+    for agent_id, observations in by_agent.items():
+        ep = reset_episode(observations[0], eid=f"ep-{agent_id}", obs_space=SPACE)
+        ep.agent_id = agent_id
+        filt(rl_module=None, batch={}, episodes=[ep])
+        for x in observations[1:]:
+            ep.add_env_step(np.asarray(x, np.float32), 0, 0.0)
+            filt(rl_module=None, batch={}, episodes=[ep])
+
+
+def test_multi_agent_filter_keeps_statistics_per_agent():
+    filt = MeanStdFilter(AGENT_SPACES, None, multi_agent=True)
+    assert filt.observation_space == gym.spaces.Dict({aid: gym.spaces.Box(-10.0, 10.0, (3,), np.float32)
+                                                      for aid in ("a", "b")})
+    a_obs, b_obs = data(6, 5), data(9, 6) * 3.0 + 7.0
+    feed_agents(filt, {"a": a_obs, "b": b_obs})
+    for agent_id, obs in (("a", a_obs), ("b", b_obs)):
+        stat = filt.running_stat(agent_id)
+        assert stat.count == len(obs)
+        np.testing.assert_allclose(stat.mean, obs.astype(np.float64).mean(0), rtol=1e-6)
+
+
+def test_multi_agent_state_round_trips_and_merges_per_agent():
+    a1, a2, both = (MeanStdFilter(AGENT_SPACES, None, multi_agent=True) for _ in range(3))
+    first = {"a": data(5, 7), "b": data(4, 8)}
+    second = {"a": data(6, 9), "b": data(7, 10)}
+    feed_agents(a1, first)
+    feed_agents(a2, second)
+    feed_agents(both, {aid: np.concatenate([first[aid], second[aid]]) for aid in ("a", "b")})
+    restored = MeanStdFilter(AGENT_SPACES, None, multi_agent=True)
+    restored.set_state(a1.merge_states([a1.get_state(), a2.get_state()]))
+    for agent_id in ("a", "b"):
+        assert restored.running_stat(agent_id).count == both.running_stat(agent_id).count
+        np.testing.assert_allclose(restored.running_stat(agent_id).mean, both.running_stat(agent_id).mean, rtol=1e-9)
+        np.testing.assert_allclose(restored.running_stat(agent_id).std, both.running_stat(agent_id).std, rtol=1e-9)
+
+
+def test_remote_runners_per_agent_statistics_count_the_broadcast_base_once():
+    """merge_connector_states (remote EnvRunners): each runner starts from the broadcast state and adds its own."""
+    from relayrl.distributed.connector_states import merge_connector_states
+
+    base_filter, whole = (MeanStdFilter(AGENT_SPACES, None, multi_agent=True) for _ in range(2))
+    base_data = {"a": data(5, 11), "b": data(5, 12)}
+    runner_data = [{"a": data(4, 13), "b": data(3, 14)}, {"a": data(6, 15), "b": data(2, 16)}]
+    feed_agents(base_filter, base_data)
+    runner_states = []
+    for added in runner_data:
+        runner = MeanStdFilter(AGENT_SPACES, None, multi_agent=True)
+        runner.set_state(base_filter.get_state())
+        feed_agents(runner, added)
+        runner_states.append({"MeanStdFilter": runner.get_state()})
+    feed_agents(whole, {aid: np.concatenate([base_data[aid]] + [d[aid] for d in runner_data]) for aid in ("a", "b")})
+    pipeline = ConnectorPipelineV2(connectors=[MeanStdFilter(AGENT_SPACES, None, multi_agent=True)])
+    merged = merge_connector_states(pipeline, {"MeanStdFilter": base_filter.get_state()}, runner_states)
+    restored = MeanStdFilter(AGENT_SPACES, None, multi_agent=True)
+    restored.set_state(merged["MeanStdFilter"])
+    for agent_id in ("a", "b"):
+        assert restored.running_stat(agent_id).count == whole.running_stat(agent_id).count
+        np.testing.assert_allclose(restored.running_stat(agent_id).mean, whole.running_stat(agent_id).mean, rtol=1e-9)
+
+
+def test_a_single_agent_state_is_refused_by_a_multi_agent_filter():
+    from relayrl.checkpoints.state_checks import Where
+
+    single = MeanStdFilter(SPACE, None)
+    feed(single, data(3, 17))
+    with pytest.raises(Exception, match="multi_agent=True"):
+        MeanStdFilter(AGENT_SPACES, None, multi_agent=True).check_state(single.get_state(), Where("filter"))
+
+
+def test_multi_agent_ppo_normalises_each_agents_observations():
+    from relayrl.testing.multi_agent_example_envs import MultiAgentCartPole
+
+    config = (PPOConfig().environment(MultiAgentCartPole, env_config={"num_agents": 2})
+              .env_runners(env_to_module_connector=lambda env, spaces, device: MeanStdFilter(multi_agent=True))
+              .training(train_batch_size=128, minibatch_size=64, num_epochs=1)
+              .multi_agent(policies={"p0", "p1"}, policy_mapping_fn=lambda aid, *a, **kw: f"p{aid}")
+              .debugging(seed=0))
+    algo = config.build_algo()
+    try:
+        algo.train()
+        piece = algo.env_runner._env_to_module.connectors[0]
+        assert isinstance(piece, MeanStdFilter)
+        assert {0, 1} <= set(piece._stats) and piece.running_stat(0).count > 0
+        observations = np.concatenate([np.asarray(ep.agent_episodes[0].get_observations())
+                                       for ep in algo.env_runner.sample() if 0 in ep.agent_episodes])
+        assert np.abs(observations).max() <= 10.0  # normalised and clipped, in the episodes
+    finally:
+        algo.stop()
