@@ -5,7 +5,8 @@ Renamed options are `Option.aliases` (base_options.py: `num_workers`, `sample_ba
 another option with a translated value (`model` -> `model_config`), have no effect with the value given
 (`monitor=False`), or have no equivalent and are refused with a message saying what to do instead
 (`monitor=True`, `model={"custom_model": ...}`, `opt_type="rmsprop"`). A key is consulted only when no
-option of the config class has that name (DQN's `epsilon` is its own option).
+option of the config class has that name (DQN's `epsilon` is its own option). `builder` names the builder
+method where RLlib still takes the old key as a keyword (`training(model=...)`).
 """
 from typing import Any, Mapping
 
@@ -54,7 +55,8 @@ def _rmsprop_setting(value: Any) -> Mapping:
 
 
 BASE_LEGACY_KEYS = (
-    LegacyKey("model", "its default-model keys are `model_config` (config.rl_module(model_config=...)).", _model),
+    LegacyKey("model", "its default-model keys are `model_config` (config.rl_module(model_config=...)).", _model,
+              builder="training"),
     LegacyKey("monitor", "monitor=False has no effect (videos: gymnasium.wrappers.RecordVideo in the env creator).",
               _monitor),
     LegacyKey("opt_type", "opt_type='adam' is what relayrl's Learners use anyway; it has no effect.", _opt_type),

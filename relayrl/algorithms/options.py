@@ -15,7 +15,7 @@ import numbers
 import sys
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Literal, Mapping, Optional, Union
+from typing import Any, Callable, Iterable, Literal, Mapping, Optional, Tuple, Union
 
 from relayrl.core.suggest import did_you_mean
 
@@ -297,6 +297,7 @@ class LegacyKey:
     key: str
     replaced_by: str  # what took its place, completing "`<key>` is an old RLlib config key: ..."
     translate: Callable[[Any], Mapping]
+    builder: Optional[str] = None  # the builder method RLlib still takes it in as a keyword (`training(model=...)`)
 
 
 def warn_legacy_key(legacy: LegacyKey) -> None:
@@ -436,12 +437,15 @@ class OptionTable:
         LegacyKey's message)."""
         updates: dict = {}
         given_as: dict = {}
-        if group is None:
-            values = self._translate_legacy(values, owner)
+        translated: set = set()
+        if group is None or any(self.legacy[word].builder == group for word in values
+                                if word in self.legacy and word not in self._lookup):
+            values, translated = self._translate_legacy(values, owner, group)
         for word, value in values.items():
             if value is NotProvided:
                 continue
-            option = self.resolve(word, owner=owner, group=group)
+            # what an old key stands for may be set in another builder (`training(model=...)`: `model_config`)
+            option = self.resolve(word, owner=owner, group=None if word in translated else group)
             if option.name in updates:
                 error = TypeError if group else UnknownOptionError
                 raise error(f"{owner}: `{option.name}` given twice (as `{given_as[option.name]}` "
@@ -450,13 +454,14 @@ class OptionTable:
             given_as[option.name] = word
         return updates
 
-    def _translate_legacy(self, values: Mapping, owner: str) -> Mapping:
-        if not any(word in self.legacy and word not in self._lookup for word in values):
-            return values
+    def _translate_legacy(self, values: Mapping, owner: str, group: Optional[str]) -> Tuple[Mapping, set]:
+        """The values with old keys replaced by what they stand for (in a builder: only its own old keywords),
+        and the names they became."""
         out: dict = {}
+        new_words: set = set()
         for word, value in values.items():
             legacy = self.legacy.get(word) if word not in self._lookup else None
-            if legacy is None or value is NotProvided:
+            if legacy is None or value is NotProvided or (group is not None and legacy.builder != group):
                 out[word] = value
                 continue
             try:
@@ -468,8 +473,9 @@ class OptionTable:
                     raise UnknownOptionError(f"{owner}: `{key}` given twice (as `{key}` and through the old key "
                                              f"`{word}`)")
                 out[key] = new_value
+                new_words.add(key)
             warn_legacy_key(legacy)
-        return out
+        return out, new_words
 
     def make_builder(self, group: str, owner: type) -> Callable:
         """A keyword-only builder method for `group` with a real signature and a docstring.

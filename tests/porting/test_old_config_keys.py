@@ -89,6 +89,18 @@ def test_old_model_dict_becomes_model_config():
     assert config.model_config["vf_share_layers"] is True
 
 
+def test_training_takes_the_old_model_keyword_as_rllib_does():
+    """RLlib's training() still has `model=` (the old model dict): it sets model_config, as the dict key does."""
+    with pytest.warns(DeprecationWarning, match="`model` is an old RLlib config key.*model_config"):
+        config = PPOConfig().training(model={"fcnet_activation": "relu", "post_fcnet_hiddens": [8]}, lr=1e-3)
+    assert config.model_config["fcnet_activation"] == "relu" and config.model_config["head_fcnet_hiddens"] == [8]
+    assert config.lr == 1e-3
+    with pytest.raises(UnknownOptionError, match=r"custom_model.*RLModuleSpec\(module_class="):
+        PPOConfig().training(model={"custom_model": "my_model"})
+    with pytest.raises(TypeError, match="unexpected keyword argument 'monitor'"):  # old dict keys stay dict-only
+        PPOConfig().training(monitor=False)
+
+
 def test_custom_model_is_refused_pointing_to_rl_module_spec():
     with pytest.raises(UnknownOptionError, match=r"custom_model.*RLModuleSpec\(module_class="):
         PPOConfig.from_dict({"model": {"custom_model": "my_model"}})
