@@ -91,7 +91,7 @@ RLLIB_PATHS: Dict[str, Exports] = {
     "relayrl.core.rl_module.apis.target_network_api": _same(f"{_MODULES}.target_network_api", "TargetNetworkAPI"),
     "relayrl.core.learner": {**_same("relayrl.learner.learner", "Learner"),
                              **_same("relayrl.learner.learner_group", "LearnerGroup")},
-    "relayrl.core.learner.learner": _same("relayrl.learner.learner", "Learner"),
+    "relayrl.core.learner.learner": _same("relayrl.learner.learner", "Learner", "DEFAULT_OPTIMIZER"),
     "relayrl.core.learner.learner_group": _same("relayrl.learner.learner_group", "LearnerGroup"),
     "relayrl.core.learner.torch": {"TorchLearner": "relayrl.learner.learner"},
     "relayrl.core.learner.torch.torch_learner": {"TorchLearner": "relayrl.learner.learner"},
@@ -181,8 +181,10 @@ RLLIB_PATHS: Dict[str, Exports] = {
         _ENVS, "CartPoleWithDictObservationSpace"),
     "relayrl.examples.envs.classes.random_env": _same(_ENVS, "RandomEnv"),
     "relayrl.examples.envs.classes.action_mask_env": _same(_ENVS, "ActionMaskEnv"),
-    "relayrl.examples.envs.classes.multi_agent": _same(_MA_ENVS, "MultiAgentCartPole", "MultiAgentMountainCar",
-                                                       "MultiAgentPendulum", "MultiAgentStatelessCartPole"),
+    "relayrl.examples.envs.classes.multi_agent": {
+        **_same(_MA_ENVS, "MultiAgentCartPole", "MultiAgentMountainCar", "MultiAgentPendulum",
+                "MultiAgentStatelessCartPole"),
+        "make_multi_agent": "relayrl.env.multi_agent_env"},
 }
 
 # relayrl's own modules among the paths: they define (or hook) the names themselves; never generated.
