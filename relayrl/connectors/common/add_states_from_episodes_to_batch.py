@@ -1,6 +1,7 @@
 """Default piece (stateful modules only): put the recurrent state into the batch under `state_in`."""
 from relayrl.connectors.common.stateful import (
     initial_state_numpy,
+    is_multi_rl_module,
     is_stateful,
     max_seq_len,
     module_for_episode,
@@ -33,10 +34,12 @@ class AddStatesFromEpisodesToBatch(ConnectorV2):
         initial = {}  # per module, converted once per call
 
         def stateful_module(episode):
-            module = module_for_episode(rl_module, episode)
+            module = module_for_episode(rl_module, episode) if multi_agent else rl_module
             if id(module) not in initial:
                 initial[id(module)] = initial_state_numpy(module) if module.is_stateful() else None
             return module, initial[id(module)]
+
+        multi_agent = is_multi_rl_module(rl_module)  # else one module serves every episode
 
         if not self._as_learner_connector:
             for episode in self.single_agent_episode_iterator(episodes):

@@ -48,7 +48,7 @@ class AddTimeDimToBatchAndZeroPad(ConnectorV2):
                     continue
                 if isinstance(data, dict):
                     for key, items in data.items():
-                        if not is_stateless_key(key, stateless):
+                        if not (stateless and is_stateless_key(key, stateless)):
                             items[:] = [map_structure(lambda x: np.expand_dims(np.asarray(x), 0), it) for it in items]
             return batch
         # Chunks of one episode share its batch key (e.g. two fragments of it in one train batch): each

@@ -6,7 +6,7 @@ from relayrl.core.columns import DEFAULT_MODULE_ID
 _MULTI_RL_MODULE = None  # relayrl.modules.multi_rl_module.MultiRLModule, imported on first use (it imports torch)
 
 
-def _is_multi_rl_module(rl_module) -> bool:
+def is_multi_rl_module(rl_module) -> bool:
     global _MULTI_RL_MODULE
     if _MULTI_RL_MODULE is None:
         from relayrl.modules.multi_rl_module import MultiRLModule
@@ -17,7 +17,7 @@ def _is_multi_rl_module(rl_module) -> bool:
 
 def single_module(rl_module):
     """The module a single-agent pipeline feeds (the Learner holds a MultiRLModule)."""
-    if _is_multi_rl_module(rl_module):
+    if is_multi_rl_module(rl_module):
         return rl_module.get(DEFAULT_MODULE_ID)
     return rl_module
 
@@ -37,27 +37,27 @@ def is_stateful(rl_module) -> bool:
 def stateless_module_ids(rl_module) -> frozenset:
     """The ids of a MultiRLModule's stateless modules: in a multi-agent pipeline their agents' items (keyed
     `(eps_id, agent_id, module_id)`) get no time axis and no state. Empty for a single module."""
-    if not _is_multi_rl_module(rl_module):
+    if not is_multi_rl_module(rl_module):
         return frozenset()
     return frozenset(module_id for module_id, module in rl_module.items() if not module.is_stateful())
 
 
 def is_stateless_key(key, stateless: frozenset) -> bool:
     """Whether a batch key belongs to an agent of a stateless module (`stateless`: from stateless_module_ids)."""
-    return bool(stateless) and len(key) == 3 and key[2] in stateless
+    return len(key) == 3 and key[2] in stateless
 
 
 def module_for_key(rl_module, key):
     """The module that serves a batch key: `(eps_id, agent_id, module_id)` in multi-agent pipelines, else the one
     module (a single-agent Learner's MultiRLModule holds it under DEFAULT_MODULE_ID)."""
-    if len(key) == 3 and _is_multi_rl_module(rl_module) and key[2] in rl_module:
+    if len(key) == 3 and is_multi_rl_module(rl_module) and key[2] in rl_module:
         return rl_module[key[2]]
     return single_module(rl_module)
 
 
 def module_for_episode(rl_module, episode):
     """The module that serves a single-agent episode (an agent's episode: its module id)."""
-    if episode.agent_id is not None and _is_multi_rl_module(rl_module) and episode.module_id in rl_module:
+    if episode.agent_id is not None and is_multi_rl_module(rl_module) and episode.module_id in rl_module:
         return rl_module[episode.module_id]
     return single_module(rl_module)
 

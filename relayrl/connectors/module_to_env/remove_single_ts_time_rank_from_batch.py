@@ -24,6 +24,6 @@ class RemoveSingleTsTimeRankFromBatch(ConnectorV2):
                 batch[column] = map_structure(lambda x: x[:, 0] if getattr(x, "ndim", 0) > 1 else x, data)
                 continue
             for key, items in data.items():
-                if not is_stateless_key(key, stateless):
+                if not (stateless and is_stateless_key(key, stateless)):
                     items[:] = [map_structure(lambda x: x[0] if getattr(x, "ndim", 0) > 0 else x, it) for it in items]
         return batch
