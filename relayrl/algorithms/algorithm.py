@@ -123,6 +123,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         if policy_class is not None:  # the Policy API runs instead of RLModules and Learners
             setup_policy_algorithm(self, config, policy_class)
             return
+        _check_new_api_stack(config, type(self).__name__)
         from relayrl.env.env_runner_group import EnvRunnerGroup
 
         self.env_runner_group = EnvRunnerGroup(config=config, on_env_runners_recreated=self._on_env_runners_recreated)
@@ -366,6 +367,19 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def _check_new_api_stack(config, algo_name: str) -> None:
+    """config.api_stack(False, False) (RLlib's old stack) is honoured only for an old-stack Policy class."""
+    if config.enable_rl_module_and_learner and config.enable_env_runner_and_connector_v2:
+        return
+    raise ValueError(
+        f"config.api_stack(enable_rl_module_and_learner={config.enable_rl_module_and_learner}, "
+        f"enable_env_runner_and_connector_v2={config.enable_env_runner_and_connector_v2}) asks for RLlib's old API "
+        f"stack, but {algo_name} runs no old-stack Policy class. relayrl runs a Policy class given as "
+        "PolicySpec(policy_class=...) in config.multi_agent(policies=...) or by an Algorithm's "
+        "get_default_policy_class(config) (docs/policy_api.md); its built-in algorithms run on RLModules and "
+        "Learners: drop the api_stack() call or pass True.")
 
 
 def _defines_policy_class(cls) -> bool:

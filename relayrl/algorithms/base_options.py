@@ -325,6 +325,14 @@ BASE_OPTIONS = (
            "(unused: torch_compile_worker is off).", "framework", _DYNAMO_BACKEND),
     Option("torch_compile_worker_dynamo_mode", None, "RLlib's mode for torch_compile_worker (unused: "
            "torch_compile_worker is off).", "framework", optional(_DYNAMO_MODE)),
+    # api_stack(): RLlib's switch between its two stacks; relayrl picks by the config (a Policy class or not)
+    Option("enable_rl_module_and_learner", True, "RLlib's new API stack (RLModules and Learners): relayrl's "
+           "algorithms run on it; False (the old stack) only where the config runs an old-stack Policy class "
+           "(PolicySpec(policy_class=...) or an Algorithm's get_default_policy_class).", "api_stack", BOOL,
+           positional=True),
+    Option("enable_env_runner_and_connector_v2", True, "RLlib's EnvRunners and ConnectorV2 pipelines: True, or "
+           "False together with enable_rl_module_and_learner=False for an old-stack Policy class.", "api_stack",
+           BOOL, positional=True),
     Option("num_gpus", 0, "Old API stack: GPUs of the algorithm process; only 0 (GPU Learners: "
            "config.learners(num_gpus_per_learner=1)).", "resources", _NUM_GPUS),
     # checkpointing()
@@ -359,5 +367,7 @@ BASE_GROUP_HELP = {
     "framework": "Sets the deep-learning framework ('torch', relayrl's only one) and torch.compile for "
                  "the Learner.",
     "resources": "RLlib's old resources() builder: num_gpus=0 only (GPUs go to Learners: learners()).",
+    "api_stack": "RLlib's choice of API stack. relayrl runs RLModules and Learners, or an old-stack Policy class "
+                 "where the config gives one; False is accepted only for such a config.",
     "checkpointing": "Sets what checkpoints hold besides the full state: TorchScript exports of the modules.",
 }
