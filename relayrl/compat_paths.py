@@ -36,6 +36,13 @@ def _same(module: str, *names: str) -> Dict[str, str]:
     return {name: module for name in names}
 
 
+def _torch_paths(algo: str, files: Dict[str, Tuple[str, str]]) -> Dict[str, Dict[str, str]]:
+    """RLlib's `algorithms/<algo>/torch/<file>` paths: {file: (name, relayrl module in the algorithm's package)}."""
+    package = f"relayrl.algorithms.{algo}"
+    return {f"{package}.torch": {}, **{f"{package}.torch.{file}": {name: f"{package}.{module}"}
+                                       for file, (name, module) in files.items()}}
+
+
 def _connectors(*names: str) -> Dict[str, str]:
     """Connector pieces, from relayrl.connectors' own table of pieces."""
     return _same(_CONNECTORS, *names)
@@ -169,10 +176,25 @@ RLLIB_PATHS: Dict[str, Exports] = {
                                                                      "MultiAgentEpisodeReplayBuffer"),
     "relayrl.utils.replay_buffers.multi_agent_prioritized_episode_buffer": _same(
         "relayrl.replay", "MultiAgentPrioritizedEpisodeReplayBuffer"),
-    # the example scripts' helpers and envs
+    # The algorithms' torch modules and Learners (relayrl's are torch; the Torch* names are aliases).
+    **_torch_paths("ppo", {"default_ppo_torch_rl_module": ("DefaultPPOTorchRLModule", "default_ppo_rl_module"),
+                           "ppo_torch_rl_module": ("PPOTorchRLModule", "default_ppo_rl_module"),
+                           "ppo_torch_learner": ("PPOTorchLearner", "ppo_learner")}),
+    **_torch_paths("dqn", {"default_dqn_torch_rl_module": ("DefaultDQNTorchRLModule", "default_dqn_rl_module"),
+                           "dqn_torch_learner": ("DQNTorchLearner", "dqn_learner")}),
+    **_torch_paths("sac", {"default_sac_torch_rl_module": ("DefaultSACTorchRLModule", "default_sac_rl_module"),
+                           "sac_torch_learner": ("SACTorchLearner", "sac_learner")}),
+    **_torch_paths("appo", {"default_appo_torch_rl_module": ("DefaultAPPOTorchRLModule", "default_appo_rl_module"),
+                            "appo_torch_learner": ("APPOTorchLearner", "appo_learner")}),
+    **_torch_paths("impala", {"impala_torch_learner": ("IMPALATorchLearner", "impala_learner")}),
+    # the example scripts' helpers, envs and modules
     "relayrl.examples": {},
     "relayrl.examples.utils": _EXAMPLE_SCRIPT,
     "relayrl.examples.envs": {},
+    "relayrl.examples.rl_modules": {},
+    "relayrl.examples.rl_modules.classes": _same("relayrl.modules.action_masking", "ActionMaskingTorchRLModule"),
+    "relayrl.examples.rl_modules.classes.action_masking_rlm": _same("relayrl.modules.action_masking",
+                                                                   "ActionMaskingTorchRLModule"),
     "relayrl.examples.envs.classes": _same(_ENVS, "SimpleCorridor", "StatelessCartPole",
                                            "CartPoleWithDictObservationSpace", "RandomEnv", "ActionMaskEnv"),
     "relayrl.examples.envs.classes.simple_corridor": _same(_ENVS, "SimpleCorridor"),

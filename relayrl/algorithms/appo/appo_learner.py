@@ -109,4 +109,6 @@ class APPOLearner(IMPALALearner):
             getattr(self, name).update(state.get(name, {}))
 
 
-__all__ = ["APPOLearner"]
+APPOTorchLearner = APPOLearner  # RLlib's torch class name (relayrl's Learners are torch)
+
+__all__ = ["APPOTorchLearner", "APPOLearner"]

@@ -163,4 +163,6 @@ def _q_stats(rows):
             "qf_target_next_mean": rows["targets"].mean(-1), "td_error_mean": rows["td"].mean(-1)}
 
 
-__all__ = ["DQNLearner", "TD_ERROR_KEY", "LAST_TARGET_UPDATE_TS", "NUM_TARGET_UPDATES"]
+DQNTorchLearner = DQNLearner  # RLlib's torch class name (relayrl's Learners are torch)
+
+__all__ = ["DQNTorchLearner", "DQNLearner", "TD_ERROR_KEY", "LAST_TARGET_UPDATE_TS", "NUM_TARGET_UPDATES"]

@@ -118,4 +118,6 @@ def _rows(module_batch: Dict[str, Any], start: int, stop: int) -> Dict[str, Any]
     return {k: cut(v) for k, v in module_batch.items()}
 
 
-__all__ = ["IMPALALearner", "WEIGHTS_SEQ_NO", "build_impala_learner_pipeline"]
+IMPALATorchLearner = IMPALALearner  # RLlib's torch class name (relayrl's Learners are torch)
+
+__all__ = ["IMPALATorchLearner", "IMPALALearner", "WEIGHTS_SEQ_NO", "build_impala_learner_pipeline"]

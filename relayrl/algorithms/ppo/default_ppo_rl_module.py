@@ -126,3 +126,6 @@ class DefaultPPOTorchRLModule(RecurrentActorCritic, RLModule, ValueFunctionAPI, 
             own = self.state_dict()
             state = {k: v for k, v in state.items() if k in own}
         return state
+
+
+PPOTorchRLModule = DefaultPPOTorchRLModule  # RLlib's older name (ppo_torch_rl_module.py)

@@ -129,3 +129,6 @@ class PPOLearner(Learner):
     def set_state(self, state):
         super().set_state(state)
         self.curr_kl_coeffs.update(state.get("curr_kl_coeffs", {}))
+
+
+PPOTorchLearner = PPOLearner  # RLlib's torch class name (relayrl's Learners are torch)

@@ -182,4 +182,6 @@ def _sac_row_stats(rows):
             "td_error_mean": rows["abs_td"].mean(-1), "entropy": -rows["logp"].mean(-1)}
 
 
-__all__ = ["SACLearner", "resolve_target_entropy"]
+SACTorchLearner = SACLearner  # RLlib's torch class name (relayrl's Learners are torch)
+
+__all__ = ["SACTorchLearner", "SACLearner", "resolve_target_entropy"]
