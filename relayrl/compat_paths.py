@@ -61,7 +61,8 @@ _EXAMPLE_SCRIPT = _same(_TESTING_SCRIPT, "add_rllib_example_script_args", "run_r
 _CALLBACKS = _same("relayrl.callbacks", "RLlibCallback", "DefaultCallbacks", "make_multi_callbacks")
 _ENV_TO_MODULE = ("AddObservationsFromEpisodesToBatch", "AddStatesFromEpisodesToBatch", "AddTimeDimToBatchAndZeroPad",
                   "BatchIndividualItems", "EnvToModulePipeline", "FlattenObservations", "FrameStackingEnvToModule",
-                  "MeanStdFilter", "NumpyToTensor", "PrevActionsPrevRewards")
+                  "MeanStdFilter", "MultiAgentObservationPreprocessor", "NumpyToTensor", "ObservationPreprocessor",
+                  "PrevActionsPrevRewards", "SingleAgentObservationPreprocessor")
 _LEARNER = ("AddColumnsFromEpisodesToTrainBatch", "AddObservationsFromEpisodesToBatch", "AddOneTsToEpisodesAndTruncate",
             "AddStatesFromEpisodesToBatch", "AddTimeDimToBatchAndZeroPad", "BatchIndividualItems",
             "FrameStackingLearner", "GeneralAdvantageEstimation", "LearnerConnectorPipeline", "NumpyToTensor")
