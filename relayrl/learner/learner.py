@@ -104,6 +104,8 @@ class Learner(Checkpointable):
     # -- optimizers ------------------------------------------------------------------------
     def configure_optimizers(self) -> None:
         for module_id in self.module.keys():
+            if not any(p.requires_grad for p in self.module[module_id].parameters()):
+                continue  # nothing to optimize: a heuristic module (e.g. RandomRLModule) next to learned ones
             self.configure_optimizers_for_module(module_id, config=self.config)
 
     def configure_optimizers_for_module(self, module_id: str, config=None) -> None:
