@@ -329,10 +329,10 @@ BASE_OPTIONS = (
     Option("enable_rl_module_and_learner", True, "RLlib's new API stack (RLModules and Learners): relayrl's "
            "algorithms run on it; False (the old stack) only where the config runs an old-stack Policy class "
            "(PolicySpec(policy_class=...) or an Algorithm's get_default_policy_class).", "api_stack", BOOL,
-           positional=True),
+           positional=True, cli=False),
     Option("enable_env_runner_and_connector_v2", True, "RLlib's EnvRunners and ConnectorV2 pipelines: True, or "
            "False together with enable_rl_module_and_learner=False for an old-stack Policy class.", "api_stack",
-           BOOL, positional=True),
+           BOOL, positional=True, cli=False),
     Option("num_gpus", 0, "Old API stack: GPUs of the algorithm process; only 0 (GPU Learners: "
            "config.learners(num_gpus_per_learner=1)).", "resources", _NUM_GPUS),
     # checkpointing()

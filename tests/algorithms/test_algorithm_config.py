@@ -51,7 +51,9 @@ BASE_DEFAULTS = {
     "framework": "torch", "torch_compile_learner": False, "torch_compile_learner_what_to_compile": "forward_train",
     "torch_compile_learner_dynamo_backend": "inductor", "torch_compile_learner_dynamo_mode": None,
     "torch_compile_worker": False, "torch_compile_worker_dynamo_backend": "onnxrt",
-    "torch_compile_worker_dynamo_mode": None, "num_gpus": 0, "horizon": None, "soft_horizon": False, "no_done_at_end": False,
+    "torch_compile_worker_dynamo_mode": None, "enable_rl_module_and_learner": True,
+    "enable_env_runner_and_connector_v2": True, "num_gpus": 0, "horizon": None, "soft_horizon": False,
+    "no_done_at_end": False,
     "legacy_result_keys": False, "evaluation_force_reset_envs_before_iteration": True,
     # multi_agent(): RLlib's defaults (policies None: single-agent)
     "policies": None, "policy_mapping_fn": None, "policies_to_train": None, "count_steps_by": "env_steps",
