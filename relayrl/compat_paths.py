@@ -193,9 +193,11 @@ RLLIB_PATHS: Dict[str, Exports] = {
     "relayrl.examples.utils": _EXAMPLE_SCRIPT,
     "relayrl.examples.envs": {},
     "relayrl.examples.rl_modules": {},
-    "relayrl.examples.rl_modules.classes": {**_same("relayrl.modules.action_masking", "ActionMaskingTorchRLModule"),
-                                            **_same("relayrl.modules.random_rl_module", "RandomRLModule")},
+    "relayrl.examples.rl_modules.classes": _same("relayrl.testing.rock_paper_scissors", "AlwaysSameHeuristicRLM",
+                                                 "BeatLastHeuristicRLM"),
     "relayrl.examples.rl_modules.classes.random_rlm": _same("relayrl.modules.random_rl_module", "RandomRLModule"),
+    "relayrl.examples.rl_modules.classes.rock_paper_scissors_heuristic_rlm": _same(
+        "relayrl.testing.rock_paper_scissors", "AlwaysSameHeuristicRLM", "BeatLastHeuristicRLM"),
     "relayrl.examples.rl_modules.classes.action_masking_rlm": _same("relayrl.modules.action_masking",
                                                                    "ActionMaskingTorchRLModule"),
     "relayrl.examples.envs.classes": _same(_ENVS, "SimpleCorridor", "StatelessCartPole",
@@ -207,9 +209,12 @@ RLLIB_PATHS: Dict[str, Exports] = {
     "relayrl.examples.envs.classes.random_env": _same(_ENVS, "RandomEnv"),
     "relayrl.examples.envs.classes.action_mask_env": _same(_ENVS, "ActionMaskEnv"),
     "relayrl.examples.envs.classes.multi_agent": {
-        **_same(_MA_ENVS, "MultiAgentCartPole", "MultiAgentMountainCar", "MultiAgentPendulum",
-                "MultiAgentStatelessCartPole"),
+        **_same(_MA_ENVS, "MultiAgentCartPole", "MultiAgentCartPoleWithDictObservationSpace", "MultiAgentMountainCar",
+                "MultiAgentPendulum", "MultiAgentStatelessCartPole"),
+        **_same(_ENVS, "StatelessCartPole", "CartPoleWithDictObservationSpace"),
         "make_multi_agent": "relayrl.env.multi_agent_env"},
+    "relayrl.examples.envs.classes.multi_agent.rock_paper_scissors": _same("relayrl.testing.rock_paper_scissors",
+                                                                          "RockPaperScissors"),
 }
 
 # relayrl's own modules among the paths: they define (or hook) the names themselves; never generated.

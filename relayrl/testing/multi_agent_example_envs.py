@@ -5,11 +5,13 @@ As RLlib's, each is `make_multi_agent(...)` of a single-agent env: `num_agents` 
 the episode ends when every copy has.
 """
 from relayrl.env.multi_agent_env import make_multi_agent
-from relayrl.testing.example_envs import StatelessCartPole
+from relayrl.testing.example_envs import CartPoleWithDictObservationSpace, StatelessCartPole
 
 MultiAgentCartPole = make_multi_agent("CartPole-v1")
 MultiAgentMountainCar = make_multi_agent("MountainCarContinuous-v0")
 MultiAgentPendulum = make_multi_agent("Pendulum-v1")
 MultiAgentStatelessCartPole = make_multi_agent(lambda config: StatelessCartPole(config))
+MultiAgentCartPoleWithDictObservationSpace = make_multi_agent(lambda config: CartPoleWithDictObservationSpace(config))
 
-__all__ = ["MultiAgentCartPole", "MultiAgentMountainCar", "MultiAgentPendulum", "MultiAgentStatelessCartPole"]
+__all__ = ["MultiAgentCartPole", "MultiAgentCartPoleWithDictObservationSpace", "MultiAgentMountainCar",
+           "MultiAgentPendulum", "MultiAgentStatelessCartPole"]
