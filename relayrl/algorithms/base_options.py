@@ -220,6 +220,9 @@ BASE_OPTIONS = (
     Option("learner_class", None, "A Learner subclass to use instead of the algorithm's default.",
            "learners", Check("a Learner subclass or None", lambda v: v is None or isinstance(v, type), type),
            cli=False),
+    Option("learner_config_dict", {}, "Any settings for a custom Learner (RLlib's): relayrl's own Learners read "
+           "none of them; a Learner subclass reads them as self.config.learner_config_dict[...].", "learners", DICT,
+           cli=False),
     Option("learner_connector", None, "Callable (obs_space, act_space) -> ConnectorV2 or list, put "
            "before the default learner pieces.", "learners", CALLABLE_OR_NONE, also_in=("training",),
            cli=False),

@@ -26,7 +26,7 @@ BASE_DEFAULTS = {
     "num_cpus_per_env_runner": 1, "num_gpus_per_env_runner": 0, "custom_resources_per_env_runner": {},
     "max_requests_in_flight_per_env_runner": 1, "sample_timeout_s": 60.0,
     "num_learners": 0, "num_cpus_per_learner": "auto", "num_gpus_per_learner": 0, "learner_class": None,
-    "learner_connector": None, "add_default_connectors_to_learner_pipeline": True,
+    "learner_config_dict": {}, "learner_connector": None, "add_default_connectors_to_learner_pipeline": True,
     "gamma": 0.99, "lr": 0.001, "train_batch_size_per_learner": None, "train_batch_size": 32,
     "minibatch_size": None, "num_epochs": 1, "shuffle_batch_per_epoch": False, "grad_clip": None,
     "grad_clip_by": "global_norm", "model_config": {}, "rl_module_spec": None,
