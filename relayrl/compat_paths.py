@@ -215,6 +215,7 @@ RLLIB_PATHS: Dict[str, Exports] = {
         "make_multi_agent": "relayrl.env.multi_agent_env"},
     "relayrl.examples.envs.classes.multi_agent.rock_paper_scissors": _same("relayrl.testing.rock_paper_scissors",
                                                                           "RockPaperScissors"),
+    "relayrl.examples.envs.classes.multi_agent.tic_tac_toe": _same("relayrl.testing.tic_tac_toe", "TicTacToe"),
 }
 
 # relayrl's own modules among the paths: they define (or hook) the names themselves; never generated.
