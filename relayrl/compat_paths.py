@@ -189,6 +189,8 @@ RLLIB_PATHS: Dict[str, Exports] = {
                             "appo_torch_learner": ("APPOTorchLearner", "appo_learner")}),
     **_torch_paths("impala", {"impala_torch_learner": ("IMPALATorchLearner", "impala_learner")}),
     # the example scripts' helpers, envs and modules
+    "relayrl.utils.spaces": {},
+    "relayrl.utils.spaces.space_utils": "relayrl.core.space_utils",
     "relayrl.examples": {},
     "relayrl.examples.utils": _EXAMPLE_SCRIPT,
     "relayrl.examples.envs": {},
