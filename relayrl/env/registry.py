@@ -3,7 +3,7 @@
 Names come from `relayrl.register_env` or, as in RLlib, from Ray Tune's `ray.tune.registry.register_env`. Tune's
 registry is also how a name reaches Ray's other processes (EnvRunner actors, Tune trials): relayrl copies its own
 names there before it makes actors (`share_registered_envs_with_ray`), and looks a name up there when this process
-uses Ray. Without Ray nothing here imports it.
+uses Ray (relayrl/tune/env_names.py). Without Ray nothing here imports it.
 """
 import inspect
 import sys
@@ -24,37 +24,27 @@ def register_env(name: str, env_creator: Callable) -> None:
         raise TypeError(f"register_env('{name}', ...) needs a callable taking env_config, got {env_creator!r}.")
     _ENV_CREATORS[name] = env_creator
     if "ray.tune.registry" in sys.modules:  # Ray is in use: other processes look the name up there
-        sys.modules["ray.tune.registry"].register_env(name, env_creator)
+        from relayrl.tune.env_names import register_with_tune
+
+        register_with_tune({name: env_creator})
 
 
 def share_registered_envs_with_ray() -> None:
     """Copy every register_env() name into Ray Tune's registry, where Ray's workers find it (before making actors,
-    and when Tune is imported; Tune keeps names given before `ray.init()` until then)."""
+    and when Tune is imported)."""
     if _ENV_CREATORS:
-        from ray.tune.registry import register_env as register_with_tune
+        from relayrl.tune.env_names import register_with_tune
 
-        for name, creator in _ENV_CREATORS.items():
-            register_with_tune(name, creator)
-
-
-def _tune_registry():
-    """Ray Tune's env registry if this process uses Ray (Tune imported, or a Ray worker or driver), else None."""
-    ray = sys.modules.get("ray")
-    if "ray.tune.registry" not in sys.modules and not (ray is not None and getattr(ray, "is_initialized", bool)()):
-        return None
-    from ray.tune import registry
-
-    return registry
+        register_with_tune(_ENV_CREATORS)
 
 
 def registered_env_creator(name: str) -> Optional[Callable]:
     """The creator registered under `name` (relayrl's register_env, then Ray Tune's), or None."""
     if name in _ENV_CREATORS:
         return _ENV_CREATORS[name]
-    tune_registry = _tune_registry()
-    if tune_registry is not None and tune_registry._global_registry.contains(tune_registry.ENV_CREATOR, name):
-        return tune_registry._global_registry.get(tune_registry.ENV_CREATOR, name)
-    return None
+    from relayrl.tune.env_names import creator_from_tune, uses_ray
+
+    return creator_from_tune(name) if uses_ray() else None
 
 
 def _accepts_positional_arg(cls) -> bool:
