@@ -1,4 +1,4 @@
-"""Learning tests' one loop: train until the mean return reaches a target or the env-step budget runs out."""
+"""Learning tests' loops: train until the mean return reaches a target or the env-step budget runs out; train once."""
 from typing import Tuple
 
 
@@ -12,5 +12,14 @@ def train_until(config, target: float, budget: int) -> Tuple[float, int]:
             ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
             if ret >= target or steps >= budget:
                 return ret, steps
+    finally:
+        algo.stop()
+
+
+def train_once(config) -> dict:
+    """Build the algorithm from `config`, run one train() call, stop it; returns the result."""
+    algo = config.build_algo()
+    try:
+        return algo.train()
     finally:
         algo.stop()

@@ -9,6 +9,7 @@ from relayrl.algorithms.algorithm import Algorithm
 from relayrl.policy.policy_algorithm_config import PolicyAlgorithmConfig
 from relayrl.policy.policy_template import build_policy_class
 from relayrl.policy.postprocessing import compute_advantages
+from relayrl.testing.learning import train_once
 
 
 def _loss(policy, model, dist_class, train_batch):
@@ -26,20 +27,12 @@ class PolicyGradient(Algorithm):
         return build_policy_class("PG", "torch", loss_fn=_loss, postprocess_fn=_postprocess)
 
 
-def _train_once(config):
-    algo = config.build_algo()
-    try:
-        return algo.train()
-    finally:
-        algo.stop()
-
-
 def test_the_new_stack_flags_are_accepted_and_kept():
     config = (PPOConfig().api_stack(enable_rl_module_and_learner=True, enable_env_runner_and_connector_v2=True)
               .environment("CartPole-v1").training(train_batch_size=64, minibatch_size=32, num_epochs=1))
     assert config.to_dict()["enable_rl_module_and_learner"] is True
     assert PPOConfig.from_dict(config.to_dict()).enable_env_runner_and_connector_v2 is True
-    assert _train_once(config)["num_env_steps_sampled_lifetime"] >= 64
+    assert train_once(config)["num_env_steps_sampled_lifetime"] >= 64
 
 
 @pytest.mark.parametrize("flags", [(False, False), (True, False)])
@@ -53,7 +46,7 @@ def test_the_old_stack_runs_an_old_stack_policy_class():
     config = (PolicyAlgorithmConfig(algo_class=PolicyGradient)
               .api_stack(enable_rl_module_and_learner=False, enable_env_runner_and_connector_v2=False)
               .environment("CartPole-v1").training(train_batch_size=64).debugging(seed=0))
-    assert _train_once(config)["num_env_steps_sampled_lifetime"] >= 64
+    assert train_once(config)["num_env_steps_sampled_lifetime"] >= 64
 
 
 def test_a_flag_that_is_not_a_bool_is_refused():

@@ -5,6 +5,7 @@ import pytest
 
 from relayrl import PPO, PPOConfig, register_env
 from relayrl.testing.envs import CountingEnv
+from relayrl.testing.learning import train_once
 
 tune = pytest.importorskip("ray.tune")
 from ray.tune.registry import register_env as tune_register_env  # noqa: E402
@@ -21,17 +22,9 @@ def _config(env_name, num_env_runners=0):
             .debugging(seed=0))
 
 
-def _train_once(config):
-    algo = config.build_algo()
-    try:
-        return algo.train()
-    finally:
-        algo.stop()
-
-
 def test_a_name_registered_with_tune_works_in_this_process():
     tune_register_env("counting-via-tune-local", CountingEnv)
-    result = _train_once(_config("counting-via-tune-local"))
+    result = train_once(_config("counting-via-tune-local"))
     assert result["env_runners"]["episode_return_mean"] == RETURN
 
 
@@ -39,7 +32,7 @@ def test_a_name_registered_with_tune_works_in_this_process():
 def test_a_registered_name_reaches_remote_env_runners(ray_session, register):
     name = f"counting-remote-{register.__module__}"
     register(name, CountingEnv)
-    result = _train_once(_config(name, num_env_runners=1))
+    result = train_once(_config(name, num_env_runners=1))
     assert result["num_env_steps_sampled_lifetime"] == 40
     assert result["env_runners"]["episode_return_mean"] == RETURN
 
