@@ -21,6 +21,7 @@ from relayrl.algorithms.options import (
     is_int,
     is_real,
     one_of,
+    only_default,
     optional,
     schedule_or,
 )
@@ -336,6 +337,18 @@ BASE_OPTIONS = (
     Option("enable_env_runner_and_connector_v2", True, "RLlib's EnvRunners and ConnectorV2 pipelines: True, or "
            "False together with enable_rl_module_and_learner=False for an old-stack Policy class.", "api_stack",
            BOOL, positional=True, cli=False),
+    # experimental(): RLlib's; relayrl implements none of these switches, so only their defaults pass
+    Option("_validate_config", True, "RLlib's switch to skip config validation; relayrl always validates.",
+           "experimental", only_default(True, "relayrl always validates its configs"), cli=False),
+    Option("_torch_lr_scheduler_classes", None, "RLlib's torch lr schedulers; not supported: give `lr` as a "
+           "schedule instead.", "experimental", only_default(None, "torch lr schedulers are not supported; give lr "
+                                                             "as a schedule: training(lr=[[0, 1e-3], [100000, 1e-4]])"),
+           cli=False),
+    Option("_torch_grad_scaler_class", None, "RLlib's mixed-precision grad scaler; not supported.", "experimental",
+           only_default(None, "mixed-precision training with a grad scaler is not supported"), cli=False),
+    Option("_use_msgpack_checkpoints", False, "RLlib's msgpack checkpoint format; relayrl writes its own.",
+           "experimental", only_default(False, "relayrl writes its own checkpoint format (docs/checkpoints.md)"),
+           cli=False),
     Option("num_gpus", 0, "Old API stack: GPUs of the algorithm process; only 0 (GPU Learners: "
            "config.learners(num_gpus_per_learner=1)).", "resources", _NUM_GPUS),
     # checkpointing()
@@ -370,6 +383,7 @@ BASE_GROUP_HELP = {
     "framework": "Sets the deep-learning framework ('torch', relayrl's only one) and torch.compile for "
                  "the Learner.",
     "resources": "RLlib's old resources() builder: num_gpus=0 only (GPUs go to Learners: learners()).",
+    "experimental": "RLlib's experimental switches; relayrl implements none of them, so only their defaults pass.",
     "api_stack": "RLlib's choice of API stack. relayrl runs RLModules and Learners, or an old-stack Policy class "
                  "where the config gives one; False is accepted only for such a config.",
     "checkpointing": "Sets what checkpoints hold besides the full state: TorchScript exports of the modules.",

@@ -52,7 +52,8 @@ BASE_DEFAULTS = {
     "torch_compile_learner_dynamo_backend": "inductor", "torch_compile_learner_dynamo_mode": None,
     "torch_compile_worker": False, "torch_compile_worker_dynamo_backend": "onnxrt",
     "torch_compile_worker_dynamo_mode": None, "enable_rl_module_and_learner": True,
-    "enable_env_runner_and_connector_v2": True, "num_gpus": 0, "horizon": None, "soft_horizon": False,
+    "enable_env_runner_and_connector_v2": True, "_validate_config": True, "_torch_lr_scheduler_classes": None,
+    "_torch_grad_scaler_class": None, "_use_msgpack_checkpoints": False, "num_gpus": 0, "horizon": None, "soft_horizon": False,
     "no_done_at_end": False,
     "legacy_result_keys": False, "evaluation_force_reset_envs_before_iteration": True,
     # multi_agent(): RLlib's defaults (policies None: single-agent)
