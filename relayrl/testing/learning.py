@@ -1,4 +1,6 @@
-"""Learning tests' loops: train until the mean return reaches a target or the env-step budget runs out; train once."""
+"""Learning tests' loops (train until the mean return reaches a target or the budget runs out; train once) and the
+Learner batch that sampled episodes become."""
+import copy
 from typing import Tuple
 
 
@@ -21,5 +23,20 @@ def train_once(config) -> dict:
     algo = config.build_algo()
     try:
         return algo.train()
+    finally:
+        algo.stop()
+
+
+def sample_and_learner_batch(config, fragments: int):
+    """Build the algorithm, sample `fragments` times on its local EnvRunner and run the episodes through the local
+    Learner's connector pipeline; returns (a copy of the episodes as sampled, the batch by module id, the Learner's
+    MultiRLModule)."""
+    algo = config.build_algo()
+    try:
+        runner, learner = algo.env_runner, algo.learner_group._learner
+        episodes = [ep for _ in range(fragments) for ep in runner.sample()]
+        kept = copy.deepcopy(episodes)  # the pipeline changes the episodes it reads
+        batch = learner._learner_connector(rl_module=learner.module, batch={}, episodes=episodes)
+        return kept, batch, learner.module
     finally:
         algo.stop()

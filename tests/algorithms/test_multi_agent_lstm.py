@@ -1,7 +1,6 @@
 """Multi-agent PPO with stateful (LSTM) modules: each agent's state is carried by the sampler and the Learner's
 padded sequences (each module with its own max_seq_len) give exactly what the sampler computed; a stateless
 module beside a stateful one gets no time axis and no state."""
-import copy
 import pathlib
 import sys
 
@@ -12,7 +11,7 @@ import torch
 from relayrl import PPOConfig
 from relayrl.core.columns import Columns
 from relayrl.modules.rl_module_spec import MultiRLModuleSpec, RLModuleSpec
-from relayrl.testing.learning import train_until
+from relayrl.testing.learning import sample_and_learner_batch, train_until
 from relayrl.testing.multi_agent_example_envs import MultiAgentStatelessCartPole
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -36,18 +35,6 @@ def ma_config(p1_model_config):
             .debugging(seed=5))
 
 
-def sample_and_batch(config, fragments: int):
-    algo = config.build_algo()
-    try:
-        runner, learner = algo.env_runner, algo.learner_group._learner
-        episodes = [ep for _ in range(fragments) for ep in runner.sample()]
-        kept = copy.deepcopy(episodes)
-        batch = learner._learner_connector(rl_module=learner.module, batch={}, episodes=episodes)
-        return kept, batch, learner.module
-    finally:
-        algo.stop()
-
-
 def assert_recomputes_the_sampler(module, batch, seq_len=None):
     """The module's logits for every real step (the loss mask hides padding and GAE's bootstrap steps) equal the
     sampler's."""
@@ -62,7 +49,7 @@ def assert_recomputes_the_sampler(module, batch, seq_len=None):
 
 
 def test_two_lstm_modules_with_their_own_sequence_lengths_recompute_the_sampler_exactly():
-    episodes, batch, module = sample_and_batch(ma_config({**LSTM, "max_seq_len": 5}), fragments=6)
+    episodes, batch, module = sample_and_learner_batch(ma_config({**LSTM, "max_seq_len": 5}), fragments=6)
     assert any(ep.env_t_started > 0 for ep in episodes) and any(ep.is_done for ep in episodes)
     for module_id, seq_len in (("p0", 4), ("p1", 5)):
         module_batch = batch[module_id]
@@ -73,7 +60,7 @@ def test_two_lstm_modules_with_their_own_sequence_lengths_recompute_the_sampler_
 
 
 def test_a_stateless_module_beside_an_lstm_gets_no_time_axis_and_no_state():
-    _, batch, module = sample_and_batch(ma_config({"fcnet_hiddens": [16]}), fragments=4)
+    _, batch, module = sample_and_learner_batch(ma_config({"fcnet_hiddens": [16]}), fragments=4)
     assert module["p0"].is_stateful() and not module["p1"].is_stateful()
     assert_recomputes_the_sampler(module["p0"], batch["p0"], 4)
     assert Columns.STATE_IN not in batch["p1"] and Columns.SEQ_LENS not in batch["p1"]

@@ -12,6 +12,7 @@ from relayrl import DefaultModelConfig, PPOConfig
 from relayrl.algorithms.ppo.default_ppo_rl_module import DefaultPPOTorchRLModule
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 from relayrl.testing import StatelessCartPole
+from relayrl.testing.learning import sample_and_learner_batch
 
 OBS = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
 
@@ -105,15 +106,8 @@ def lstm_config(**model_config):
 
 
 def sample_and_batch(config, fragments: int):
-    algo = config.build_algo()
-    try:
-        runner, learner = algo.env_runner, algo.learner_group._learner
-        episodes = [ep for _ in range(fragments) for ep in runner.sample()]
-        kept = copy.deepcopy(episodes)
-        batch = learner._learner_connector(rl_module=learner.module, batch={}, episodes=episodes)[DEFAULT_MODULE_ID]
-        return kept, batch, learner.module[DEFAULT_MODULE_ID]
-    finally:
-        algo.stop()
+    episodes, batch, module = sample_and_learner_batch(config, fragments)
+    return episodes, batch[DEFAULT_MODULE_ID], module[DEFAULT_MODULE_ID]
 
 
 @pytest.mark.parametrize("numpy_inference", [True, False])  # the runner's state fast path, and the pipelines
