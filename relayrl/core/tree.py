@@ -9,3 +9,10 @@ def map_structure(func, *structs):
     if isinstance(first, tuple):
         return tuple(map_structure(func, *(s[i] for s in structs)) for i in range(len(first)))
     return func(*structs)
+
+
+def first_leaf(struct):
+    """The first leaf of a dict/tuple structure (e.g. to read a nested batch's length)."""
+    while isinstance(struct, (dict, tuple)):
+        struct = next(iter(struct.values())) if isinstance(struct, dict) else struct[0]
+    return struct

@@ -32,7 +32,7 @@ from typing import Any, List, Optional, Sequence, Union
 import gymnasium as gym
 import numpy as np
 
-from relayrl.core.tree import map_structure
+from relayrl.core.tree import first_leaf, map_structure
 from relayrl.episodes.spare_row import append_into_spare_row, concatenate_with_spare_row, stack_with_spare_row
 
 Indices = Union[None, int, slice, Sequence[int], np.ndarray]
@@ -41,12 +41,6 @@ Indices = Union[None, int, slice, Sequence[int], np.ndarray]
 # ---- helpers for nested (dict / tuple) items -------------------------------
 # dict and tuple are the only containers (what gymnasium's Dict/Tuple spaces
 # sample); everything else is a leaf.
-
-
-def _first_leaf(struct):
-    while isinstance(struct, (dict, tuple)):
-        struct = next(iter(struct.values())) if isinstance(struct, dict) else struct[0]
-    return struct
 
 
 _NDARRAY_ONLY = {np.ndarray}
@@ -75,14 +69,14 @@ def _concat(parts: Sequence) -> Any:
 def unbatch_items(batch) -> list:
     """Batched structure -> list of items (inverse of `_stack`): row views of arrays, per-item dicts/tuples."""
     if isinstance(batch, (dict, tuple)):
-        return [map_structure(lambda a: a[i], batch) for i in range(len(_first_leaf(batch)))]
+        return [map_structure(lambda a: a[i], batch) for i in range(len(first_leaf(batch)))]
     return list(batch)
 
 
 def _batch_len(new_data) -> int:
     if isinstance(new_data, (list, tuple)):
         return len(new_data)
-    return len(_first_leaf(new_data))
+    return len(first_leaf(new_data))
 
 
 def _as_items(new_data) -> list:
@@ -215,7 +209,7 @@ class InfiniteLookbackBuffer:
     def _total(self) -> int:
         if isinstance(self.data, list):
             return len(self.data)
-        return len(_first_leaf(self.data))
+        return len(first_leaf(self.data))
 
     def __len__(self) -> int:
         return self._total() - self.lookback
@@ -376,7 +370,7 @@ class InfiniteLookbackBuffer:
         newest = None
         if self._total() > 0:
             newest = map_structure(lambda a: a[-1], self.data) if self.finalized else self.data[-1]
-        if not isinstance(_first_leaf(newest), np.ndarray) or one_hot:
+        if not isinstance(first_leaf(newest), np.ndarray) or one_hot:
             # Non-array items (floats, infos dicts) keep the space-based (or plain) fill.
             return _fill_for_space(self._space, fill, one_hot) if self._space is not None else \
                 _fill_like(newest, fill)

@@ -3,6 +3,7 @@ next to learned modules, left out of `policies_to_train`."""
 import numpy as np
 
 from relayrl.core.columns import Columns
+from relayrl.core.tree import first_leaf
 from relayrl.modules.rl_module import RLModule
 
 
@@ -11,7 +12,7 @@ class RandomRLModule(RLModule):
     cannot be trained: keep its module id out of `config.multi_agent(policies_to_train=...)`."""
 
     def _forward(self, batch, **kwargs):
-        rows = len(_first_leaf(batch[Columns.OBS]))
+        rows = len(first_leaf(batch[Columns.OBS]))
         actions = [self.action_space.sample() for _ in range(rows)]
         return {Columns.ACTIONS: np.stack(actions) if rows else np.zeros((0,) + self.action_space.shape)}
 
@@ -21,9 +22,3 @@ class RandomRLModule(RLModule):
 
     def compile(self, *args, **kwargs):
         """RLlib's TorchRLModule method, for code that calls it: nothing to compile."""
-
-
-def _first_leaf(value):
-    while isinstance(value, (dict, list, tuple)):
-        value = next(iter(value.values())) if isinstance(value, dict) else value[0]
-    return value
