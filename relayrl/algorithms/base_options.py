@@ -209,7 +209,8 @@ BASE_OPTIONS = (
            "recreated inside its EnvRunner (the runner's envs are rebuilt, ongoing episodes dropped) "
            "instead of failing the runner.",
            "fault_tolerance", BOOL),
-    # learners() (the two connector options are also accepted by training(), as in RLlib)
+    # learners() (learner_class, learner_config_dict and the two connector options are also accepted by
+    # training(), as in RLlib)
     Option("num_learners", 0, "Remote Learner actors (Ray, DDP); 0 trains in the driver process.",
            "learners", NON_NEGATIVE_INT),
     Option("num_cpus_per_learner", "auto", "CPU threads torch may use for a Learner (and, in the "
@@ -220,10 +221,10 @@ BASE_OPTIONS = (
            "Learner, all-reduce over NCCL instead of gloo.", "learners", NON_NEGATIVE_FLOAT),
     Option("learner_class", None, "A Learner subclass to use instead of the algorithm's default.",
            "learners", Check("a Learner subclass or None", lambda v: v is None or isinstance(v, type), type),
-           cli=False),
+           also_in=("training",), cli=False),
     Option("learner_config_dict", {}, "Any settings for a custom Learner (RLlib's): relayrl's own Learners read "
            "none of them; a Learner subclass reads them as self.config.learner_config_dict[...].", "learners", DICT,
-           cli=False),
+           also_in=("training",), cli=False),
     Option("learner_connector", None, "Callable (obs_space, act_space) -> ConnectorV2 or list, put "
            "before the default learner pieces.", "learners", CALLABLE_OR_NONE, also_in=("training",),
            cli=False),

@@ -30,6 +30,7 @@ _PIECES = {
     "AddColumnsFromEpisodesToTrainBatch": "learner.add_columns_from_episodes_to_train_batch",
     "AddOneTsToEpisodesAndTruncate": "learner.add_one_ts_to_episodes_and_truncate",
     "GeneralAdvantageEstimation": "learner.general_advantage_estimation",
+    "ComputeReturnsToGo": "learner.compute_returns_to_go",
 }
 
 __all__ = sorted(_PIECES)

@@ -106,11 +106,17 @@ def test_custom_model_is_refused_pointing_to_rl_module_spec():
         PPOConfig.from_dict({"model": {"custom_model": "my_model"}})
 
 
-def test_monitor_false_has_no_effect_and_true_names_record_video():
+def test_monitor_and_record_env_record_videos():
+    """Seed 003's `monitor` and RLlib 1.x's `record_env`: videos in the log dir (or record_env's folder), about
+    every 1000th episode (gym's Monitor recorded every 1000th after the first ones)."""
     with pytest.warns(DeprecationWarning, match="`monitor`"):
-        PPOConfig.from_dict({"monitor": False})
-    with pytest.raises(UnknownOptionError, match="RecordVideo"):
-        PPOConfig.from_dict({"monitor": True})
+        assert PPOConfig.from_dict({"monitor": False}).record_video_every_n_episodes is None
+    assert PPOConfig.from_dict({"monitor": True}).record_video_every_n_episodes == 1000
+    config = PPOConfig.from_dict({"record_env": "/tmp/videos"})
+    assert (config.record_video_every_n_episodes, config.video_dir) == (1000, "/tmp/videos")
+    assert PPOConfig.from_dict({"record_env": False}).record_video_every_n_episodes is None
+    with pytest.raises(UnknownOptionError, match="record_env must be True, False or a folder"):
+        PPOConfig.from_dict({"record_env": 3})
 
 
 def test_old_impala_optimizer_keys():
