@@ -4,7 +4,7 @@ Each headline run is trained with `relayrl train` (seed 0, each algorithm's defa
 settings) into its own run folder, and drawn with `relayrl plot`: the pictures come from the commands a user
 types, and rerunning this script regenerates every one of them.
 
-    python benchmarks/learning_curves.py                     # all runs (~5 min on a calm 2-core machine)
+    python benchmarks/learning_curves.py                     # all runs: 18 min on 2 cores at load 10-17
     python benchmarks/learning_curves.py --only ppo_cartpole --runs-dir /tmp/curves
 """
 import argparse
