@@ -102,6 +102,17 @@ def test_every_public_name_has_an_api_reference_entry():
     assert not missing, f"add a `::: <path>` line to a page of docs/reference/ for each of {missing}"
 
 
+def test_the_test_extra_installs_the_site_and_the_browser_driver():
+    """The README's install (the test extra) brings what the site's build and browser test need; Chromium itself
+    comes from Debian (.ci/run)."""
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert "relayrl[docs]" in extras["test"] and any(req.startswith("selenium") for req in extras["test"])
+    for package in ("mkdocs", "mkdocs-material", "mkdocstrings[python]"):
+        assert any(req.startswith(package + ">") for req in extras["docs"]), package
+
+
 # -- the built site in a browser (slow: a strict build takes ~10 s, Chromium a few) -----------------------
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
