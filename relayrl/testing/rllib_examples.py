@@ -21,7 +21,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Iterable, Iterator, List, Optional
+from typing import Iterable, Iterator, List, Mapping, Optional
 
 from relayrl.testing.no_ray_rllib import env_without_ray_rllib
 
@@ -141,10 +141,14 @@ def _end_group(pgid: int) -> None:
         pass
 
 
-def run_scripts(scripts: Iterable[str], jobs: int = 1, **kwargs) -> Iterator[Outcome]:
-    """Outcomes in the order of `scripts`, each as soon as it and those before it are done."""
+def run_scripts(scripts: Iterable[str], jobs: int = 1, timeout: float = 300,
+                timeouts: Optional[Mapping[str, float]] = None, **kwargs) -> Iterator[Outcome]:
+    """Outcomes in the order of `scripts`, each as soon as it and those before it are done; `jobs` at a time.
+    `timeouts`: per-script limits instead of `timeout`."""
+    timeouts = timeouts or {}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(lambda script: run_script(script, **kwargs), scripts)
+        yield from pool.map(lambda script: run_script(script, timeout=timeouts.get(script, timeout), **kwargs),
+                            scripts)
 
 
 def main(argv: Optional[List[str]] = None) -> None:

@@ -155,6 +155,44 @@ def test_seed_003_trial_config_maps_or_names_each_refused_key():
             impala.train_batch_size, impala.lr) == (30, 40, 30000, 15, 400, 0.0033)
 
 
+def test_rllib_1x_trainer_names_are_todays_classes():
+    """Seed 003's `ImpalaTrainer` (and RLlib 1.x's other `<Algo>Trainer` names and `Trainer`) at their old paths:
+    `ImpalaTrainer(config={...})` with an old config dict trains."""
+    from relayrl.agents.impala import ImpalaTrainer
+    from relayrl.agents.ppo import PPOTrainer
+    from relayrl.agents.trainer import Trainer
+    from relayrl.algorithms.impala import IMPALA
+    from relayrl.algorithms.ppo import PPO
+
+    assert (ImpalaTrainer, PPOTrainer) == (IMPALA, PPO) and issubclass(ImpalaTrainer, Trainer)
+    with pytest.warns(DeprecationWarning, match="sample_batch_size"):
+        trainer = ImpalaTrainer(config={"env": "CartPole-v1", "sample_batch_size": 20, "train_batch_size": 40,
+                                        "num_workers": 0, "logger_config": {"type": "none"}})
+    try:
+        assert trainer.train()["num_env_steps_trained_lifetime"] >= 40
+    finally:
+        trainer.stop()
+
+
+def test_an_algorithms_validate_config_runs_before_anything_is_built():
+    """The old stack's hook (seed 001's PPO overrides it): called with the validated config, and raising refuses it."""
+    from relayrl.algorithms.ppo import PPO
+
+    seen = []
+
+    class MyPPO(PPO):
+        def validate_config(self, config):
+            super().validate_config(config)
+            seen.append(config.lr)
+            if config.lr > 0.1:
+                raise ValueError("MyPPO needs lr <= 0.1")
+
+    with pytest.raises(ValueError, match="needs lr <= 0.1"):
+        MyPPO(config=tiny_ppo().training(lr=0.5))
+    MyPPO(config=tiny_ppo().training(lr=0.01)).stop()
+    assert seen == [0.5, 0.01]
+
+
 # -- horizon, soft_horizon, no_done_at_end ---------------------------------------------------------------------
 
 def _episodes(config, steps):

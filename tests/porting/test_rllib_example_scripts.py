@@ -56,7 +56,7 @@ def _check(outcome) -> str:
         return "" if outcome.runs else f"expected to run, but {outcome.error_line()}"
     if outcome.runs:
         return f"runs now (expected {expected.relayrl}): update its row in tests/porting/rllib_examples_table.py"
-    if not re.search(expected.match, outcome.output):
+    if not re.search(expected.match, outcome.output + "\n" + outcome.error_line()):
         return f"fails differently: {outcome.error_line()} (expected /{expected.match}/)"
     return ""
 
@@ -74,7 +74,7 @@ def test_every_script_does_what_the_table_says():
     with_slow = os.environ.get(SLOW_SCRIPTS_ENV) == "1"
     scripts = [s for s, e in EXPECTED.items() if s not in QUICK and (with_slow or not e.slow)]
     problems = {}
-    for outcome in run_scripts(scripts, jobs=2, timeout=400):
+    for outcome in run_scripts(scripts, jobs=2, timeouts={s: EXPECTED[s].timeout for s in scripts}):
         problem = _check(outcome)
         if problem:
             problems[outcome.script] = problem + "\n" + outcome.output[-1500:]
