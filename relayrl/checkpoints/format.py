@@ -37,8 +37,8 @@ def write_checkpoint(path, state: Dict[str, Any], *, cls, components: Iterable[s
                      metadata: Optional[Dict[str, Any]] = None) -> str:
     """Write `state` (top-level keys in `components` go to their own folders) and the manifest; return the path.
 
-    `extra_files` maps a relative file name to a writer `fn(absolute_path)` (e.g. TorchScript exports);
-    they are hashed like every other file.
+    `extra_files` maps a relative file name to a writer `fn(absolute_path)` (e.g. TorchScript exports) that writes
+    a file or a folder there; they are hashed like every other file.
     """
     root = pathlib.Path(path if path is not None else tempfile.mkdtemp(prefix="relayrl_checkpoint_")).absolute()
     root.mkdir(parents=True, exist_ok=True)
@@ -52,8 +52,9 @@ def write_checkpoint(path, state: Dict[str, Any], *, cls, components: Iterable[s
     for name, writer in (extra_files or {}).items():
         target = root / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        writer(str(target))
-        files.append(name)
+        writer(str(target))  # a file, or a folder of files (e.g. a Policy checkpoint)
+        files += [name] if target.is_file() else [p.relative_to(root).as_posix() for p in sorted(target.rglob("*"))
+                                                   if p.is_file()]
     import relayrl
 
     manifest = {

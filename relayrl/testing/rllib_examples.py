@@ -29,9 +29,11 @@ RAY_VERSION = "2.60.0"  # the ray wheel whose examples the expected table descri
 # What every script gets (the flags RLlib's own count was measured with); `--no-tune` where the script takes it.
 FLAGS = ("--num-env-runners=0", "--stop-iters=2")
 NO_TUNE = "--no-tune"
-# Flags a script asserts it gets (it refuses to run without them); RLlib's count is measured with them too.
+# Flags a script needs to run here (it refuses to run or waits without them); RLlib's count is measured with them too.
 SCRIPT_ARGS = {
     "multi_agent/two_step_game_with_grouped_agents.py": ("--num-agents=2",),
+    # Its own simulator process (else it waits for one to connect, e.g. a game engine's).
+    "envs/env_connecting_to_rllib_w_tcp_client.py": ("--use-dummy-client",),
 }
 TIMED_OUT = 124
 # Folders that are not scripts or not in the comparison: the old API stack, Ray Serve deployments, helper classes.
@@ -103,10 +105,10 @@ class Outcome:
 
 
 def run_script(script: str, *, ported: bool = True, timeout: float = 300, python: str = sys.executable,
-               pythonpath: str = ROOT) -> Outcome:
+               pythonpath: str = ROOT, rllib_pythonpath: Optional[str] = None) -> Outcome:
     """Run one example script in a child process (ported: on relayrl, with `ray.rllib` unimportable; else as
-    RLlib ships it), in a temporary folder of its own. One thread for torch and a Ray instance of its own
-    (RAY_ADDRESS=local)."""
+    RLlib ships it, with `rllib_pythonpath` as its PYTHONPATH, if any), in a temporary folder of its own. One thread
+    for torch and a Ray instance of its own (RAY_ADDRESS=local)."""
     source = read_script(script)
     with tempfile.TemporaryDirectory(prefix="rllib_example_") as workdir:
         path = os.path.join(workdir, os.path.basename(script))
@@ -117,6 +119,8 @@ def run_script(script: str, *, ported: bool = True, timeout: float = 300, python
         else:
             env = {**os.environ, "RAY_ADDRESS": "local"}
             env.pop("PYTHONPATH", None)
+            if rllib_pythonpath:
+                env["PYTHONPATH"] = rllib_pythonpath
         # Results, Tune trials and logs (~/ray_results, ~/relayrl_results) go to the temporary folder.
         env.update(OMP_NUM_THREADS="1", MPLBACKEND="Agg", HOME=workdir, RELAYRL_RESULTS_DIR=workdir)
         start = time.monotonic()
@@ -158,11 +162,14 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--log-dir", default=None, help="write each script's output here")
+    parser.add_argument("--rllib-pythonpath", default=None,
+                        help="with --rllib: a PYTHONPATH for the scripts (e.g. packages missing from RLlib's venv)")
     args = parser.parse_args(argv)
     print(f"ray {ray_version()}: {examples_dir()}", flush=True)
     scripts = args.scripts or example_scripts()
     runs = 0
-    for outcome in run_scripts(scripts, jobs=args.jobs, ported=not args.rllib, timeout=args.timeout):
+    for outcome in run_scripts(scripts, jobs=args.jobs, ported=not args.rllib, timeout=args.timeout,
+                               rllib_pythonpath=args.rllib_pythonpath):
         runs += outcome.runs
         status = "runs" if outcome.runs else f"fails: {outcome.error_line()}"
         print(f"{outcome.script}\t{outcome.seconds:.0f}s\t{status}", flush=True)

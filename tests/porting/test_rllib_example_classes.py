@@ -319,3 +319,54 @@ def test_env_render_callback_logs_the_best_and_worst_episodes_videos():
     video = videos[0] if isinstance(videos, list) else videos
     assert video.ndim == 5 and video.shape[0] == 1 and video.shape[2:] == (3, VIDEO_HEIGHT, VIDEO_WIDTH)
     assert "episode_videos_worst" in result["env_runners"]
+
+
+# -- from the old API stack ------------------------------------------------------------------------------------
+
+def _old_stack_ppo(**training):
+    return (PPOConfig().api_stack(enable_rl_module_and_learner=False, enable_env_runner_and_connector_v2=False)
+            .environment("CartPole-v1").training(train_batch_size=128, minibatch_size=64, num_epochs=1, **training)
+            .debugging(seed=0, logger_config={"type": "none"}))
+
+
+def test_modelv2_from_an_old_stack_checkpoint_acts_as_the_policy_did(tmp_path):
+    """An old-stack PPO's checkpoint holds each policy's own checkpoint (policies/<policy_id>, RLlib's layout);
+    ModelV2ToRLModule takes the trained ModelV2 from it and gives the same logits, then trains on the new stack."""
+    from relayrl.examples.rl_modules.classes.modelv2_to_rlm import ModelV2ToRLModule
+
+    algo = _old_stack_ppo().build_algo()
+    try:
+        algo.train()
+        policy_dir = tmp_path / "ckpt" / "policies" / "default_policy"
+        algo.save(str(tmp_path / "ckpt"))
+        obs = np.array([[0.1, -0.2, 0.03, 0.4]], np.float32)
+        expected, _ = algo.get_policy().model({"obs": torch.from_numpy(obs)})
+    finally:
+        algo.stop()
+    env = gym.make("CartPole-v1")
+    module = ModelV2ToRLModule(observation_space=env.observation_space, action_space=env.action_space,
+                               model_config={"policy_checkpoint_dir": str(policy_dir)})
+    out = module.forward_inference({Columns.OBS: torch.from_numpy(obs)})
+    assert torch.allclose(out[Columns.ACTION_DIST_INPUTS], expected.detach())
+    config = _tiny_ppo(PPOConfig().environment("CartPole-v1").rl_module(rl_module_spec=RLModuleSpec(
+        module_class=ModelV2ToRLModule, model_config={"policy_checkpoint_dir": str(policy_dir)})))
+    _, (result,) = _train(config)
+    assert result["num_env_steps_trained_lifetime"] >= 128
+
+
+def test_modelv2_with_an_lstm_from_an_old_config_is_a_stateful_module():
+    from relayrl.examples.rl_modules.classes.modelv2_to_rlm import ModelV2ToRLModule
+
+    old = _old_stack_ppo(model={"fcnet_hiddens": [8], "use_lstm": True, "lstm_cell_size": 8})
+    spec = RLModuleSpec(module_class=ModelV2ToRLModule,
+                        model_config={"old_api_stack_algo_config": old, "max_seq_len": 8})
+    new = _tiny_ppo(old.copy(copy_frozen=False).api_stack(enable_rl_module_and_learner=True,
+                                                          enable_env_runner_and_connector_v2=True)
+                    .rl_module(rl_module_spec=spec))
+    algo, (result,) = _train(new)
+    module = algo.learner_group._learner.module["default_policy"]
+    assert module.is_stateful() and set(module.get_initial_state()) == {0, 1}
+    assert result["num_env_steps_trained_lifetime"] >= 128
+    with pytest.raises(ValueError, match="policy_checkpoint_dir"):
+        ModelV2ToRLModule(observation_space=gym.spaces.Box(-1, 1, (4,)), action_space=gym.spaces.Discrete(2),
+                          model_config={})
