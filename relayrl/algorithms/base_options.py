@@ -131,6 +131,10 @@ BASE_OPTIONS = (
            "env_runners", NON_NEGATIVE_INT, aliases=("num_rollout_workers", "num_workers")),
     Option("num_envs_per_env_runner", 1, "Vectorised envs each EnvRunner steps at once.",
            "env_runners", POSITIVE_INT, aliases=("num_envs_per_worker",)),
+    Option("create_env_on_local_worker", False, "RLlib's: whether the driver's EnvRunner makes an env when remote "
+           "ones sample. relayrl's always does (it reads the spaces from it, and compute_single_action and "
+           "in-process evaluation act in it), so True and False both run.", "env_runners", BOOL,
+           aliases=("create_env_on_driver",)),
     Option("rollout_fragment_length", "auto", "Steps per env in each sample() call; 'auto' derives "
            "it from the train batch size.", "env_runners", _INT_OR_AUTO, mutable=True,
            aliases=("sample_batch_size",)),
