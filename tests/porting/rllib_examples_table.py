@@ -44,7 +44,8 @@ _TWO_CPUS = ("RLlib: its Tune trial waits forever (PPO's default 2 remote EnvRun
 EXPECTED = {
     "algorithms/appo_custom_algorithm_w_shared_data_actor.py": Expected(RUNS, RUNS),
     "algorithms/maml_lr_supervised_learning.py": Expected(
-        FAILS, FAILS, f"relayrl: no differentiable (meta-)Learners; {_MATPLOTLIB}",
+        FAILS, FAILS, f"relayrl: no differentiable (meta-)Learners; {_MATPLOTLIB}; with both, the script then "
+        "shows its plot for 1000 s (`--pause-plot-secs`)",
         match="DifferentiableAlgorithmConfig"),
     "algorithms/vpg_custom_algorithm.py": Expected(RUNS, RUNS),
     "connectors/flatten_observations_dict_space.py": Expected(RUNS, RUNS),
