@@ -29,6 +29,11 @@ def register_env(name: str, env_creator: Callable) -> None:
         register_with_tune({name: env_creator})
 
 
+def registered_env_creators() -> list:
+    """The creators register_env() registered in this process (a checkpoint may name them: checkpoints/trust.py)."""
+    return list(_ENV_CREATORS.values())
+
+
 def share_registered_envs_with_ray() -> None:
     """Copy every register_env() name into Ray Tune's registry, where Ray's workers find it (before making actors,
     and when Tune is imported)."""
