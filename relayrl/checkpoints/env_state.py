@@ -214,8 +214,8 @@ def _check_layer_state(obj, state: Any, where: Where) -> None:
                     check_generator_state(rng, where / name / i)
         else:
             require(empty or _is_data(live), where / name,
-                    f"{type(obj).__name__}.{name} holds no data here; the checkpoint was written for another env, "
-                    "or was changed.")
+                    f"{type(obj).__name__} has no plain-data attribute {name!r}; the checkpoint was written for "
+                    "another env, or was changed.")
             require(_is_data(value), where / name, f"expected data, found {type(value).__name__}.")
             if isinstance(value, np.ndarray) and isinstance(live, np.ndarray):
                 check_tensor(live, value, where / name, f"the live {type(obj).__name__}")

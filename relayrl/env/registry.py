@@ -13,6 +13,7 @@ import gymnasium as gym
 
 from relayrl.core.imports import ImportObject, import_object, module_and_name
 from relayrl.core.suggest import did_you_mean
+from relayrl.env.env_checks import check_env_class
 from relayrl.env.env_context import EnvContext
 
 _ENV_CREATORS: Dict[str, Callable] = {}
@@ -110,6 +111,7 @@ def make_env_creator(env_spec) -> Callable[[EnvContext], gym.Env]:
             "creator), an env class or a creator function."
         )
     if isinstance(env_spec, type):
+        check_env_class(env_spec)
         if _accepts_positional_arg(env_spec):
             return lambda ctx: env_spec(ctx)
         return lambda ctx: env_spec()
