@@ -126,15 +126,15 @@ def _learned_state(algo) -> dict:
     return copy.deepcopy(algo.learner_group.get_state(components=["learner/rl_module", "learner/optimizer"]))
 
 
-def _restore(algo, path, config, how: str, env_kind: str):
+def _restore(algo, path, config, how: str):
     if how == "restore_from_path":
         fresh = config.build_algo()
         fresh.restore_from_path(path)
         return fresh
-    env = config.env if env_kind != "register_env" and not isinstance(config.env, str) else None
+    env = None if isinstance(config.env, str) else config.env  # an env class of this module: given again
     trusted = [PPOPolicyAlgorithm] if isinstance(algo, PPOPolicyAlgorithm) else None
-    return type(algo).from_checkpoint(path, env=env, config_overrides={"policy_mapping_fn": _by_agent}
-                                      if config.is_multi_agent else None, trusted=trusted)
+    return Algorithm.from_checkpoint(path, env=env, config_overrides={"policy_mapping_fn": _by_agent}
+                                     if config.is_multi_agent else None, trusted=trusted)
 
 
 def _check_resume(algorithm: str, env_kind: str, how: str, tmp_path, caplog):
@@ -151,7 +151,7 @@ def _check_resume(algorithm: str, env_kind: str, how: str, tmp_path, caplog):
             uninterrupted = _learned_state(algo)
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="relayrl"):
-            restored = _restore(algo, path, config, how, env_kind)
+            restored = _restore(algo, path, config, how)
             assert restored.iteration == saved_iteration and dict(restored._counters) == saved_counters
             assert_same_tree(saved, _learned_state(restored), "weights and optimizer")
             buffer = getattr(algo, "local_replay_buffer", None)
