@@ -72,7 +72,8 @@ def probe(tmp_path_factory):
     markers = tmp / "markers"
     markers.mkdir()
     # The spaces of FaultyEnv (so that only JSON needs editing): an example env, which a checkpoint may name.
-    spaces = {"observation_space": gym.spaces.Box(0.0, np.inf, (2,), np.float32), "action_space": gym.spaces.Discrete(2)}
+    spaces = {"observation_space": gym.spaces.Box(0.0, np.inf, (2,), np.float32),
+              "action_space": gym.spaces.Discrete(2)}
     algo = (PPOConfig().environment(RandomEnv, env_config=spaces).env_runners(num_envs_per_env_runner=1)
             .training(train_batch_size=64, minibatch_size=32, num_epochs=1)
             .rl_module(model_config={"fcnet_hiddens": [8]}).evaluation(evaluation_duration=1)

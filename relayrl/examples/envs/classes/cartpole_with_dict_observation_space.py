@@ -1,5 +1,5 @@
-"""RLlib's example env `ray.rllib.examples.envs.classes.cartpole_with_dict_observation_space`, written for relayrl (a checkpoint may
-name it: relayrl/checkpoints/nameable.py).
+"""RLlib's example env `ray.rllib.examples.envs.classes.cartpole_with_dict_observation_space`, written for
+relayrl (a checkpoint may name it: relayrl/checkpoints/nameable.py).
 
 `CartPoleWithDictObservationSpace`: CartPole whose observation is a nested Dict/Tuple.
 """
@@ -38,7 +38,8 @@ class CartPoleWithDictObservationSpace(CartPoleEnv):
     def _nested(self, obs):
         return {
             "x-pos": np.array([obs[0]], np.float32),
-            "angular-pos": {"value": np.array(obs[2], np.float32), "some_random_stuff": int(self.np_random.integers(3))},
+            "angular-pos": {"value": np.array(obs[2], np.float32),
+                            "some_random_stuff": int(self.np_random.integers(3))},
             "velocs": (np.array([obs[1]], np.float32), np.array(obs[3], np.float32)),
         }
 
