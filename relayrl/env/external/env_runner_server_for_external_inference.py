@@ -95,13 +95,13 @@ class EnvRunnerServerForExternalInference(EnvRunner):
         `config.get_rollout_fragment_length()` steps), so the arguments are ignored.
         """
         chunks, disconnects = self._wait_for_episodes()
+        self._log_connection_metrics(disconnects)  # first: chunks of episodes dropped since count in no return
         steps = 0
         for chunk in chunks:
             steps += len(chunk)
             self._count_chunk(chunk)
         self._stats.on_steps(steps)
         self.num_env_steps_sampled_lifetime += steps
-        self._log_connection_metrics(disconnects)
         return chunks
 
     def set_state(self, state: Dict[str, Any]) -> None:

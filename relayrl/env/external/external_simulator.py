@@ -83,12 +83,13 @@ class ExternalSimulator:
             self._take(state)
 
     def stop(self) -> None:
-        """Make run() return (after the sample() in progress)."""
+        """Make run() return soon (call it from any thread): the sample() in progress ends, nothing more is sent."""
         self._stop.set()
+        self.client.close()
 
     def close(self) -> None:
+        """stop(), and close the env (once run() has returned)."""
         self.stop()
-        self.client.close()
         self.runner.stop()
 
     def _take(self, state: Dict[str, Any]) -> None:
@@ -96,7 +97,7 @@ class ExternalSimulator:
         self.weights_seq_no = state.get("weights_seq_no", self.weights_seq_no)
 
     def _check_spaces(self) -> None:
-        ours = self.runner.get_spaces()["__env_single__"]
+        ours = (self.runner.env.single_observation_space, self.runner.env.single_action_space)
         theirs = (self.server_config.observation_space, self.server_config.action_space)
         for name, mine, server in zip(("observation", "action"), ours, theirs):
             if server is not None and (getattr(mine, "shape", None) != getattr(server, "shape", None)

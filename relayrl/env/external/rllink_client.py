@@ -17,7 +17,8 @@ logger = logging.getLogger("relayrl")
 
 
 class RLlinkServerError(ConnectionError):
-    """The server refused a message (its ERROR answer) and closed the connection."""
+    """The server refused a message (its ERROR answer, which may answer an earlier message than the last one
+    sent) and closed the connection."""
 
 
 class RLlinkClient:
@@ -71,7 +72,8 @@ class RLlinkClient:
             return config_from_json(body.get("config"), config_overrides, trust=Trust(trusted),
                                     where=Where("the server's config (SET_CONFIG)"))
         except CheckpointError as error:
-            raise ValueError(f"Cannot use the server's config: {error}") from None
+            raise ValueError(f"Cannot use the server's config: {error} (Here: pass what it names to the simulator, "
+                             "ExternalSimulator(..., trusted=[...], config_overrides={...}).)") from None
 
     def get_state(self) -> Dict[str, Any]:
         """The current weights: {"rl_module": {parameter name: array}, "weights_seq_no": n}."""
@@ -90,36 +92,41 @@ class RLlinkClient:
         return self._state(self._request(message, RLlink.SET_STATE))
 
     def close(self) -> None:
-        if self._sock is not None:
+        """Disconnect (from any thread: a call waiting for an answer then raises ConnectionError)."""
+        sock, self._sock = self._sock, None
+        if sock is not None:
             try:
-                self._sock.close()
-            finally:
-                self._sock = None
+                sock.shutdown(socket.SHUT_RDWR)  # (wakes a recv() in another thread; close() alone may not)
+            except OSError:
+                pass
+            sock.close()
 
     # -- messages ----------------------------------------------------------------------------------
     def _request(self, message: Dict[str, Any], answer: RLlink) -> Dict[str, Any]:
-        self._send(message)
+        sock = self._send(message)
         try:
-            msg_type, body = get_rllink_message(self._sock, max_message_bytes=self.max_message_bytes)
+            msg_type, body = get_rllink_message(sock, max_message_bytes=self.max_message_bytes)
         except ConnectionError:
             self.close()
             raise
         if msg_type is RLlink.ERROR:
             self.close()
-            raise RLlinkServerError(f"The server refused the {message['type']} message: {body.get('message')}")
+            raise RLlinkServerError(f"The server closed the connection with an error: {body.get('message')}")
         if msg_type is not answer:
             self.close()
             raise RLlinkProtocolError(f"The server answered {message['type']} with {msg_type}, not {answer}.")
         return body
 
-    def _send(self, message: Dict[str, Any]) -> None:
-        if self._sock is None:
+    def _send(self, message: Dict[str, Any]) -> socket.socket:
+        sock = self._sock
+        if sock is None:
             raise ConnectionError(f"Not connected to {self.host}:{self.port}: call connect() first.")
         try:
-            send_rllink_message(self._sock, message)
+            send_rllink_message(sock, message)
         except ConnectionError:
             self.close()
             raise
+        return sock
 
     @staticmethod
     def _state(body: Dict[str, Any]) -> Dict[str, Any]:

@@ -107,8 +107,9 @@ class SimulatorClient(ExternalSimulator):
     def close(self) -> None:
         """Stop sending and disconnect (the episodes not yet sent are dropped)."""
         self._handover.closed.set()
-        super().close()
+        self.stop()
         self._thread.join(timeout=10)
+        self.runner.stop()
 
     # -- the background thread --------------------------------------------------------------------------
     def _run_in_background(self) -> None:
