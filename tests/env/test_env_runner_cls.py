@@ -14,7 +14,8 @@ class CountingRunner(EnvRunner):
 
 
 def test_the_algorithm_samples_with_the_configured_class_and_a_checkpoint_keeps_it(tmp_path):
-    config = (PPOConfig().environment("CartPole-v1").env_runners(env_runner_cls=CountingRunner, num_envs_per_env_runner=1)
+    config = (PPOConfig().environment("CartPole-v1")
+              .env_runners(env_runner_cls=CountingRunner, num_envs_per_env_runner=1)
               .training(train_batch_size=64, minibatch_size=32, num_epochs=1))
     algo = config.build_algo()
     algo.train()

@@ -14,6 +14,7 @@ _LAZY = {  # these import torch and the EnvRunner stack: loaded on first use
     "EnvRunnerServerForExternalInference": "relayrl.env.external.env_runner_server_for_external_inference",
     "ExternalSimulator": "relayrl.env.external.external_simulator",
     "SimulatorClient": "relayrl.env.external.simulator_client",
+    "SimulatorClosed": "relayrl.env.external.simulator_client",
     "RLlinkClient": "relayrl.env.external.rllink_client",
     "RLlinkServerError": "relayrl.env.external.rllink_client",
 }

@@ -3,10 +3,10 @@
 As in RLlib: the simulator connects to the runner's port (env_config["port"] + worker_index), asks for
 the config and the weights, runs the RLModule and connector pipelines itself, and sends episode chunks
 (RLlink, rllink.py). The runner holds no env; its module is only a weights container. `sample()` returns
-what the simulator sent; `set_state()` (the Algorithm's weight sync) answers a simulator waiting for
-new weights (EPISODES_AND_GET_STATE). When sample() needs more data while the simulator still waits,
-the current weights are the newest, so it gets those: an on-policy simulator never waits on a sample()
-that waits on it.
+what the simulator sent. A simulator that sent EPISODES_AND_GET_STATE (on-policy) gets SET_STATE once
+`set_state()` (the Algorithm's weight sync) brought newer weights, or once sample() needs more data: then
+the current weights are still the newest, so an on-policy simulator never waits on a sample() that waits
+on it. All socket I/O happens in the connection's thread: the trainer's calls never wait on a simulator.
 
 A simulator may crash and reconnect at any time; training goes on. What it had not sent is lost and
 reported in the results (env_runners/num_env_steps_lost: for each simulator that vanished while
@@ -45,6 +45,7 @@ class _Session:
     ongoing: set = field(default_factory=set)  # ids of its episodes sent in part, not finished
     message_steps: Optional[int] = None  # env steps in its last EPISODES message (what a crash loses, at most)
     samples: bool = False  # it asked for weights or sent episodes (a simulator, not just a probe)
+    waiting: bool = False  # it sent all it had and waits for weights (a crash now loses nothing)
 
 
 class EnvRunnerServerForExternalInference(EnvRunner):
@@ -109,7 +110,7 @@ class EnvRunnerServerForExternalInference(EnvRunner):
         if "rl_module" in state:
             self.weights_seq_no += 1
             self._state_message = self._make_state_message()
-            self._answer_waiting_simulator()
+            self._release_waiting_simulator()
 
     def assert_healthy(self) -> None:
         assert not self._stopped and self._server is not None, "The external-env server is stopped."
@@ -141,8 +142,14 @@ class EnvRunnerServerForExternalInference(EnvRunner):
             return {"type": RLlink.SET_CONFIG.name, "config": config_to_json(self.config)}
         if msg_type is RLlink.GET_STATE:
             return self._state_message
-        if msg_type in (RLlink.EPISODES, RLlink.EPISODES_AND_GET_STATE):
-            self._receive_episodes(connection, body, wait_for_state=msg_type is RLlink.EPISODES_AND_GET_STATE)
+        if msg_type is RLlink.EPISODES:
+            self._receive_episodes(connection, body)
+            return None
+        if msg_type is RLlink.EPISODES_AND_GET_STATE:
+            self._receive_episodes(connection, body, wait_for_state=True)
+            if not connection.send(self._state_message):  # it went away while waiting: it had sent all it had
+                raise ConnectionError("the simulator went away while waiting for weights")
+            connection.session.waiting = False
             return None
         if msg_type in (RLlink.PONG, RLlink.SET_STATE, RLlink.SET_CONFIG, RLlink.ERROR):
             raise RLlinkProtocolError(f"{msg_type} is a message the server sends, not one it takes.")
@@ -152,16 +159,16 @@ class EnvRunnerServerForExternalInference(EnvRunner):
 
     def on_disconnect(self, connection: SimulatorConnection, error: Optional[BaseException]) -> None:
         session: _Session = getattr(connection, "session", None) or _Session()
+        # Waiting for weights, it had sent all it had; else its next message is lost (estimated: its last one's size).
+        lost = 0 if session.waiting or not session.samples else (session.message_steps or self._message_steps())
         with self._cond:
-            was_waiting = self._waiting_for_state is connection
-            if was_waiting:
-                self._waiting_for_state = None
-            # Waiting for weights, it had sent all it had; otherwise its next message is lost (estimated).
-            lost = 0 if was_waiting or not session.samples else (session.message_steps or self._message_steps())
             self._disconnects.append((set(session.ongoing), lost, isinstance(error, RLlinkProtocolError)))
             self._cond.notify_all()
 
-    def _receive_episodes(self, connection: SimulatorConnection, body: Dict[str, Any], *, wait_for_state: bool):
+    def _receive_episodes(self, connection: SimulatorConnection, body: Dict[str, Any], *,
+                          wait_for_state: bool = False) -> None:
+        """Queue the message's chunks for sample(); with `wait_for_state`, return once the simulator's answer is
+        due: newer weights came (set_state), or sample() needs more data, or the server stops."""
         limit = self.settings.max_pending_env_steps
         episodes = self._schema.episodes_from_wire(body, max_env_steps=limit)
         steps = sum(len(e) for e in episodes)
@@ -169,14 +176,16 @@ class EnvRunnerServerForExternalInference(EnvRunner):
         session.message_steps = steps
         for episode in episodes:
             (session.ongoing.discard if episode.is_done else session.ongoing.add)(episode.id_)
+        session.waiting = wait_for_state
         with self._cond:
             while self._pending and self._pending_steps + steps > limit and not self._stopped:
                 self._cond.wait()  # back-pressure: the simulator waits until sample() takes what is pending
             self._pending.extend(episodes)
             self._pending_steps += steps
-            if wait_for_state:
-                self._waiting_for_state = connection
+            self._waiting_for_state = connection if wait_for_state else None
             self._cond.notify_all()
+            while self._waiting_for_state is connection and not self._stopped:
+                self._cond.wait()
 
     # -- sampling helpers ----------------------------------------------------------------------------
     def _wait_for_episodes(self):
@@ -192,22 +201,21 @@ class EnvRunnerServerForExternalInference(EnvRunner):
                 if self._stopped:
                     raise RuntimeError(f"The external-env server on port {self.port} was stopped while sample() "
                                        "waited for episodes.")
-                waiting, self._waiting_for_state = self._waiting_for_state, None
-                if waiting is None:
-                    self._cond.wait(timeout=1.0)
-            if waiting is not None:  # no update since its last message: the current weights are the newest
-                waiting.send(self._state_message)
-            elif time.monotonic() - last_log >= _WAIT_LOG_S:
+                if self._waiting_for_state is not None:  # no update since its message: the weights are the newest
+                    self._waiting_for_state = None
+                    self._cond.notify_all()
+                self._cond.wait(timeout=1.0)
+            if time.monotonic() - last_log >= _WAIT_LOG_S:
                 last_log = time.monotonic()
                 logger.warning("EnvRunnerServerForExternalInference: sample() has waited %.0f s for episodes from a "
                                "simulator on %s:%d (%s).", last_log - started, self.settings.host, self.port,
                                "one is connected" if self._server.connected_address() else "none is connected")
 
-    def _answer_waiting_simulator(self) -> None:
+    def _release_waiting_simulator(self) -> None:
+        """A simulator waiting for weights gets them (its connection thread sends them)."""
         with self._cond:
-            waiting, self._waiting_for_state = self._waiting_for_state, None
-        if waiting is not None:
-            waiting.send(self._state_message)
+            self._waiting_for_state = None
+            self._cond.notify_all()
 
     def _count_chunk(self, chunk: SingleAgentEpisode) -> None:
         """Episode metrics: a chunk of a dropped episode trains, but its return would be partial: not counted."""
@@ -259,5 +267,6 @@ class EnvRunnerServerForExternalInference(EnvRunner):
         action computed here, as the simulator would): episodes must carry them, the Learner reads them."""
         obs_space = self._spaces["__env_single__"][0]
         _, _, extra = compute_actions_on_runner(self, [obs_space.sample()], explore=self.config.explore)
-        return {key: tuple(getattr(value, "shape", ())) for key, value in extra[0].items() if key != Columns.ACTION_PROB}
+        return {key: tuple(getattr(value, "shape", ())) for key, value in extra[0].items()
+                if key != Columns.ACTION_PROB}  # (added by compute_actions_on_runner, not recorded by a runner)
 

@@ -15,6 +15,7 @@ from relayrl.env.external.rllink_client import RLlinkClient
 from relayrl.env.external.server_settings import DEFAULT_PORT
 
 logger = logging.getLogger("relayrl")
+_NOT_SIMULATED = {"evaluation_interval": None, "evaluation_config": None, "custom_evaluation_function": None}
 
 
 class ExternalSimulator:
@@ -33,7 +34,9 @@ class ExternalSimulator:
                  connect_timeout_s: float = 60.0, reconnect_timeout_s: float = 60.0, seed: Optional[int] = None):
         self.client = RLlinkClient(host, port, connect_timeout_s=connect_timeout_s)
         self.client.connect()
-        self.server_config = self.client.get_config(trusted=trusted, config_overrides=config_overrides)
+        # Evaluation settings never run here (they may name a lambda the config cannot carry as data).
+        overrides = {**_NOT_SIMULATED, **(config_overrides or {})}
+        self.server_config = self.client.get_config(trusted=trusted, config_overrides=overrides)
         self.wait_for_weights = wait_for_weights
         self.reconnect_timeout_s = reconnect_timeout_s
         self.num_env_steps_sent = 0  # delivered to the server

@@ -1,5 +1,4 @@
 """`RLlinkClient`: the simulator's end of RLlink, one request at a time over one TCP connection."""
-import logging
 import socket
 import time
 from typing import Any, Dict, Iterable, List, Optional
@@ -12,8 +11,6 @@ from relayrl.env.external.rllink import (
     send_rllink_message,
 )
 from relayrl.env.external.wire_episodes import episode_to_wire
-
-logger = logging.getLogger("relayrl")
 
 
 class RLlinkServerError(ConnectionError):

@@ -18,23 +18,21 @@ logger = logging.getLogger("relayrl")
 
 
 class SimulatorConnection:
-    """One connected simulator. `send` may be called from any thread (the trainer's answers SET_STATE too)."""
+    """One connected simulator; its thread does all the reading and sending."""
 
     def __init__(self, sock: socket.socket, address):
         self.sock, self.address = sock, address
         self.session: Any = None  # the handler's notes on this connection
-        self._send_lock = threading.Lock()
 
     def send(self, message: Dict[str, Any]) -> bool:
         """Send `message`; False (logged) if the connection is gone."""
-        with self._send_lock:
-            try:
-                send_rllink_message(self.sock, message)
-                return True
-            except ConnectionError as error:
-                logger.info("RLlink: could not send %s to the simulator at %s: %s", message.get("type"),
-                            self.address, error)
-                return False
+        try:
+            send_rllink_message(self.sock, message)
+            return True
+        except ConnectionError as error:
+            logger.info("RLlink: could not send %s to the simulator at %s: %s", message.get("type"), self.address,
+                        error)
+            return False
 
     def refuse(self, reason: str) -> None:
         """Tell the peer why it is being disconnected (if it still listens)."""
@@ -92,8 +90,9 @@ class RLlinkServer:
                 self._active = connection
         if busy:
             logger.warning("RLlink: refused a second simulator from %s: one is connected already.", address)
-            connection.refuse(f"Busy: a simulator is connected to this EnvRunner already (from {self.connected_address()})."
-                              " Each EnvRunner serves one; connect to another port (port + worker_index).")
+            connection.refuse(f"Busy: a simulator is connected to this EnvRunner already (from "
+                              f"{self.connected_address()}). Each EnvRunner serves one; connect to another port "
+                              "(port + worker_index).")
             connection.close()
             return
         _keep_alive(sock)
@@ -132,7 +131,7 @@ class RLlinkServer:
         while True:
             answer = self._handler.on_message(connection, *message)
             if answer is not None and not connection.send(answer):
-                raise ConnectionError("the simulator stopped reading")
+                raise ConnectionError("the simulator went away before its answer")
             message = get_rllink_message(sock, max_message_bytes=settings.max_message_bytes,
                                          message_timeout_s=settings.message_timeout_s)
 

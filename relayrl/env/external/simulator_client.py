@@ -27,6 +27,10 @@ from relayrl.env.external.external_simulator import ExternalSimulator
 _POLL_S = 0.2  # how often a waiting call checks whether the background thread failed
 
 
+class SimulatorClosed(RuntimeError):
+    """A SimulatorClient call after close() (from another thread too): the loop can end on it."""
+
+
 class _Closed(BaseException):
     """Raised inside the loopback env when the client closes: it ends the background sample() (a BaseException,
     so no env-failure handling takes it for a crashed env)."""
@@ -105,7 +109,8 @@ class SimulatorClient(ExternalSimulator):
         self._expect = "start_episode" if terminated or truncated else "get_action"
 
     def close(self) -> None:
-        """Stop sending and disconnect (the episodes not yet sent are dropped)."""
+        """Stop sending and disconnect (the episodes not yet sent are dropped). A call waiting in another
+        thread, and every later call, raises SimulatorClosed."""
         self._handover.closed.set()
         self.stop()
         self._thread.join(timeout=10)
@@ -124,7 +129,7 @@ class SimulatorClient(ExternalSimulator):
         if self._error is not None:
             raise RuntimeError(f"The simulator client stopped: {self._error}") from self._error
         if self._handover.closed.is_set():
-            raise RuntimeError("The simulator client is closed.")
+            raise SimulatorClosed("The simulator client is closed.")
         if call != self._expect:
             raise RuntimeError(f"SimulatorClient.{call}() called where {self._expect}() comes next: the order is "
                                "start_episode, then get_action and log_step for each step, then start_episode "

@@ -95,7 +95,8 @@ class EpisodeSchema:
         infos = self._infos(state.get("infos"), observations, f"{where}.infos")
         extra = self._model_outputs(state.get("extra_model_outputs"), steps, f"{where}.extra_model_outputs")
         episode = SingleAgentEpisode._from_buffers(
-            observations, infos, actions, rewards, extra, t_started=_count(state.get("t_started") or 0, f"{where}.t_started"),
+            observations, infos, actions, rewards, extra,
+            t_started=_count(state.get("t_started") or 0, f"{where}.t_started"),
             terminated=_flag(state, "is_terminated", where), truncated=_flag(state, "is_truncated", where),
             id_=_episode_id(state.get("id_"), where), observation_space=self.observation_space,
             action_space=self.action_space)

@@ -87,7 +87,8 @@ def test_ppo_learns_cartpole_from_a_simulator_process_that_is_killed_and_restart
     try:
         while not curve or (curve[-1][1] < 450 and curve[-1][0] < 150_000):
             result = algo.train()
-            curve.append((result["num_env_steps_sampled_lifetime"], round(result["env_runners"]["episode_return_mean"])))
+            returns = result["env_runners"]["episode_return_mean"]
+            curve.append((result["num_env_steps_sampled_lifetime"], round(returns)))
             if result["training_iteration"] == 10:
                 updates_before = optimizer_steps(algo)
                 kill(simulator)

@@ -11,7 +11,7 @@ from conftest import rllib_episode_state, server_config
 
 from relayrl import Algorithm
 from relayrl.core.columns import Columns
-from relayrl.env.external import ExternalSimulator, SimulatorClient
+from relayrl.env.external import ExternalSimulator, SimulatorClient, SimulatorClosed
 from relayrl.env.external.rllink_client import RLlinkClient
 
 
@@ -136,6 +136,8 @@ def test_a_users_own_loop_drives_the_episodes(make_server):
             seen.append(obs)
     collector.join(10)
     client.close()
+    with pytest.raises(SimulatorClosed):
+        client.get_action()
     assert sum(map(len, received)) == 48 and client.weights_seq_no == 1
     assert all(c.get_extra_model_outputs("action_logp").shape == (len(c),) for c in received)
     sent = np.concatenate([c.get_observations() for c in received])
@@ -156,6 +158,18 @@ def test_config_options_the_wire_cannot_carry_are_passed_by_the_simulator(make_s
     server = make_server(config=server_config().env_runners(env_to_module_connector=lambda env, spaces, device: []))
     with pytest.raises(ValueError, match="env_to_module_connector.*ExternalSimulator.*config_overrides"):
         ExternalSimulator("CartPole-v1", port=server.port)
-    simulator = ExternalSimulator("CartPole-v1", port=server.port, config_overrides={"env_to_module_connector": no_pieces})
+    simulator = ExternalSimulator("CartPole-v1", port=server.port,
+                                  config_overrides={"env_to_module_connector": no_pieces})
     assert simulator.runner.config.env_to_module_connector is no_pieces
+    simulator.close()
+
+
+def test_evaluation_settings_stay_with_the_server(make_server):
+    """Evaluating on a local env beside the server (env_config is merged, so it still holds the port: the env
+    creator ignores it); the simulator never evaluates, so it does not need the lambda the wire cannot carry."""
+    config = server_config().evaluation(evaluation_interval=1, evaluation_config={
+        "env_runner_cls": None, "env": lambda env_config: gym.make("CartPole-v1")})
+    server = make_server(config=config)
+    simulator = ExternalSimulator("CartPole-v1", port=server.port)
+    assert simulator.server_config.evaluation_config is None
     simulator.close()
