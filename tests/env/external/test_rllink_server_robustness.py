@@ -2,6 +2,7 @@
 names the problem, the connection is closed, and the server goes on serving the next simulator."""
 import os
 import pickle
+import socket
 import time
 
 import msgpack
@@ -173,3 +174,23 @@ def test_old_api_stack_clients_learn_what_to_send_instead(server):
         msg_type, body = read_until_closed(sock)
     assert "sends EPISODES or EPISODES_AND_GET_STATE" in body["message"]
     assert_still_serving(server)
+
+
+def test_a_simulator_that_stops_reading_never_stalls_training(make_server):
+    """It asks for weights (4 MB of them) and never reads: the trainer's sample() and set_state() do no socket
+    I/O (the connection's own thread sends, and blocks alone), and stop() still ends that thread."""
+    from conftest import server_config
+
+    from relayrl import DefaultModelConfig
+
+    server = make_server(config=server_config().rl_module(model_config=DefaultModelConfig(fcnet_hiddens=[1024, 1024])))
+    with connect(server.port) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        send_raw(sock, {"type": "EPISODES_AND_GET_STATE", "episodes": [rllib_episode_state(3)]})
+        started = time.monotonic()
+        (episode,) = server.sample()
+        for _ in range(3):
+            server.set_state({"rl_module": server.module.get_state(inference_only=True)})
+        assert time.monotonic() - started < 5 and len(episode) == 3
+        server.stop()
+    assert not server._server._thread.is_alive()
