@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from conftest import rllib_episode_state, server_config
+from external_env_helpers import rllib_episode_state, server_config
 
 from relayrl import Algorithm
 from relayrl.core.columns import Columns

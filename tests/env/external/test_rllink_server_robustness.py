@@ -8,9 +8,11 @@ import time
 import msgpack
 import numpy as np
 import pytest
-from conftest import connect, frame, read_until_closed, rllib_episode_state, send_raw
+from external_env_helpers import connect, frame, read_until_closed, rllib_episode_state, send_raw, server_config
 
+from relayrl import DefaultModelConfig
 from relayrl.env.external import RLlink, get_rllink_message
+from relayrl.env.external.env_runner_server_for_external_inference import EnvRunnerServerForExternalInference
 from relayrl.env.external.rllink_client import RLlinkClient, RLlinkServerError
 
 LIMITS = {"message_timeout_s": 0.5, "max_pending_env_steps": 100, "max_message_bytes": 100_000}
@@ -19,9 +21,6 @@ LIMITS = {"message_timeout_s": 0.5, "max_pending_env_steps": 100, "max_message_b
 @pytest.fixture(scope="module")
 def server():
     """One server for the whole module: every test's bad connection is followed by the next test's."""
-    from conftest import server_config
-    from relayrl.env.external.env_runner_server_for_external_inference import EnvRunnerServerForExternalInference
-
     runner = EnvRunnerServerForExternalInference(config=server_config(**LIMITS))
     yield runner
     runner.stop()
@@ -125,23 +124,16 @@ def test_a_second_simulator_is_told_the_port_is_busy(server):
     assert_still_serving(server)
 
 
-def test_the_client_raises_the_servers_error():
+def test_the_client_raises_the_servers_error(make_server):
     """RLlinkClient turns the server's ERROR into an exception that quotes it."""
-    from conftest import server_config
-    from relayrl.env.external.env_runner_server_for_external_inference import EnvRunnerServerForExternalInference
-
-    runner = EnvRunnerServerForExternalInference(config=server_config(**LIMITS))
-    try:
-        client = RLlinkClient(port=runner.port)
-        client.connect()
-        bad = rllib_episode_state(4)
-        del bad["extra_model_outputs"]["action_logp"]
-        with pytest.raises(RLlinkServerError, match=r"closed the connection with an error: episodes\[0\]"
-                                                    r".extra_model_outputs: lacks \['action_logp'\]"):
-            client.send_episodes([bad])
-        assert not client.connected
-    finally:
-        runner.stop()
+    client = RLlinkClient(port=make_server(**LIMITS).port)
+    client.connect()
+    bad = rllib_episode_state(4)
+    del bad["extra_model_outputs"]["action_logp"]
+    with pytest.raises(RLlinkServerError, match=r"closed the connection with an error: episodes\[0\]"
+                                                r".extra_model_outputs: lacks \['action_logp'\]"):
+        client.send_episodes([bad])
+    assert not client.connected
 
 
 def test_protocol_errors_and_connections_are_counted(make_server):
@@ -179,10 +171,6 @@ def test_old_api_stack_clients_learn_what_to_send_instead(server):
 def test_a_simulator_that_stops_reading_never_stalls_training(make_server):
     """It asks for weights (4 MB of them) and never reads: the trainer's sample() and set_state() do no socket
     I/O (the connection's own thread sends, and blocks alone), and stop() still ends that thread."""
-    from conftest import server_config
-
-    from relayrl import DefaultModelConfig
-
     server = make_server(config=server_config().rl_module(model_config=DefaultModelConfig(fcnet_hiddens=[1024, 1024])))
     with connect(server.port) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)

@@ -7,7 +7,7 @@ import socket
 import msgpack
 import numpy as np
 import pytest
-from conftest import ACT_SPACE, OBS_SPACE, frame, rllib_episode_state
+from external_env_helpers import ACT_SPACE, OBS_SPACE, frame, rllib_episode_state
 
 from relayrl.env.external import RLlink, RLlinkProtocolError, get_rllink_message, send_rllink_message
 from relayrl.env.external.wire_codec import WireFormatError, pack, unpack
