@@ -76,12 +76,14 @@ def send_rllink_message(sock_: socket.socket, message: Dict[str, Any]) -> None:
 
 
 def get_rllink_message(sock_: socket.socket, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                       message_timeout_s: Optional[float] = DEFAULT_MESSAGE_TIMEOUT_S) -> Tuple[RLlink, Dict[str, Any]]:
+                       message_timeout_s: Optional[float] = DEFAULT_MESSAGE_TIMEOUT_S,
+                       max_containers: Optional[int] = None) -> Tuple[RLlink, Dict[str, Any]]:
     """The next message: (its type, its body without "type").
 
     Waits for the first byte as long as the socket's own timeout says (None: forever); the rest must
-    come within `message_timeout_s`. Raises ConnectionError when the peer closes or resets the
-    connection, and RLlinkProtocolError (a ConnectionError too) for a message that breaks the protocol.
+    come within `message_timeout_s`. `max_containers`: most maps and lists in the body (wire_codec.unpack).
+    Raises ConnectionError when the peer closes or resets the connection, and RLlinkProtocolError (a
+    ConnectionError too) for a message that breaks the protocol.
     """
     first = _recv_exactly(sock_, 1, deadline=None, what="a message")
     deadline = None if message_timeout_s is None else time.monotonic() + message_timeout_s
@@ -96,7 +98,7 @@ def get_rllink_message(sock_: socket.socket, *, max_message_bytes: int = DEFAULT
                                   "per message.")
     body = _recv_exactly(sock_, length, deadline, what=f"a {length}-byte message body")
     try:
-        message = wire_codec.unpack(body)
+        message = wire_codec.unpack(body, max_containers=max_containers)
     except wire_codec.WireFormatError as error:
         raise RLlinkProtocolError(f"Undecodable RLlink message body: {error}") from None
     return _split_type(message)

@@ -122,8 +122,7 @@ class RLlinkServer:
         settings, sock = self.settings, connection.sock
         sock.settimeout(settings.message_timeout_s)  # the first message: a silent peer must not hold the port
         try:
-            message = get_rllink_message(sock, max_message_bytes=settings.max_message_bytes,
-                                         message_timeout_s=settings.message_timeout_s)
+            message = self._next_message(sock)
         except socket.timeout:
             raise RLlinkProtocolError(f"No message within {settings.message_timeout_s} s of connecting "
                                       "(env_config['message_timeout_s']).") from None
@@ -132,8 +131,13 @@ class RLlinkServer:
             answer = self._handler.on_message(connection, *message)
             if answer is not None and not connection.send(answer):
                 raise ConnectionError("the simulator went away before its answer")
-            message = get_rllink_message(sock, max_message_bytes=settings.max_message_bytes,
-                                         message_timeout_s=settings.message_timeout_s)
+            message = self._next_message(sock)
+
+    def _next_message(self, sock: socket.socket):
+        settings = self.settings
+        return get_rllink_message(sock, max_message_bytes=settings.max_message_bytes,
+                                  message_timeout_s=settings.message_timeout_s,
+                                  max_containers=settings.max_containers)
 
     def connected_address(self):
         """The connected simulator's (host, port), or None."""

@@ -20,6 +20,12 @@ class ServerSettings:
     message_timeout_s: float = DEFAULT_MESSAGE_TIMEOUT_S  # a message, once begun, must arrive whole within this
     max_pending_env_steps: int = 100_000  # received steps not yet sampled; the simulator waits beyond this
 
+    @property
+    def max_containers(self) -> int:
+        """Most maps and lists in a message: a generous 10 per step (RLlib's clients send ~6: an array map and
+        its shape list per observation and model output, an info dict), so memory stays bounded."""
+        return 10 * self.max_pending_env_steps + 100_000
+
     @classmethod
     def from_config(cls, config, worker_index: int) -> "ServerSettings":
         env_config: Mapping[str, Any] = config.env_config or {}

@@ -182,3 +182,14 @@ def test_a_simulator_that_stops_reading_never_stalls_training(make_server):
         assert time.monotonic() - started < 5 and len(episode) == 3
         server.stop()
     assert not server._server._thread.is_alive()
+
+
+def test_a_body_of_countless_tiny_maps_is_refused(make_server):
+    """200,000 empty maps fit in 200 KB of msgpack but would take ~15 MB as Python dicts: bounded by the count
+    of maps and lists (10 per allowed step + 100,000)."""
+    server = make_server(max_pending_env_steps=100, max_message_bytes=1_000_000)
+    body = msgpack.packb({"type": "EPISODES", "episodes": [{} for _ in range(200_000)]})
+    with connect(server.port) as sock:
+        sock.sendall(frame(body))
+        msg_type, answer = read_until_closed(sock)
+    assert msg_type is RLlink.ERROR and "more than 101000 maps and lists" in answer["message"]
