@@ -35,9 +35,13 @@ def main(argv=None) -> int:
         importlib.import_module(module)
     from relayrl.env.external.external_simulator import ExternalSimulator
 
-    simulator = ExternalSimulator(args.env, host=args.host, port=args.port, env_config=args.env_config,
-                                  trusted=args.trust, seed=args.seed, connect_timeout_s=args.connect_timeout_s,
-                                  reconnect_timeout_s=args.reconnect_timeout_s)
+    try:
+        simulator = ExternalSimulator(args.env, host=args.host, port=args.port, env_config=args.env_config,
+                                      trusted=args.trust, seed=args.seed, connect_timeout_s=args.connect_timeout_s,
+                                      reconnect_timeout_s=args.reconnect_timeout_s)
+    except (ConnectionError, ValueError) as error:  # no server, or a config / env that does not fit
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     print(f"connected to {args.host}:{args.port}", flush=True)
     try:
         simulator.run(args.max_env_steps)

@@ -173,3 +173,17 @@ def test_evaluation_settings_stay_with_the_server(make_server):
     simulator = ExternalSimulator("CartPole-v1", port=server.port)
     assert simulator.server_config.evaluation_config is None
     simulator.close()
+
+
+def test_the_command_line_says_why_it_cannot_start(make_server, capsys):
+    from relayrl.env.external.__main__ import main
+
+    server = make_server()
+    weights = server.module.get_state(inference_only=True)
+    trainer = threading.Thread(target=lambda: server.sample() and server.set_state({"rl_module": weights}))
+    trainer.start()  # (an on-policy simulator waits for the weights that follow its batch)
+    assert main(["CartPole-v1", "--port", str(server.port), "--max-env-steps", "1", "--seed", "1"]) == 0
+    trainer.join(10)
+    assert "env steps sent: 128, lost: 0" in capsys.readouterr().out  # one message (the batch: 128 steps)
+    assert main(["Pendulum-v1", "--port", str(make_server().port)]) == 1
+    assert "does not fit the server's" in capsys.readouterr().err
