@@ -32,11 +32,6 @@ class ExternalSimulator:
                  env_config: Optional[Dict[str, Any]] = None, trusted: Optional[Iterable[Any]] = None,
                  config_overrides: Optional[Dict[str, Any]] = None, wait_for_weights: bool = True,
                  connect_timeout_s: float = 60.0, reconnect_timeout_s: float = 60.0, seed: Optional[int] = None):
-        self.client = RLlinkClient(host, port, connect_timeout_s=connect_timeout_s)
-        self.client.connect()
-        # Evaluation settings never run here (they may name a lambda the config cannot carry as data).
-        overrides = {**_NOT_SIMULATED, **(config_overrides or {})}
-        self.server_config = self.client.get_config(trusted=trusted, config_overrides=overrides)
         self.wait_for_weights = wait_for_weights
         self.reconnect_timeout_s = reconnect_timeout_s
         self.num_env_steps_sent = 0  # delivered to the server
@@ -44,6 +39,18 @@ class ExternalSimulator:
         self.num_reconnects = 0
         self.weights_seq_no = 0
         self._stop = threading.Event()
+        self.client = RLlinkClient(host, port, connect_timeout_s=connect_timeout_s)
+        self.client.connect()
+        try:
+            self._build_runner(env, env_config, trusted, config_overrides, seed)
+        except BaseException:
+            self.client.close()  # (the server serves one simulator: free its port for the next)
+            raise
+
+    def _build_runner(self, env, env_config, trusted, config_overrides, seed) -> None:
+        # Evaluation settings never run here (they may name a lambda the config cannot carry as data).
+        overrides = {**_NOT_SIMULATED, **(config_overrides or {})}
+        self.server_config = self.client.get_config(trusted=trusted, config_overrides=overrides)
         config = self.server_config.copy(copy_frozen=False)
         env = self._env_for(config) if env is None else env
         if env is None:

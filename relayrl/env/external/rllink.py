@@ -129,7 +129,10 @@ def _recv_exactly(sock_: socket.socket, n: int, deadline: Optional[float], *, wh
     selector = selectors.DefaultSelector() if deadline is not None else None
     try:
         if selector is not None:
-            selector.register(sock_, selectors.EVENT_READ)
+            try:
+                selector.register(sock_, selectors.EVENT_READ)
+            except (ValueError, OSError):  # closed by another thread (a client stopping)
+                raise ConnectionError(f"The connection was closed while reading {what}.") from None
         while received < n:
             if selector is not None and not selector.select(max(deadline - time.monotonic(), 0.0)):
                 raise RLlinkProtocolError(f"Timed out after {received} of {n} bytes of {what}: a message must "

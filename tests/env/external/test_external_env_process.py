@@ -75,7 +75,8 @@ def test_a_killed_simulator_process_is_replaced_and_training_goes_on():
 @pytest.mark.slow
 def test_ppo_learns_cartpole_from_a_simulator_process_that_is_killed_and_restarted():
     """PPO with relayrl's defaults, CartPole-v1 simulated in another process; SIGKILL after iteration 10 and a new
-    process: mean return 450 within 150k env steps (measured: 67,584 steps, seed 0)."""
+    process: mean return 450 within 150k env steps (measured over three runs, seed 0: 61,440 to 67,584 steps; the
+    kill's timing decides which batch is lost, so runs differ)."""
     config = (PPOConfig()
               .environment(observation_space=gym.spaces.Box(-np.inf, np.inf, (4,), np.float32),
                            action_space=gym.spaces.Discrete(2), env_config={"port": 0})

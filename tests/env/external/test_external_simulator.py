@@ -2,6 +2,7 @@
 user's own loop; weights travel on-policy, a simulator that vanishes costs only what it had not sent."""
 import contextlib
 import threading
+import time
 
 import gymnasium as gym
 import numpy as np
@@ -187,3 +188,17 @@ def test_the_command_line_says_why_it_cannot_start(make_server, capsys):
     assert "env steps sent: 128, lost: 0" in capsys.readouterr().out  # one message (the batch: 128 steps)
     assert main(["Pendulum-v1", "--port", str(make_server().port)]) == 1
     assert "does not fit the server's" in capsys.readouterr().err
+
+
+def test_off_policy_simulators_send_without_waiting(make_server):
+    """wait_for_weights=False: EPISODES, then GET_STATE for the current weights; no trainer call is waited on."""
+    server = make_server(config=server_config().env_runners(rollout_fragment_length=16))
+    with running(ExternalSimulator("CartPole-v1", port=server.port, wait_for_weights=False)) as simulator:
+        chunks = sample_at_least(server, 64)
+        server.set_state({"rl_module": server.module.get_state(inference_only=True)})
+        chunks += sample_at_least(server, 64)
+        deadline = time.monotonic() + 10
+        while simulator.weights_seq_no != 1 and time.monotonic() < deadline:  # (it fetches them after a send)
+            time.sleep(0.01)
+    assert sum(map(len, chunks)) >= 128 and simulator.num_env_steps_sent >= 128
+    assert simulator.weights_seq_no == 1
