@@ -34,6 +34,7 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
     """Single-agent EnvRunner (RLlib's SingleAgentEnvRunner). Its checkpoint state: env_runner_state.py."""
 
     EPISODE_STATS = EpisodeStats  # the per-episode metrics (MultiAgentEnvRunner adds the agents' and modules')
+    _checkpoint_kind = "env runner"  # a stored config may name this class and its subclasses (checkpoints/trust.py)
 
     def __init__(self, *, config, worker_index: int = 0, num_workers: Optional[int] = None,
                  recreated_worker: bool = False, **kwargs):

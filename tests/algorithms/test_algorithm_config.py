@@ -24,7 +24,7 @@ BASE_DEFAULTS = {
     "add_default_connectors_to_module_to_env_pipeline": True, "episode_lookback_horizon": 1,
     "explore": True, "numpy_inference": True, "gym_env_vectorize_mode": "SYNC", "exploration_config": {},
     "num_cpus_per_env_runner": 1, "num_gpus_per_env_runner": 0, "custom_resources_per_env_runner": {},
-    "max_requests_in_flight_per_env_runner": 1, "sample_timeout_s": 60.0,
+    "max_requests_in_flight_per_env_runner": 1, "sample_timeout_s": 60.0, "env_runner_cls": None,
     "num_learners": 0, "num_cpus_per_learner": "auto", "num_gpus_per_learner": 0, "learner_class": None,
     "learner_config_dict": {}, "learner_connector": None, "add_default_connectors_to_learner_pipeline": True,
     "gamma": 0.99, "lr": 0.001, "train_batch_size_per_learner": None, "train_batch_size": 32,
