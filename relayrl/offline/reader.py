@@ -36,8 +36,9 @@ class RowBatch:
         return len(self.file_index)
 
     def where(self, i: int) -> str:
-        """'file F, row R' of this batch's row i."""
-        return f"file {self.files[int(self.file_index[i])]}, row {int(self.row_in_file[i])}"
+        """'file F, row R' of this batch's row i (row numbers are unknown (-1) for rows read through Ray Data)."""
+        row = int(self.row_in_file[i])
+        return f"file {self.files[int(self.file_index[i])]}" + (f", row {row}" if row >= 0 else "")
 
     def take(self, indices) -> "RowBatch":
         return RowBatch({k: v[indices] for k, v in self.columns.items()}, self.file_index[indices],
