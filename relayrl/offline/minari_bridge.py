@@ -8,6 +8,7 @@
   process, so this records with in-process EnvRunners only (num_env_runners=0, evaluation_num_env_runners=0).
 """
 import os
+import warnings
 from typing import Any, List, Optional, Sequence
 
 import numpy as np
@@ -90,20 +91,16 @@ class MinariWriter:
         self._ongoing = {}  # episode id -> its chunks so far (truncate_episodes mode hands out chunks)
 
     def _finished(self, episodes) -> list:
-        """The episodes that ended, each with all its chunks joined (chunks of ongoing ones wait)."""
+        """The chunks of each episode that ended (chunks of ongoing ones wait; the episodes are not changed)."""
         done = []
         for chunk in episodes:
             if not len(chunk):
                 continue
-            episode = self._ongoing.pop(chunk.id_, None)
-            if episode is None:
-                episode = chunk
+            chunks = self._ongoing.pop(chunk.id_, []) + [chunk]
+            if chunk.is_terminated or chunk.is_truncated:
+                done.append(chunks)
             else:
-                episode.concat_episode(chunk)
-            if episode.is_terminated or episode.is_truncated:
-                done.append(episode)
-            else:
-                self._ongoing[chunk.id_] = episode
+                self._ongoing[chunk.id_] = chunks
         return done
 
     def write(self, episodes) -> int:
@@ -117,9 +114,12 @@ class MinariWriter:
         if self._dataset is None:
             obs_space, act_space = self._spaces
             try:
-                self._dataset = minari.create_dataset_from_buffers(
-                    self.dataset_id, buffers, env=self._env_spec, algorithm_name="relayrl",
-                    observation_space=obs_space, action_space=act_space)
+                with warnings.catch_warnings():  # Minari's reminders to fill in author, permalink, ... metadata
+                    warnings.simplefilter("ignore", UserWarning)
+                    self._dataset = minari.create_dataset_from_buffers(
+                        self.dataset_id, buffers, env=self._env_spec, algorithm_name="relayrl",
+                        observation_space=obs_space, action_space=act_space,
+                        description="Episodes recorded by relayrl's EnvRunners (config.offline_data(output=...)).")
             except ValueError as error:
                 raise ValueError(f"output 'minari://{self.dataset_id}': {error} (pick a new dataset id, or delete "
                                  f"the old one: minari.delete_dataset({self.dataset_id!r})).") from None
@@ -132,11 +132,15 @@ class MinariWriter:
         self._ongoing = {}
 
 
-def _buffer(episode, buffer_class):
-    return buffer_class(observations=np.asarray(episode.get_observations()), actions=np.asarray(episode.get_actions()),
-                        rewards=list(np.asarray(episode.get_rewards(), dtype=np.float64)),
-                        terminations=[False] * (len(episode) - 1) + [bool(episode.is_terminated)],
-                        truncations=[False] * (len(episode) - 1) + [bool(episode.is_truncated)])
+def _buffer(chunks, buffer_class):
+    """One Minari episode from an episode's chunks (each chunk's last observation is the next one's first)."""
+    observations = np.concatenate([np.asarray(c.get_observations())[:-1] for c in chunks]
+                                  + [np.asarray(chunks[-1].get_observations())[-1:]])
+    n, last = len(observations) - 1, chunks[-1]
+    return buffer_class(observations=observations, actions=np.concatenate([np.asarray(c.get_actions()) for c in chunks]),
+                        rewards=[float(r) for c in chunks for r in c.get_rewards()],
+                        terminations=[False] * (n - 1) + [bool(last.is_terminated)],
+                        truncations=[False] * (n - 1) + [bool(last.is_truncated)])
 
 
 def minari_output_id(output: Optional[str]) -> Optional[str]:

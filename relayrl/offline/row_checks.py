@@ -118,7 +118,7 @@ def _discrete(rows: RowBatch, column: str, values: np.ndarray, space, what: str)
     bad = (values < start) | (values >= start + n) | (values != np.floor(values))
     if bad.any():
         i = int(np.argmax(bad))
-        _fail(rows, i, column, f"{what} {values[i]!r} is outside the space {space}")
+        _fail(rows, i, column, f"{what} {values[i].item()} is outside the space {space}")
     return values.astype(space.dtype, copy=False)
 
 
