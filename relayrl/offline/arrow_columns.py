@@ -6,6 +6,7 @@ flattened values per row, with the row shape in the field's metadata (`ARROW:ext
 Ray Data rebuilds its tensor type from the metadata. Scalars per row are plain columns; strings and binary
 (compressed cells, episode rows) are object arrays.
 """
+import functools
 import json
 from typing import Any, Optional, Tuple
 
@@ -25,12 +26,18 @@ def tensor_shape(field) -> Optional[Tuple[int, ...]]:
     """The row shape stored in a Ray Data tensor column's metadata (None if it has none or it is not JSON)."""
     metadata = field.metadata or {}
     if metadata.get(_EXT_NAME, b"").startswith(b"ray.data.arrow_tensor") and _EXT_META in metadata:
-        try:
-            shape = json.loads(metadata[_EXT_META])
-        except (ValueError, UnicodeDecodeError):
-            return None
-        if isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape):
-            return tuple(shape)
+        return _shape_from_json(metadata[_EXT_META])
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _shape_from_json(text: bytes) -> Optional[Tuple[int, ...]]:
+    try:
+        shape = json.loads(text)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape):
+        return tuple(shape)
     return None
 
 

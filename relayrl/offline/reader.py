@@ -54,6 +54,24 @@ def concatenate(batches: List[RowBatch]) -> RowBatch:
                     first.files)
 
 
+def shuffled_concatenate(batches: List[RowBatch], rng) -> RowBatch:
+    """The batches' rows in a random order: each row is copied once, straight to its new place."""
+    total = sum(len(b) for b in batches)
+    places = rng.permutation(total)
+
+    def scatter(parts):
+        out = np.empty((total,) + parts[0].shape[1:], dtype=np.result_type(*parts))
+        start = 0
+        for part in parts:
+            out[places[start:start + len(part)]] = part
+            start += len(part)
+        return out
+
+    first = batches[0]
+    return RowBatch({k: scatter([b.columns[k] for b in batches]) for k in first.columns},
+                    scatter([b.file_index for b in batches]), scatter([b.row_in_file for b in batches]), first.files)
+
+
 class RowStream:
     """An endless stream of row batches from `source` (an object with `num_rows` and `chunks(rng)`: the RowBatch
     chunks of one pass), pass after pass: batches come out of a pool of `shuffle_rows` rows, permuted whenever it
@@ -99,16 +117,15 @@ class RowStream:
 
     def _refill(self, num_rows: int) -> None:
         """Top the pool up to `shuffle_rows` (at least one batch) of rows and permute it (when shuffling)."""
-        rest = [] if self._pool is None else [self._pool.take(slice(self._pool_start, None))]
+        rest = [] if self._pool is None or self._pool_start >= len(self._pool) else [
+            self._pool.take(slice(self._pool_start, None))]
         have = sum(len(r) for r in rest)
         target = max(self._shuffle_rows, num_rows)
         while have < target:
             chunk = next(self._chunks)
             rest.append(chunk)
             have += len(chunk)
-        pool = concatenate(rest)
-        if self._shuffle_rows:
-            pool = pool.take(self._rng.permutation(len(pool)))
+        pool = shuffled_concatenate(rest, self._rng) if self._shuffle_rows else concatenate(rest)
         self._pool, self._pool_start = pool, 0
 
 
@@ -116,14 +133,13 @@ class ParquetFiles:
     """The row source of parquet `files` (every num_shards-th one from shard_index), read with pyarrow.
 
     `required`: columns every file must have (after `rename`, {file column: RLlib column}); `columns`: read only
-    these (None: all). Every file's footer is read once up front (its columns checked, its rows counted).
+    these (None: all). Every file's footer is read once up front (its columns checked, its rows counted) and kept.
     """
 
     def __init__(self, filesystem, files: Sequence[str], *, required: Sequence[str] = (),
                  rename: Optional[Dict[str, str]] = None, columns: Optional[Sequence[str]] = None,
                  shard_index: int = 0, num_shards: int = 1):
-        self._ds = require("pyarrow.dataset", "reading offline data")
-        self._format = self._ds.ParquetFileFormat()
+        self._pq = require("pyarrow.parquet", "reading offline data")
         self.filesystem = filesystem
         self.files = list(files)
         self._mine = [i for i in range(len(self.files)) if i % num_shards == shard_index]
@@ -133,25 +149,24 @@ class ParquetFiles:
         self._rename = dict(rename or {})
         self._required = list(required)
         self._columns = None if columns is None else list(columns)
-        self._fragments = {index: self._open(index) for index in self._mine}
-        self.num_rows = sum(fragment.metadata.num_rows for fragment in self._fragments.values())
+        self._metadata = {index: self._open(index).metadata for index in self._mine}  # footers, read once
+        self.num_rows = sum(metadata.num_rows for metadata in self._metadata.values())
         if self.num_rows == 0:
             raise OfflineDataError(f"the offline dataset is empty: its {len(self._mine)} file(s) hold no rows "
                                    f"(first: {self.files[self._mine[0]]}).")
 
-    def _open(self, index: int):
-        """The file's pyarrow fragment, its footer read and its columns checked."""
+    def _open(self, index: int, metadata=None):
+        """The file as a pyarrow ParquetFile (its footer read, or the one read before), its columns checked."""
         path = self.files[index]
         try:
-            fragment = self._format.make_fragment(path, filesystem=self.filesystem)
-            schema = fragment.physical_schema
-            fragment.metadata  # noqa: B018 (reads the footer now: a truncated file fails here, named)
+            parquet = self._pq.ParquetFile(self.filesystem.open_input_file(path), metadata=metadata)
         except Exception as error:
             raise OfflineDataError(f"file {path} is not a readable parquet file ({type(error).__name__}: {error}); "
                                    "it may be truncated (a writer stopped mid-file) or not parquet: remove it "
                                    "or re-record it.") from None
-        self._check_schema(index, schema)
-        return fragment
+        if metadata is None:
+            self._check_schema(index, parquet.schema_arrow)
+        return parquet
 
     def _check_schema(self, index: int, schema) -> None:
         names = [self._rename.get(name, name) for name in schema.names]
@@ -177,11 +192,11 @@ class ParquetFiles:
 
     def _file_chunks(self, index: int):
         """(numpy columns, first row) per record batch of one file."""
-        fragment = self._fragments[index]
-        columns = self._file_columns(fragment.physical_schema)
+        parquet = self._open(index, self._metadata[index])
+        columns = self._file_columns(parquet.schema_arrow)
         first = 0
         try:
-            for record_batch in fragment.to_batches(batch_size=_READ_ROWS, columns=columns, use_threads=False):
+            for record_batch in parquet.iter_batches(batch_size=_READ_ROWS, columns=columns, use_threads=False):
                 yield self._to_numpy(index, record_batch), first
                 first += record_batch.num_rows
         except OfflineDataError:

@@ -2,7 +2,8 @@
 conservative term needs: each critic's Q(s, a) for `num_actions` actions per state drawn uniformly from [-1, 1]
 and from the policy at s and at s' (all rated at s, as the CQL paper and d3rlpy do), with their log-probs.
 
-The policy's samples carry no gradient (the conservative term trains the critics only). The three kinds of actions
+The policy's samples carry no gradient (the conservative term trains the critics only); the policy runs once per
+state and its distribution is sampled `num_actions` times (not once per repeated state). The three kinds of actions
 go through each critic in one forward pass.
 """
 import gymnasium as gym
@@ -39,10 +40,10 @@ class DefaultCQLTorchRLModule(DefaultSACTorchRLModule):
         n, k = obs.shape[0], self.num_actions
         obs_repeat = obs.repeat_interleave(k, dim=0)
         with torch.no_grad():
-            curr_actions, curr_logp = TanhSquashedGaussian(run_layers(obs_repeat, self.pi_encoder, self.pi)) \
-                .rsample_with_logp()
-            next_actions, next_logp = TanhSquashedGaussian(
-                run_layers(next_obs.repeat_interleave(k, dim=0), self.pi_encoder, self.pi)).rsample_with_logp()
+            pi_inputs = out[Columns.ACTION_DIST_INPUTS].detach().repeat_interleave(k, dim=0)
+            curr_actions, curr_logp = TanhSquashedGaussian(pi_inputs).rsample_with_logp()
+            next_inputs = run_layers(next_obs, self.pi_encoder, self.pi).repeat_interleave(k, dim=0)
+            next_actions, next_logp = TanhSquashedGaussian(next_inputs).rsample_with_logp()
             random_actions = torch.rand_like(curr_actions) * 2.0 - 1.0
         actions = torch.cat([random_actions, curr_actions, next_actions])
         q_values = self._q_values(obs_repeat.repeat(3, *([1] * (obs.dim() - 1))), actions)
