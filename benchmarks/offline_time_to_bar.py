@@ -41,22 +41,17 @@ print("RESULT " + json.dumps({"peer": "relayrl", "reached": bool(ret >= 400.0), 
 
 def make_expert_data(folder: pathlib.Path, steps: int = 50_000) -> None:
     from relayrl import PPOConfig
+    from relayrl.testing.learning import record_policy
 
-    algo = PPOConfig().environment("CartPole-v1").debugging(seed=0, logger_config={"type": "none"}).build_algo()
+    config = PPOConfig().environment("CartPole-v1").debugging(seed=0, logger_config={"type": "none"})
+    algo = config.build_algo()
     try:
         while algo.train()["env_runners"]["episode_return_mean"] < 450.0:
             pass
         weights = algo.learner_group.get_weights()
     finally:
         algo.stop()
-    recorder = (PPOConfig().environment("CartPole-v1").offline_data(output=str(folder), output_write_episodes=False)
-                .debugging(seed=0, logger_config={"type": "none"}).build_algo())
-    try:
-        recorder.learner_group.set_weights(weights)
-        recorder.sync_weights()
-        recorder.env_runner.sample(num_timesteps=steps, explore=False)
-    finally:
-        recorder.stop()
+    record_policy(config, weights, str(folder), steps)
 
 
 def _timed(cmd, env) -> dict:

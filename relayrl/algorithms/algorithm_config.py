@@ -395,7 +395,7 @@ class AlgorithmConfig(ConfigBuildersMixin):
                              "(record with config.offline_data(output=...)).")
         if self.READS_OFFLINE_DATA and not self.is_offline:
             raise ValueError(f"{name} trains from offline data: set config.offline_data(input_=[...paths of "
-                             "parquet files or folders...]) (docs/offline.md).")
+                             "parquet files or folders...]) (command line: --input DIR; docs/offline.md).")
 
     def _validate_evaluation(self) -> None:
         if self.evaluation_duration == "auto" and not self.evaluation_parallel_to_training:

@@ -9,7 +9,6 @@ update, every Learner takes one batch of its shard, and the gradients are averag
 
 `dataset_num_iters_per_learner`: updates per Learner per train(); None runs one pass over each shard (RLlib's).
 """
-import logging
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -17,7 +16,6 @@ import numpy as np
 from relayrl.offline.offline_data import RowHandler, reader_renames
 from relayrl.offline.reader import RowBatch, concatenate
 
-logger = logging.getLogger("relayrl")
 
 PATH_COLUMN = "path"  # read_parquet(include_paths=True): the file each row came from (named in errors)
 

@@ -158,13 +158,4 @@ class OfflineData:
         return n * (num_iters or 1)
 
 
-def spaces_for_offline(config, env_runner=None) -> Tuple[Optional[Any], Optional[Any]]:
-    """(observation space, action space) the offline data is checked against: the config's, else the env's."""
-    if config.observation_space is not None and config.action_space is not None:
-        return config.observation_space, config.action_space
-    if env_runner is not None:
-        return env_runner.get_spaces()["__env_single__"]
-    return config.observation_space, config.action_space
-
-
-__all__ = ["OfflineData", "RowHandler", "make_reader", "shuffle_rows", "spaces_for_offline", "required_columns"]
+__all__ = ["OfflineData", "RowHandler", "make_reader", "shuffle_rows", "required_columns", "reader_renames"]

@@ -5,7 +5,6 @@ files are opened one after the other, each read record batch by record batch. Ea
 them in a new order (shuffling on); rows mix in a pool of `shuffle_rows` rows that is permuted whenever it is
 refilled. Every row keeps its origin (file, row in the file), so a bad value is reported where it is.
 """
-import logging
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
@@ -14,7 +13,6 @@ import numpy as np
 from relayrl.offline.arrow_columns import ColumnTypeError, column_to_numpy
 from relayrl.offline.deps import require
 
-logger = logging.getLogger("relayrl")
 
 _READ_ROWS = 4096  # rows per record batch read from a file
 

@@ -16,6 +16,7 @@ from relayrl import BCConfig, CQLConfig, MARWILConfig, PPOConfig, SACConfig
 from relayrl.core.columns import Columns
 from relayrl.offline.files import input_files
 from relayrl.offline.reader import ParquetFiles, RowStream
+from relayrl.testing.learning import record_policy
 
 pytestmark = pytest.mark.slow
 
@@ -60,14 +61,7 @@ def expert_cartpole(tmp_path_factory):
     finally:
         algo.stop()
     folder = tmp_path_factory.mktemp("expert_cartpole")
-    recorder = (_ppo_config().offline_data(output=str(folder), output_write_episodes=False)
-                .env_runners(explore=False).build_algo())
-    try:
-        recorder.learner_group.set_weights(weights)
-        recorder.sync_weights()
-        recorder.env_runner.sample(num_timesteps=EXPERT_STEPS, explore=False)
-    finally:
-        recorder.stop()
+    record_policy(_ppo_config(), weights, str(folder), EXPERT_STEPS)
     returns = _returns_of_finished_episodes(str(folder))
     assert returns.mean() >= 450.0, returns.mean()
     return str(folder), scratch_steps
