@@ -396,6 +396,9 @@ class AlgorithmConfig(ConfigBuildersMixin):
         if self.READS_OFFLINE_DATA and not self.is_offline:
             raise ValueError(f"{name} trains from offline data: set config.offline_data(input_=[...paths of "
                              "parquet files or folders...]) (command line: --input DIR; docs/offline.md).")
+        if self.READS_OFFLINE_DATA and self.evaluation_interval and self.env is None:
+            raise ValueError(f"{name} evaluates in an env (evaluation_interval={self.evaluation_interval}), but none is "
+                             "set: config.environment('CartPole-v1') (the env gives the spaces too), or no evaluation.")
 
     def _validate_evaluation(self) -> None:
         if self.evaluation_duration == "auto" and not self.evaluation_parallel_to_training:

@@ -98,6 +98,13 @@ def make_offline_data(config, spaces, learner_group):
 
 
 def uses_ray_data(config) -> bool:
+    from relayrl.offline.minari_bridge import minari_dataset_ids
+
+    if minari_dataset_ids(config.input_):  # read in this process; remote Learners get their shards of each batch
+        if config.input_reader == "ray_data":
+            raise ValueError("input_reader='ray_data' reads files; a Minari dataset (minari://...) is read embedded: "
+                             "set input_reader='auto' or 'embedded'.")
+        return False
     if config.input_reader != "auto":
         return config.input_reader == "ray_data"
     return config.num_learners > 0 or config.input_read_method != "read_parquet"

@@ -121,6 +121,8 @@ def test_lagrangian_cql_tunes_alpha_prime(pendulum_rows):
     (lambda: PPOConfig().environment("CartPole-v1").offline_data(input_="/data"), "does not train from offline"),
     (lambda: BCConfig().environment("CartPole-v1").offline_data(input_="/data").training(beta=0.5), "beta must be"),
     (lambda: CQLConfig().environment("Pendulum-v1").offline_data(input_="/data").training(n_step=3), "n_step must"),
+    (lambda: BCConfig().environment(observation_space=gym.spaces.Discrete(2), action_space=gym.spaces.Discrete(2))
+     .offline_data(input_="/data").evaluation(evaluation_interval=1), "evaluates in an env"),
 ])
 def test_configs_that_cannot_work_are_refused(make, message):
     with pytest.raises(ValueError, match=message):
