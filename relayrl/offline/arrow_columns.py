@@ -46,13 +46,15 @@ def column_to_numpy(column, field, num_rows: int) -> np.ndarray:
     pa = require("pyarrow", "reading offline data")
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    if isinstance(column.type, pa.ExtensionType):  # Ray's tensor type, where Ray registered it in this process
+    shape = tensor_shape(field)
+    if isinstance(column.type, pa.ExtensionType):  # Ray's tensor type, where ray.data is imported in this process
+        shape = shape or _extension_shape(column.type)
         column = column.storage
     kind = column.type
     if pa.types.is_null(kind):
         return np.full(num_rows, None, dtype=object)
     if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        return _lists_to_numpy(column, tensor_shape(field), num_rows)
+        return _lists_to_numpy(column, shape, num_rows)
     if (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind)
             or pa.types.is_large_binary(kind)):
         return column.to_numpy(zero_copy_only=False)
@@ -62,6 +64,14 @@ def column_to_numpy(column, field, num_rows: int) -> np.ndarray:
         return column.to_numpy(zero_copy_only=False)
     raise ColumnTypeError(f"has arrow type {kind}, which relayrl does not read (numbers, bools, strings and "
                           "tensor lists are read)")
+
+
+def _extension_shape(kind) -> Optional[Tuple[int, ...]]:
+    """The row shape of Ray Data's tensor type (pyarrow builds it from the field metadata when ray.data is loaded)."""
+    shape = getattr(kind, "shape", None)
+    if isinstance(shape, tuple) and all(isinstance(d, int) and d >= 0 for d in shape):
+        return shape
+    return None
 
 
 def _lists_to_numpy(column, shape: Optional[Tuple[int, ...]], num_rows: int) -> np.ndarray:

@@ -51,3 +51,31 @@ def test_bc_and_marwil_train_on_rllibs_files(kind, config_class):
         algo.stop()
     assert result["num_env_steps_trained_lifetime"] == 8
     assert np.isfinite(result["learners"]["default_policy"]["policy_loss"])
+
+
+@pytest.mark.slow  # a process that imports ray.data (~4 s)
+def test_tensor_columns_read_the_same_where_ray_data_is_loaded(tmp_path):
+    """With ray.data imported, pyarrow reads Ray's tensor columns as Ray's extension type: same arrays, same shapes."""
+    import subprocess
+    import sys
+    import textwrap
+
+    import pyarrow as pa
+
+    from relayrl.offline.arrow_columns import numpy_to_column
+
+    images = np.arange(2 * 3 * 4 * 2, dtype=np.uint8).reshape(2, 3, 4, 2)
+    column, metadata = numpy_to_column(images)
+    pq.write_table(pa.Table.from_arrays([column], schema=pa.schema([pa.field("obs", column.type, metadata=metadata)])),
+                   tmp_path / "images.parquet")
+    script = textwrap.dedent(f"""
+        import ray.data  # registers Ray's tensor type with pyarrow
+        import numpy as np
+        from relayrl.offline.files import input_files
+        from relayrl.offline.reader import ParquetFiles, RowStream
+        fs, files = input_files({str(tmp_path)!r})
+        obs = RowStream(ParquetFiles(fs, files)).next_batch(2).columns["obs"]
+        print(obs.shape, obs.dtype, int(obs.sum()))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["(2,", "3,", "4,", "2)", "uint8", str(int(images.sum()))], out.stderr[-2000:]
