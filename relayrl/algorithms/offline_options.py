@@ -8,6 +8,7 @@ Reading is embedded by default (pyarrow, streaming, no Ray); with remote Learner
 (`input_reader="ray_data"`), through Ray Data, each Learner reading its own shard (relayrl/offline/, and
 relayrl/distributed/offline_ray_data.py).
 """
+import os
 from typing import Any
 
 from relayrl.algorithms.options import (
@@ -37,8 +38,15 @@ def _normalize_input(value: Any) -> Any:
 
 _INPUT = Check("'sampler' (sample from the env), a path, glob or URI of parquet files (str), or a non-empty "
                "list of them", _is_input, Any, _normalize_input)
+def _absolute_local_path(value: Any) -> Any:
+    """A relative local folder made absolute here, in the driver: remote EnvRunners may run in another folder."""
+    if isinstance(value, str) and "://" not in value:
+        return os.path.abspath(os.path.expanduser(value))
+    return value
+
+
 _OUTPUT = Check("None (record nothing), or a folder path or URI (str) the EnvRunners write their episodes to",
-                lambda v: v is None or (isinstance(v, str) and v != ""), Any)
+                lambda v: v is None or (isinstance(v, str) and v != ""), Any, _absolute_local_path)
 _COLUMNS = Check("a list of column names (str)",
                  lambda v: isinstance(v, (list, tuple)) and all(isinstance(c, str) for c in v), list, list)
 _FILESYSTEM = Check("None (local paths and URIs pyarrow knows), 's3', 'gcs' or a pyarrow.fs.FileSystem",
