@@ -125,8 +125,9 @@ class ShardRows:
 
 
 def _row_batch(columns: Dict[str, Any]) -> RowBatch:
-    """A Ray Data numpy batch as a RowBatch; its `path` column names each row's file (no row numbers)."""
-    columns = dict(columns)
+    """A Ray Data numpy batch as a RowBatch; its `path` column names each row's file (no row numbers). Read-only
+    arrays (Ray's zero-copy views of its object store) are copied: tensors made from them could not be written."""
+    columns = {k: v.copy() if isinstance(v, np.ndarray) and not v.flags.writeable else v for k, v in columns.items()}
     n = len(next(iter(columns.values())))
     paths = columns.pop(PATH_COLUMN, None)
     if paths is None:

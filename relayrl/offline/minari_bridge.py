@@ -45,12 +45,11 @@ def load_minari_dataset(dataset_id: str):
 class MinariEpisodes:
     """The row source (see reader.RowStream) of Minari datasets: each episode's steps as transition rows."""
 
-    def __init__(self, dataset_ids: Sequence[str], *, shard_index: int = 0, num_shards: int = 1):
+    def __init__(self, dataset_ids: Sequence[str]):
         self.files = [MINARI_PREFIX + d for d in dataset_ids]
         self._datasets = [load_minari_dataset(d) for d in dataset_ids]
         self._episodes = [(k, int(i)) for k, ds in enumerate(self._datasets) for i in ds.episode_indices]
-        self._episodes = self._episodes[shard_index::num_shards]
-        self.num_rows = sum(int(ds.total_steps) for ds in self._datasets) // num_shards
+        self.num_rows = sum(int(ds.total_steps) for ds in self._datasets)
         if not self._episodes or self.num_rows == 0:
             raise OfflineDataError(f"the Minari dataset(s) {dataset_ids} hold no steps.")
 

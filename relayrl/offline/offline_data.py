@@ -100,7 +100,7 @@ class RowHandler:
         return self.transitions(next_rows(num_timesteps))
 
 
-def make_reader(config, *, shard_index: int = 0, num_shards: int = 1) -> RowStream:
+def make_reader(config) -> RowStream:
     """The embedded reader of config.input_: parquet files, or a Minari dataset ('minari://<id>')."""
     from relayrl.offline.minari_bridge import MinariEpisodes, minari_dataset_ids
 
@@ -108,13 +108,12 @@ def make_reader(config, *, shard_index: int = 0, num_shards: int = 1) -> RowStre
     if dataset_ids:
         if config.input_read_episodes:
             raise ValueError("Minari datasets are read as transition rows: set input_read_episodes=False.")
-        source = MinariEpisodes(dataset_ids, shard_index=shard_index, num_shards=num_shards)
+        source = MinariEpisodes(dataset_ids)
     else:
         filesystem, files = input_files(config.input_, filesystem=config.input_filesystem,
                                         filesystem_kwargs=config.input_filesystem_kwargs)
         source = ParquetFiles(filesystem, files, required=required_columns(config), rename=reader_renames(config),
-                              columns=(config.input_read_method_kwargs or {}).get("columns"),
-                              shard_index=shard_index, num_shards=num_shards)
+                              columns=(config.input_read_method_kwargs or {}).get("columns"))
     return RowStream(source, shuffle_rows=shuffle_rows(config), seed=config.seed,
                      materialize=config.materialize_data)
 

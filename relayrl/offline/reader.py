@@ -1,4 +1,4 @@
-"""The embedded reader: parquet files -> batches of rows (numpy columns), streaming, shuffled, sharded.
+"""The embedded reader: parquet files -> batches of rows (numpy columns), streaming, shuffled.
 
 Memory holds the shuffle pool and one record batch of one file, never the dataset (unless materialize_data):
 files are opened one after the other, each read record batch by record batch. Each pass over the files takes
@@ -128,30 +128,25 @@ class RowStream:
 
 
 class ParquetFiles:
-    """The row source of parquet `files` (every num_shards-th one from shard_index), read with pyarrow.
+    """The row source of parquet `files`, read with pyarrow.
 
     `required`: columns every file must have (after `rename`, {file column: RLlib column}); `columns`: read only
     these (None: all). Every file's footer is read once up front (its columns checked, its rows counted) and kept.
     """
 
     def __init__(self, filesystem, files: Sequence[str], *, required: Sequence[str] = (),
-                 rename: Optional[Dict[str, str]] = None, columns: Optional[Sequence[str]] = None,
-                 shard_index: int = 0, num_shards: int = 1):
+                 rename: Optional[Dict[str, str]] = None, columns: Optional[Sequence[str]] = None):
         self._pq = require("pyarrow.parquet", "reading offline data")
         self.filesystem = filesystem
         self.files = list(files)
-        self._mine = [i for i in range(len(self.files)) if i % num_shards == shard_index]
-        if not self._mine:
-            raise OfflineDataError(f"reader {shard_index} of {num_shards} got no file: the dataset has only "
-                                   f"{len(self.files)} file(s); use fewer readers or split the data into more files.")
         self._rename = dict(rename or {})
         self._required = list(required)
         self._columns = None if columns is None else list(columns)
-        self._metadata = {index: self._open(index).metadata for index in self._mine}  # footers, read once
-        self.num_rows = sum(metadata.num_rows for metadata in self._metadata.values())
+        self._metadata = [self._open(index).metadata for index in range(len(self.files))]  # footers, read once
+        self.num_rows = sum(metadata.num_rows for metadata in self._metadata)
         if self.num_rows == 0:
-            raise OfflineDataError(f"the offline dataset is empty: its {len(self._mine)} file(s) hold no rows "
-                                   f"(first: {self.files[self._mine[0]]}).")
+            raise OfflineDataError(f"the offline dataset is empty: its {len(self.files)} file(s) hold no rows "
+                                   f"(first: {self.files[0]}).")
 
     def _open(self, index: int, metadata=None):
         """The file as a pyarrow ParquetFile (its footer read, or the one read before), its columns checked."""
@@ -178,7 +173,7 @@ class ParquetFiles:
 
     def chunks(self, rng=None):
         """The RowBatch chunks of one pass (files in a random order when `rng` is given)."""
-        order = list(self._mine)
+        order = list(range(len(self.files)))
         if rng is not None:
             rng.shuffle(order)
         for index in order:
