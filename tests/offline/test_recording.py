@@ -128,6 +128,7 @@ def test_multi_agent_episodes_are_recorded_per_agent(tmp_path):
     assert len(rows[Columns.EPS_ID]) == sum(e.agent_steps() for e in episodes)
 
 
+@pytest.mark.slow  # a recording process to kill (~3-6 s)
 def test_a_killed_recorder_leaves_only_complete_files(tmp_path):
     """SIGKILL in the middle of recording: every visible file reads completely; at most the unwritten rows are
     lost (files are written under a hidden name, then renamed)."""
