@@ -71,7 +71,8 @@ _ENV_TO_MODULE = ("AddObservationsFromEpisodesToBatch", "AddStatesFromEpisodesTo
                   "BatchIndividualItems", "EnvToModulePipeline", "FlattenObservations", "FrameStackingEnvToModule",
                   "MeanStdFilter", "MultiAgentObservationPreprocessor", "NumpyToTensor", "ObservationPreprocessor",
                   "PrevActionsPrevRewards", "SingleAgentObservationPreprocessor")
-_LEARNER = ("AddColumnsFromEpisodesToTrainBatch", "AddObservationsFromEpisodesToBatch", "AddOneTsToEpisodesAndTruncate",
+_LEARNER = ("AddColumnsFromEpisodesToTrainBatch", "AddNextObservationsFromEpisodesToTrainBatch",
+            "AddObservationsFromEpisodesToBatch", "AddOneTsToEpisodesAndTruncate",
             "AddStatesFromEpisodesToBatch", "AddTimeDimToBatchAndZeroPad", "BatchIndividualItems",
             "FrameStackingLearner", "GeneralAdvantageEstimation", "LearnerConnectorPipeline", "NumpyToTensor")
 _MODULE_TO_ENV = ("GetActions", "ListifyDataForVectorEnv", "ModuleToEnvPipeline", "NormalizeAndClipActions",
@@ -196,6 +197,12 @@ RLLIB_PATHS: Dict[str, Exports] = {
     **_torch_paths("appo", {"default_appo_torch_rl_module": ("DefaultAPPOTorchRLModule", "default_appo_rl_module"),
                             "appo_torch_learner": ("APPOTorchLearner", "appo_learner")}),
     **_torch_paths("impala", {"impala_torch_learner": ("IMPALATorchLearner", "impala_learner")}),
+    **_torch_paths("bc", {"default_bc_torch_rl_module": ("DefaultBCTorchRLModule", "default_bc_rl_module")}),
+    **_torch_paths("marwil", {"marwil_torch_learner": ("MARWILTorchLearner", "marwil_learner")}),
+    **_torch_paths("cql", {"default_cql_torch_rl_module": ("DefaultCQLTorchRLModule", "default_cql_rl_module"),
+                           "cql_torch_learner": ("CQLTorchLearner", "cql_learner")}),
+    # offline data (relayrl/offline/ holds RLlib's offline_data.py itself)
+    "relayrl.offline.offline_prelearner": _same("relayrl.offline.prelearner", "OfflinePreLearner", "SCHEMA"),
     # the example scripts' helpers, envs and modules
     "relayrl.utils.spaces": {},
     "relayrl.utils.spaces.space_utils": "relayrl.core.space_utils",
