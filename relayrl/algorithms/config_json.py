@@ -23,6 +23,7 @@ from relayrl.checkpoints.trust import Trust
 OPTION_KINDS = {
     "env": ("env",),
     "callbacks_class": ("callbacks",),
+    "env_runner_cls": ("env runner",),
     "env_to_module_connector": ("connector",),
     "module_to_env_connector": ("connector",),
     "learner_connector": ("connector",),

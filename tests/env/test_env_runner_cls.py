@@ -22,7 +22,9 @@ def test_the_algorithm_samples_with_the_configured_class_and_a_checkpoint_keeps_
     assert type(algo.env_runner) is CountingRunner and CountingRunner.samples >= 1
     algo.save(str(tmp_path))
     algo.stop()
-    restored = type(algo).from_checkpoint(str(tmp_path))
+    with pytest.raises(Exception, match="CountingRunner.*trusted="):  # a user's class loads when trusted
+        type(algo).from_checkpoint(str(tmp_path))
+    restored = type(algo).from_checkpoint(str(tmp_path), trusted=[CountingRunner])
     assert type(restored.env_runner) is CountingRunner
     restored.stop()
 
