@@ -370,3 +370,19 @@ def test_modelv2_with_an_lstm_from_an_old_config_is_a_stateful_module():
     with pytest.raises(ValueError, match="policy_checkpoint_dir"):
         ModelV2ToRLModule(observation_space=gym.spaces.Box(-1, 1, (4,)), action_space=gym.spaces.Discrete(2),
                           model_config={})
+
+
+# -- the old stack's RandomPolicy (offline_rl's multi-agent evaluation imports it) ----------------------------
+
+def test_random_policy_samples_its_space_and_learns_nothing():
+    from relayrl.examples._old_api_stack.policy.random_policy import RandomPolicy
+
+    box = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    policy = RandomPolicy(gym.spaces.Box(-1, 1, (3,)), box, {})
+    actions, state_outs, extra = policy.compute_actions({"a": np.zeros((5, 3)), "b": np.zeros((5, 1))})
+    assert len(actions) == 5 and all(box.contains(a) for a in actions) and state_outs == [] and extra == {}
+    assert policy.learn_on_batch({}) == {} and policy.get_weights() == {}
+    assert policy.compute_log_likelihoods(None, np.zeros((4, 3))).shape == (4,)
+    unbounded = RandomPolicy(gym.spaces.Box(-1, 1, (3,)), box, {"ignore_action_bounds": True})
+    assert np.isinf(unbounded.action_space_for_sampling.high).all()
+    assert any(not box.contains(a) for a in unbounded.compute_actions(np.zeros((20, 3)))[0])
