@@ -33,6 +33,7 @@ class Expected:
     match: str = ""  # a regex of relayrl's error line (FAILS, REFUSED): a different failure is a regression
     slow: bool = False  # minutes of CPU for two iterations (Atari CNNs): run with RELAYRL_PORTING_SLOW_SCRIPTS=1
     timeout: float = 400  # seconds; a script that never finishes here (e.g. waits for a GPU) gets less
+    either: bool = False  # its outcome on relayrl depends on unseeded training: running is accepted too
 
 
 _MATPLOTLIB = "RLlib: the peers' venv has no matplotlib"
@@ -117,7 +118,12 @@ EXPECTED = {
     "rl_modules/custom_lstm_rl_module.py": Expected(RUNS, RUNS),
     "rl_modules/migrate_modelv2_to_new_api_stack_by_config.py": Expected(
         RUNS, RUNS, "takes no flags: trains until a return of 350 (about 45 iterations, minutes)", slow=True),
-    "rl_modules/migrate_modelv2_to_new_api_stack_by_policy_checkpoint.py": Expected(RUNS, RUNS),
+    "rl_modules/migrate_modelv2_to_new_api_stack_by_policy_checkpoint.py": Expected(
+        FAILS, RUNS, "takes no flags: trains the old stack to a return of 100, then the new stack for up to 50 "
+        "iterations (minutes). relayrl: runs or fails by chance (unseeded training): PPO's default of 8 envs per "
+        "EnvRunner (RLlib: 1; `RLLIB_PPO_DEFAULTS` restores it) can leave the first new-stack iteration without a "
+        "finished episode when the migrated policy is good, and the script asserts on that iteration's return "
+        "(NaN)", match="AssertionError", slow=True, either=True),
     "rl_modules/pretraining_single_agent_training_multi_agent.py": Expected(
         FAILS, FAILS, "needs `--num-agents`; with it, the `--no-tune` result dict has no `get_best_result()` "
         "(RLlib's too)", match="requires at least 1 agent"),
