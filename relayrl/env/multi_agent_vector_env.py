@@ -4,6 +4,7 @@ from typing import Any, Callable, List, Optional
 import gymnasium as gym
 
 from relayrl.env.env_context import EnvContext
+from relayrl.env.episode_limits import user_env
 from relayrl.env.multi_agent_env import MultiAgentEnv
 from relayrl.env.multi_agent_env_checks import check_multi_agent_reset, check_multi_agent_step
 
@@ -14,18 +15,19 @@ class MultiAgentVectorEnv:
     `step(actions)` takes one {agent_id: action} dict per env and returns lists of the envs' dicts plus
     `resets`: for an env whose episode ended (`"__all__"`), the (observations, infos) of its new episode,
     reset in the same call (as gymnasium's SAME_STEP autoreset), else None. Each env's first reset() and
-    step() results are checked against the MultiAgentEnv contract unless `check_env` is False.
+    step() results are checked against the MultiAgentEnv contract unless `check_env` is False. `wrap`: applied
+    to each env (env/episode_limits.py's MultiAgentEpisodeLimits).
     """
 
     def __init__(self, creator: Callable, env_config: dict, *, num_envs: int, worker_index: int, num_workers: int,
-                 check_env: bool = True):
+                 check_env: bool = True, wrap: Optional[Callable[[MultiAgentEnv], MultiAgentEnv]] = None):
         self.envs: List[MultiAgentEnv] = []
         for i in range(num_envs):
             env = creator(EnvContext(env_config, worker_index, i, num_workers))
             if not isinstance(env, MultiAgentEnv):
                 raise TypeError(f"The env creator returned {type(env).__name__}, not a MultiAgentEnv; a multi-agent "
                                 "config (config.multi_agent(...)) needs a MultiAgentEnv (see make_multi_agent).")
-            self.envs.append(env)
+            self.envs.append(env if wrap is None else wrap(env))
         self.num_envs = num_envs
         self._where = [f"sub-env {i} of EnvRunner worker_index={worker_index}" for i in range(num_envs)]
         self._unchecked_resets = set(range(num_envs)) if check_env else set()
@@ -49,7 +51,7 @@ class MultiAgentVectorEnv:
         result = self.envs[i].reset(seed=seed)
         if i in self._unchecked_resets:
             self._unchecked_resets.discard(i)
-            check_multi_agent_reset(self.envs[i], result, self.single_observation_space, self._where[i])
+            check_multi_agent_reset(user_env(self.envs[i]), result, self.single_observation_space, self._where[i])
         return result
 
     def step(self, actions: List[dict]):
@@ -58,7 +60,7 @@ class MultiAgentVectorEnv:
             result = env.step(actions[i])
             if i in self._unchecked_steps:
                 self._unchecked_steps.discard(i)
-                check_multi_agent_step(env, result, self.single_observation_space, self._where[i])
+                check_multi_agent_step(user_env(env), result, self.single_observation_space, self._where[i])
             obs, reward, terminated, truncated, info = result
             observations.append(obs)
             rewards.append(reward)
@@ -74,7 +76,7 @@ class MultiAgentVectorEnv:
             env.close()
 
     def __repr__(self) -> str:
-        return f"MultiAgentVectorEnv({self.num_envs} x {type(self.envs[0]).__name__})"
+        return f"MultiAgentVectorEnv({self.num_envs} x {type(user_env(self.envs[0])).__name__})"
 
 
 def agent_spaces(env: Any) -> tuple:
