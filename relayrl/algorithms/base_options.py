@@ -56,7 +56,21 @@ _CALLBACK_FNS = Check("a callable, a list of callables, or None",
 def _env_names(value: Any, import_name: Callable) -> Any:
     from relayrl.env.registry import resolve_env_spec
 
-    return resolve_env_spec(value, import_name)
+    return resolve_env_spec(value, import_name, import_module=_imported_module)
+
+
+def _imported_module(module_name: str):
+    """A checkpoint's "module:EnvId" env: its module only if this process imported it already (loading a
+    checkpoint imports no module it names)."""
+    import sys
+
+    from relayrl.checkpoints.errors import CheckpointError
+
+    if module_name not in sys.modules:
+        raise CheckpointError(f"the checkpoint's env names the module `{module_name}`, which this process has not "
+                              f"imported: loading a checkpoint never imports the modules it names. Import "
+                              f"`{module_name}` before loading.")
+    return sys.modules[module_name]
 
 
 def _type_is_path(value: Any) -> bool:

@@ -6,6 +6,8 @@
 * `AlwaysSameHeuristicRLM`: a random first move in each episode, then always that move.
 * `BeatLastHeuristicRLM`: the move that beats the opponent's last one (rock 0 < paper 1 < scissors 2 < rock), a
   random one when there is none (observation 3, PettingZoo's rps env after reset).
+* `AlwaysSameHeuristic` / `BeatLastHeuristic`: the same two as old-stack Policies (RLlib's rock_paper_scissors
+  dummies), for the Policy API; they see the observations one-hot, as the Policy runners preprocess Discrete ones.
 
 The heuristics output actions directly and cannot be trained: keep them out of `policies_to_train`.
 """
@@ -15,6 +17,7 @@ import numpy as np
 from relayrl.core.columns import Columns
 from relayrl.env.multi_agent_env import MultiAgentEnv
 from relayrl.modules.rl_module import RLModule
+from relayrl.policy.policy import Policy
 
 ROCK, PAPER, SCISSORS, LIZARD, SPOCK = range(5)
 # What each move beats (rock crushes scissors and lizard, paper covers rock and disproves Spock, ...).
@@ -83,3 +86,35 @@ class BeatLastHeuristicRLM(_Heuristic):
         answer = {ROCK: PAPER, PAPER: SCISSORS, SCISSORS: ROCK}
         return {Columns.ACTIONS: np.array([answer.get(int(obs), int(np.random.choice([ROCK, PAPER, SCISSORS])))
                                            for obs in np.asarray(batch[Columns.OBS]).reshape(-1)])}
+
+
+class _HeuristicPolicy(Policy):
+    def learn_on_batch(self, samples):
+        return {}  # nothing to learn
+
+    def get_weights(self):
+        return {}
+
+    def set_weights(self, weights) -> None:
+        pass
+
+
+class AlwaysSameHeuristic(_HeuristicPolicy):
+    """A random first move in each episode (its initial state), then always that move."""
+
+    def get_initial_state(self):
+        return [np.random.choice([ROCK, PAPER, SCISSORS])]
+
+    def compute_actions(self, obs_batch, state_batches=None, prev_action_batch=None, prev_reward_batch=None,
+                        info_batch=None, episodes=None, **kwargs):
+        return np.asarray(state_batches[0]), list(state_batches), {}
+
+
+class BeatLastHeuristic(_HeuristicPolicy):
+    """The move that beats the opponent's last one (its one-hot observation)."""
+
+    def compute_actions(self, obs_batch, state_batches=None, prev_action_batch=None, prev_reward_batch=None,
+                        info_batch=None, episodes=None, **kwargs):
+        moves = range(np.shape(obs_batch)[1])
+        last = [int(np.argmax(obs)) for obs in obs_batch]
+        return np.array([next(move for move in moves if opponent in BEATS[move]) for opponent in last]), [], {}

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from relayrl.env.episode_stats import EpisodeStats
 from relayrl.policy.policy_callbacks import episode_kwargs
 from relayrl.policy.rollout.episode import PolicyEpisode
 from relayrl.policy.rollout.policy_map import build_policy_map
@@ -32,11 +33,27 @@ class _AgentSlot:
         self.done = False
 
 
+class PolicyReturnStats(EpisodeStats):
+    """EpisodeStats plus each agent's and each policy's return per episode, under the MultiAgentEnvRunner's keys
+    (`agent_episode_returns_mean/<agent_id>`, `module_episode_returns_mean/<policy_id>`)."""
+
+    def on_episode_done(self, episode, score=None) -> None:
+        super().on_episode_done(episode, score=score)
+        log, window = self.metrics.log_value, self.window
+        by_policy = {}
+        for (agent_id, policy_id), ret in episode.agent_rewards.items():
+            log(("agent_episode_returns_mean", str(agent_id)), ret, reduce="mean", window=window)
+            by_policy[policy_id] = by_policy.get(policy_id, 0.0) + ret
+        for policy_id, ret in by_policy.items():
+            log(("module_episode_returns_mean", policy_id), ret, reduce="mean", window=window)
+
+
 class MultiAgentPolicyRunner(PolicyRunner):
     MULTI_AGENT = True  # the stepper builds a MultiAgentVectorEnv
 
     def __init__(self, *, config, worker_index: int = 0, num_workers=None, recreated_worker: bool = False):
         self._seed = self._init_common(config, worker_index, num_workers, recreated_worker)
+        self._stats = PolicyReturnStats(self.metrics, config.metrics_num_episodes_for_smoothing)
         first = self.env.envs[0]
         spaces = {a: (first.get_observation_space(a), first.get_action_space(a)) for a in self.env.possible_agents}
         self.policy_map, self.preprocessors = build_policy_map(self.POLICY_SPECS, config, spaces, seed=self._seed,
