@@ -16,7 +16,7 @@ the speed. It switches when:
   runner, too many with several runners).
 
 Measured on 2 cores (docs/vector_envs.md): PPO CartPole to 450 with the defaults 1.02-1.05x the env
-steps/s, the README's tuned command 1.26x, PPO Pong 1.08x. A seeded run's episodes differ from SYNC's (one reset generator for
+steps/s, docs/command_line.md's command with RLlib's tuned settings 1.26x, PPO Pong 1.08x. A seeded run's episodes differ from SYNC's (one reset generator for
 all sub-envs); `--gym-env-vectorize-mode SYNC` gives the API's behaviour back.
 """
 from typing import Optional
