@@ -94,7 +94,7 @@ def test_pg_learns_rock_paper_scissors_against_a_fixed_move():
     that beats the heuristic's (9 of 10 steps can be won); seed 0 gets there at ~8,000 env steps (0.8 CPU s)."""
     algo = MyAlgo(config={
         "env": RockPaperScissors, "lr": 0.05, "train_batch_size": 200, "seed": 0, "num_envs_per_env_runner": 4,
-        "model": {"fcnet_hiddens": []}, "logger_config": {"type": "none"},
+        "model": {"fcnet_hiddens": []}, "logger_config": {"type": "none"}, "legacy_result_keys": True,
         "multiagent": {"policies": {"learned": PolicySpec(policy_class=MyTorchPolicy),
                                     "always_same": PolicySpec(policy_class=AlwaysSameHeuristic)},
                        "policy_mapping_fn": _rps_mapping, "policies_to_train": ["learned"]}})
@@ -106,6 +106,7 @@ def test_pg_learns_rock_paper_scissors_against_a_fixed_move():
                 break
         assert returns["learned"] > 7, returns
         assert returns["always_same"] == pytest.approx(-returns["learned"])  # zero-sum
+        assert result["policy_reward_mean"] == returns  # the old key, per policy
     finally:
         algo.stop()
 
