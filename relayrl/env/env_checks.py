@@ -42,6 +42,22 @@ def env_name(env: gym.Env) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def check_env_class(cls: type) -> None:
+    """A class given as the env is one a runner can build with env_config: not a wrapper (it needs the env it
+    wraps) nor an abstract base class (gym.Env, MultiAgentEnv: no reset() and step() of its own)."""
+    from relayrl.env.multi_agent_env import MultiAgentEnv
+
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    if issubclass(cls, gym.Wrapper):
+        raise ValueError(f"The env {name} is a wrapper: it needs the env it wraps. Give a creator that wraps your "
+                         f"env, e.g. register_env('my-env', lambda env_config: {cls.__name__}(gym.make('CartPole-v1'), "
+                         "...)) and config.environment('my-env').")
+    if issubclass(cls, gym.Env) and (cls.step in (gym.Env.step, MultiAgentEnv.step)
+                                     or cls.reset in (gym.Env.reset, MultiAgentEnv.reset)):
+        raise ValueError(f"The env {name} is an abstract base class (it has no reset() and step() of its own): "
+                         "give your env class, which subclasses it, or a gymnasium id such as 'CartPole-v1'.")
+
+
 def install_first_call_checks(env: gym.Env, *, where: str = "") -> None:
     """Check the env's next reset() and next step() results once each (see the module docstring).
 
