@@ -54,23 +54,11 @@ _CALLBACK_FNS = Check("a callable, a list of callables, or None",
                                                              and all(map(callable, v))),
                       Optional[Union[Callable, list]])
 def _env_names(value: Any, import_name: Callable) -> Any:
+    """A checkpoint's env: a "module:Class" path resolved through `import_name` (its Trust), a gymnasium
+    "module:EnvId" string's module imported only as the trust model allows (`import_name.import_env_module`)."""
     from relayrl.env.registry import resolve_env_spec
 
-    return resolve_env_spec(value, import_name, import_module=_imported_module)
-
-
-def _imported_module(module_name: str):
-    """A checkpoint's "module:EnvId" env: its module only if this process imported it already (loading a
-    checkpoint imports no module it names)."""
-    import sys
-
-    from relayrl.checkpoints.errors import CheckpointError
-
-    if module_name not in sys.modules:
-        raise CheckpointError(f"the checkpoint's env names the module `{module_name}`, which this process has not "
-                              f"imported: loading a checkpoint never imports the modules it names. Import "
-                              f"`{module_name}` before loading.")
-    return sys.modules[module_name]
+    return resolve_env_spec(value, import_name, import_module=import_name.import_env_module)
 
 
 def _type_is_path(value: Any) -> bool:

@@ -101,6 +101,11 @@ NAMEABLE: Dict[str, Tuple[str, ...]] = {
     f"{_EXAMPLES}.envs.classes.multi_agent.tic_tac_toe": ("TicTacToe",),
 }
 
+# Modules a checkpoint's gymnasium "module:EnvId" env string may name (gym.make imports the module, which
+# registers EnvId): env packages whose import only registers their ids. ale_py: "ale_py:ALE/Pong-v5", the string
+# RLlib's Atari examples use.
+ENV_MODULES: Tuple[str, ...] = ("ale_py",)
+
 # Classes of a nameable kind that a checkpoint may not name, and why ("module:Class" -> reason).
 _ABSTRACT = "an abstract base: a config names one of its subclasses"
 _WRAPPER = "an env wrapper: it needs the env it wraps, so it is never a config's env"

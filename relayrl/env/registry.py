@@ -92,7 +92,8 @@ def split_module_env_id(env_spec) -> Optional[Tuple[str, str]]:
 
 
 def gym_env_id(env_spec):
-    """The gymnasium id a "module:EnvId" string names ("ale_py:ALE/Pong-v5" -> "ALE/Pong-v5"); other values as they are."""
+    """The gymnasium id a "module:EnvId" string names ("ale_py:ALE/Pong-v5" -> "ALE/Pong-v5"); other values as
+    they are."""
     module_and_id = split_module_env_id(env_spec)
     return env_spec if module_and_id is None else module_and_id[1]
 
@@ -101,15 +102,15 @@ def import_env_module(env_spec: str, import_module: Callable = importlib.import_
     """Import the module of a "module:EnvId" string through `import_module` (importlib, or a checkpoint's trust
     model), so that it registers EnvId with gymnasium, as gym.make("module:EnvId") does; returns EnvId."""
     module_name, env_id = split_module_env_id(env_spec)
-    if module_name == "ale_py":  # (relayrl's own import of it: it only registers ALE ids)
+    try:
+        import_module(module_name)
+    except ImportError as error:
+        hint = ' (pip install "relayrl[atari]")' if module_name == "ale_py" else ""
+        raise ValueError(f"the env {env_spec!r}: cannot import module {module_name!r} ({error}){hint}.") from None
+    if module_name == "ale_py":
         from relayrl.env.wrappers.atari_wrappers import register_atari_envs
 
-        register_atari_envs()  # (ale-py, with the install hint when it is missing)
-    else:
-        try:
-            import_module(module_name)
-        except ImportError as error:
-            raise ValueError(f"the env {env_spec!r}: cannot import module {module_name!r} ({error}).") from None
+        register_atari_envs()  # (ale-py registers its ALE ids only when asked)
     if env_id not in gym.registry:
         ids = [i for i in gym.registry if i.split("/")[0] == env_id.split("/")[0]] or list(gym.registry)
         raise ValueError(f"the env {env_spec!r}: importing {module_name!r} registered no gymnasium id {env_id!r}."

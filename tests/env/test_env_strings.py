@@ -1,7 +1,5 @@
 """Env strings resolve as gymnasium resolves them: its "module:EnvId" form imports the module, then makes EnvId
 ("ale_py:ALE/Pong-v5", the string RLlib's Atari examples use, trains through relayrl's Atari preprocessing)."""
-import sys
-
 import pytest
 
 from relayrl import PPOConfig
@@ -32,17 +30,6 @@ def test_bad_module_env_ids_say_what_is_wrong(spec, words):
     pytest.importorskip("ale_py")
     with pytest.raises(ValueError, match=words.replace("(", r"\(").replace(")", r"\)")):
         make_env_creator(spec)
-
-
-def test_a_checkpoint_never_imports_the_module_its_env_string_names():
-    from relayrl.algorithms.base_options import _env_names
-    from relayrl.checkpoints.errors import CheckpointError
-
-    sys.modules.pop("no_such_module_46", None)
-    with pytest.raises(CheckpointError, match="has not imported"):
-        _env_names("no_such_module_46:Foo-v0", lambda path, what: None)
-    assert _env_names("gymnasium.envs.classic_control:CartPole-v1", lambda path, what: None) == \
-        "gymnasium.envs.classic_control:CartPole-v1"  # (already imported: resolved)
 
 
 def test_ale_py_pong_trains_through_the_atari_preprocessing():

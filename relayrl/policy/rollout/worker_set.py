@@ -7,6 +7,7 @@ hands the steps and episode metrics to `on_sampled` (the Algorithm counts and re
 from collections.abc import Callable
 from typing import Any
 
+from relayrl.env.runner_options import check_policy_runner_options
 from relayrl.policy.rollout.policy_runner import PolicyRunner
 from relayrl.policy.sample_batch import concat_samples
 
@@ -44,6 +45,7 @@ def env_is_multi_agent(config) -> bool:
 class PolicyWorkerSet:
     def __init__(self, config, policy_specs: dict[str, Any], mapping_fn: Callable | None = None,
                  on_sampled: Callable | None = None):
+        check_policy_runner_options(config)
         self.config = config
         self.runner_cls = policy_runner_class(policy_specs, mapping_fn, env_is_multi_agent(config))
         self._local = self.runner_cls(config=config, worker_index=0, num_workers=config.num_env_runners)
