@@ -29,6 +29,7 @@ OPTION_KINDS = {
     "exploration_config": ("exploration",),
     "replay_buffer_config": ("replay buffer",),
     "learner_class": ("learner",),
+    "env_runner_cls": ("env runner",),
     "model_config": ("model config",),
     "rl_module_spec": ("module spec", "RL module", "model config"),
     "policies": ("policy spec", "policy"),

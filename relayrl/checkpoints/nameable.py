@@ -44,6 +44,10 @@ NAMEABLE: Dict[str, Tuple[str, ...]] = {
     "relayrl.algorithms.appo.default_appo_rl_module": ("DefaultAPPOTorchRLModule",),
     f"{_EXAMPLES}.rl_modules.classes.rock_paper_scissors_heuristic_rlm": ("AlwaysSameHeuristicRLM",
                                                                          "BeatLastHeuristicRLM"),
+    # EnvRunners (env_runner_cls; the external-env server listens only when an algorithm builds it)
+    "relayrl.env.env_runner": ("EnvRunner",),
+    "relayrl.env.multi_agent_env_runner": ("MultiAgentEnvRunner",),
+    "relayrl.env.external.env_runner_server_for_external_inference": ("EnvRunnerServerForExternalInference",),
     # learners
     "relayrl.algorithms.ppo.ppo_learner": ("PPOLearner",),
     "relayrl.algorithms.dqn.dqn_learner": ("DQNLearner",),
