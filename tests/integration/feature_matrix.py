@@ -47,11 +47,7 @@ REFUSED = {
 }
 # Cells that fail today for a known reason being fixed elsewhere (the test expects them to fail, and fails when
 # one starts to work, so the entry goes): (algorithm, env kind, feature) -> why.
-PENDING = {
-    **{(algo, "env_class", "checkpoint_restore"): "issue 45: the EnvRunner restores ongoing episodes on an env class "
-       "whose state the checkpoint does not capture (the gym.make env it holds)" for algo in ALGORITHMS[:5]},
-    **{(algo, "pettingzoo", "checkpoint_restore"): "issue 45: the same for a PettingZoo env" for algo in ALGORITHMS[:5]},
-}
+PENDING = {}
 REGISTERED = {True: "matrix-registered-cartpole", False: "matrix-registered-pendulum"}
 
 
