@@ -5,7 +5,9 @@ current).
 
 Each cell is configured the way a user would: tiny nets and batches, FlattenObservations for the RLModule
 algorithms on Discrete / Dict observations (RLlib's way; the Policy API one-hot encodes and flattens by
-itself), one policy per agent for the multi-agent envs.
+itself), small conv filters on images for the RLModule algorithms (the Policy API's default models are the MLP
+over the flattened image and the LSTM; its strict config refuses conv_filters), one policy per agent for the
+multi-agent envs.
 """
 import os
 import sys
@@ -141,7 +143,7 @@ def make_config(algo: str, env_kind: str, *, lstm: bool = False, evaluation: boo
     if flatten and algo != "PG":
         config.env_runners(env_to_module_connector=_flatten_multi_agent if multi_agent else _flatten)
     model = {}
-    if env_kind == "image_obs":
+    if env_kind == "image_obs" and algo != "PG":  # (the Policy API has no conv net: see the docstring)
         model["conv_filters"] = [[4, [4, 4], 2], [8, [3, 3], 2]]
     if lstm:
         model.update(use_lstm=True, lstm_cell_size=8, max_seq_len=4)
