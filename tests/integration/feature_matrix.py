@@ -71,9 +71,12 @@ def pending(algo: str, env_kind: str, feature: str):
 
 
 # The (algorithm, env kind) pairs whose remote-runner and Tune cells CI runs (each a Tune trial on 2 Ray actors,
-# ~15 s on 2 cores): every algorithm on a gymnasium id, PPO on every other env kind, the Policy API multi-agent.
-SLOW_CROSS = tuple([(algo, "gym_id") for algo in ALGORITHMS] + [("PPO", kind) for kind in ENV_KINDS[1:]
-                                                                if kind != "discrete_obs"] + [("PG", "multi_agent")])
+# 13-28 s on 2 cores; CI's budget for them is ~4 minutes): every algorithm but PPO on a gymnasium id; PPO on the env
+# kinds that reach the actors differently (a register_env name, images, a MultiAgentEnv, PettingZoo through the
+# flattening connector); the Policy API multi-agent.
+SLOW_CROSS = tuple([(algo, "gym_id") for algo in ALGORITHMS if algo != "PPO"]
+                   + [("PPO", kind) for kind in ("register_env", "image_obs", "multi_agent", "pettingzoo")]
+                   + [("PG", "multi_agent")])
 
 
 def slow_pairs():
@@ -207,8 +210,8 @@ def table() -> str:
     lines += ["", "Algorithms: PPO, DQN, SAC (on the Box-action version of each env kind), IMPALA, APPO and PG, "
               + ALGORITHM_TEXT["PG"] + ".", "",
               "The remote-runner and Tune cells run together, as one Tune trial on 2 remote EnvRunners. CI runs them "
-              f"for {len(SLOW_CROSS)} pairs (every algorithm on a gymnasium id, PPO on every other env kind but "
-              "`discrete_obs`, PG multi-agent); `works*` marks the pairs it leaves out for time, which "
+              f"for {len(SLOW_CROSS)} pairs (every algorithm but PPO on a gymnasium id, PPO on a `register_env` "
+              "name, images, multi-agent and PettingZoo, PG multi-agent); `works*` marks the pairs it leaves out for time, which "
               "`RELAYRL_FULL_MATRIX=1 pytest -m slow tests/integration` runs too.", ""]
     for algo in ALGORITHMS:
         lines += [f"## {algo}", "", "| env kind | " + " | ".join(FEATURES) + " |",
