@@ -82,6 +82,18 @@ def test_shuffled_rows_come_evenly_and_out_of_order(tmp_path):
     assert counts.min() >= 6 and counts.max() <= 14  # 10 passes: every row about 10 times
 
 
+def test_shuffled_rows_keep_their_columns_and_origin_together(tmp_path):
+    _write_parts(tmp_path / "d")
+    batch = _stream(tmp_path / "d", shuffle_rows=64, seed=1).next_batch(120)
+    ids = batch.columns[Columns.OBS][:, 0].astype(int)
+    assert not (np.diff(ids) == 1).all()
+    np.testing.assert_array_equal(batch.columns[Columns.OBS], np.repeat(ids[:, None], 3, axis=1))
+    np.testing.assert_array_equal(batch.columns[Columns.NEXT_OBS], np.repeat(ids[:, None] + 1, 3, axis=1))
+    np.testing.assert_array_equal(batch.columns[Columns.ACTIONS], ids % 2)
+    assert list(batch.columns[Columns.EPS_ID]) == [f"e{i // 10}" for i in ids]
+    np.testing.assert_array_equal(batch.file_index * 50 + batch.row_in_file, ids)
+
+
 def test_memory_holds_the_pool_not_the_dataset(tmp_path):
     for k in range(20):
         write_rows(tmp_path / f"d/part{k:02d}.parquet", 100, start=100 * k)
