@@ -15,6 +15,11 @@ from relayrl.offline.deps import require
 
 
 _READ_ROWS = 4096  # rows per record batch read from a file
+_AGENT_ID = "agent_id"
+
+MULTI_AGENT_FIX = ("reading multi-agent recordings is not supported yet (recording them is). Train one "
+                   "single-agent module per agent: split the rows by their `module_id` column (pyarrow or pandas) "
+                   "into one dataset each.")
 
 
 class OfflineDataError(ValueError):
@@ -167,6 +172,7 @@ class ParquetFiles:
                                    "or re-record it.") from None
         if metadata is None:
             self._check_schema(index, parquet.schema_arrow)
+            self._check_single_agent(index, parquet)
         return parquet
 
     def _check_schema(self, index: int, schema) -> None:
@@ -178,6 +184,23 @@ class ParquetFiles:
                 f"file {self.files[index]} has no column {', '.join(repr(renames.get(c, c)) for c in missing)} "
                 f"(its columns: {schema.names}). Name your columns in config.offline_data(input_read_schema="
                 "{'obs': 'your_obs_column', ...}), or, for episode rows, set input_read_episodes=True.")
+
+    def _check_single_agent(self, index: int, parquet) -> None:
+        """Multi-agent transition rows name their agent; single-agent ones hold none (an all-null column, which the
+        footer's types and statistics tell without reading any rows)."""
+        names = [self._rename.get(name, name) for name in parquet.schema_arrow.names]
+        if _AGENT_ID not in names:
+            return
+        column = names.index(_AGENT_ID)
+        if str(parquet.schema_arrow.field(column).type) == "null":
+            return
+        metadata = parquet.metadata
+        for group in range(metadata.num_row_groups):
+            chunk = metadata.row_group(group).column(column)
+            stats = chunk.statistics
+            if stats is None or not stats.has_null_count or stats.null_count != metadata.row_group(group).num_rows:
+                raise OfflineDataError(f"file {self.files[index]} holds multi-agent rows (its column "
+                                       f"{parquet.schema_arrow.names[column]!r} names agents): {MULTI_AGENT_FIX}")
 
     def chunks(self, rng=None):
         """The RowBatch chunks of one pass (files in a random order when `rng` is given)."""
