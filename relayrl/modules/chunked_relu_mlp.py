@@ -9,8 +9,9 @@ in cache. The first layer's weight gradient is also computed as (x^T g)^T: torch
 Measured on one thread, Pendulum's two 256-unit layers: one critic's forward and backward on 7680 rows 62-68 ->
 50 ms of CPU (the three big matrix products alone are ~40).
 
-`run_layers_chunked` takes this path only where it applies: CPU tensors, 2-D inputs that need no gradient, and
-Sequentials of plain Linear layers (with biases) separated by nn.ReLU; anything else goes through `run_layers`.
+`run_layers_chunked` takes this path only where it applies: CPU tensors, 2-D inputs that need no gradient, more
+rows than one chunk, eager mode (not inside torch.compile), and Sequentials of plain Linear layers (with biases)
+separated by nn.ReLU; anything else goes through `run_layers`.
 """
 import torch
 from torch import nn
@@ -72,7 +73,8 @@ def _relu_mlp_linears(sequentials):
 def run_layers_chunked(x, *sequentials: nn.Sequential):
     """`run_layers(x, *sequentials)`, chunked on the CPU where the layers and `x` allow (see the module doc)."""
     linears = None
-    if x.device.type == "cpu" and x.dim() == 2 and not x.requires_grad and x.shape[0] > _CHUNK:
+    if (x.device.type == "cpu" and x.dim() == 2 and not x.requires_grad and x.shape[0] > _CHUNK
+            and not torch.compiler.is_compiling()):  # (torch.compile fuses the plain layers its own way)
         linears = _relu_mlp_linears(sequentials)
     if linears is None:
         return run_layers(x, *sequentials)
