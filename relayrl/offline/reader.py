@@ -66,7 +66,8 @@ def shuffled_concatenate(batches: List[RowBatch], rng) -> RowBatch:
         out = np.empty((total,) + parts[0].shape[1:], dtype=np.result_type(*parts))
         start = 0
         for part in parts:
-            _rows_as_items(out)[places[start:start + len(part)]] = _rows_as_items(part.astype(out.dtype, copy=False))
+            part = np.ascontiguousarray(part, dtype=out.dtype)  # (both sides seen alike by _rows_as_items)
+            _rows_as_items(out)[places[start:start + len(part)]] = _rows_as_items(part)
             start += len(part)
         return out
 
@@ -77,10 +78,11 @@ def shuffled_concatenate(batches: List[RowBatch], rng) -> RowBatch:
 
 def _rows_as_items(array: np.ndarray) -> np.ndarray:
     """A C-contiguous array of rows with several numbers each, seen as one opaque item per row: numpy's fancy
-    indexing then moves each row in one step (a pool's scatter of 4-float rows: 120 -> 20 us per 8192 rows)."""
-    if array.ndim < 2 or array.dtype.hasobject or not array.flags.c_contiguous:
+    indexing then moves each row in one step (a pool's scatter of 4-float rows: 122 -> 36 us per 8192 rows)."""
+    row_bytes = array.dtype.itemsize * int(np.prod(array.shape[1:]))
+    if array.ndim < 2 or array.dtype.hasobject or not array.flags.c_contiguous or not row_bytes:
         return array
-    return array.view(np.dtype((np.void, array.dtype.itemsize * int(np.prod(array.shape[1:]))))).reshape(len(array))
+    return array.view(np.dtype((np.void, row_bytes))).reshape(len(array))
 
 
 class RowStream:
@@ -192,7 +194,7 @@ class ParquetFiles:
         if _AGENT_ID not in names:
             return
         column = names.index(_AGENT_ID)
-        if str(parquet.schema_arrow.field(column).type) == "null":
+        if require("pyarrow", "reading offline data").types.is_null(parquet.schema_arrow.field(column).type):
             return
         metadata = parquet.metadata
         for group in range(metadata.num_row_groups):
