@@ -62,6 +62,10 @@ NAMEABLE: Dict[str, Tuple[str, ...]] = {
                                                                     "VPGMultiRLModuleWithSharedEncoder",
                                                                     "VPGPolicyAfterSharedEncoder",
                                                                     "VPGPolicyNoSharedEncoder"),
+    # EnvRunners (env_runner_cls; the external-env server listens only when an algorithm builds it)
+    "relayrl.env.env_runner": ("EnvRunner",),
+    "relayrl.env.multi_agent_env_runner": ("MultiAgentEnvRunner",),
+    "relayrl.env.external.env_runner_server_for_external_inference": ("EnvRunnerServerForExternalInference",),
     # learners
     "relayrl.algorithms.ppo.ppo_learner": ("PPOLearner",),
     "relayrl.algorithms.dqn.dqn_learner": ("DQNLearner",),
@@ -117,10 +121,6 @@ NAMEABLE: Dict[str, Tuple[str, ...]] = {
     # callbacks
     "relayrl.callbacks": ("RLlibCallback",),
     f"{_EXAMPLES}.envs.env_rendering_and_recording": ("EnvRenderCallback",),
-    # env runners (a config's env_runner_cls)
-    "relayrl.env.env_runner": ("EnvRunner",),
-    "relayrl.env.multi_agent_env_runner": ("MultiAgentEnvRunner",),
-    "relayrl.env.external.env_runner_server_for_external_inference": ("EnvRunnerServerForExternalInference",),
     # the Policy API: specs and relayrl's Policy classes
     "relayrl.core.policy_spec": ("PolicySpec",),
     "relayrl.algorithms.ppo.ppo_torch_policy": ("PPOTorchPolicy",),
@@ -138,6 +138,11 @@ NAMEABLE: Dict[str, Tuple[str, ...]] = {
     f"{_EXAMPLES}.envs.classes.multi_agent.double_row_corridor_env": ("DoubleRowCorridorEnv",),
     f"{_EXAMPLES}.envs.classes.multi_agent.two_step_game": ("TwoStepGame", "TwoStepGameWithGroupedAgents"),
 }
+
+# Modules a checkpoint's gymnasium "module:EnvId" env string may name (gym.make imports the module, which
+# registers EnvId): env packages whose import only registers their ids. ale_py: "ale_py:ALE/Pong-v5", the string
+# RLlib's Atari examples use.
+ENV_MODULES: Tuple[str, ...] = ("ale_py",)
 
 # Classes of a nameable kind that a checkpoint may not name, and why ("module:Class" -> reason).
 _ABSTRACT = "an abstract base: a config names one of its subclasses"

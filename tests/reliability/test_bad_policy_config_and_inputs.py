@@ -108,6 +108,29 @@ def test_an_env_class_that_cannot_be_built_is_named(env, match):
         PPOConfig().environment(env).build_algo()
 
 
+class WrapsItsOwnEnv(gym.Wrapper):
+    """A user's wrapper that makes the env it wraps from env_config: an env class like any other."""
+
+    def __init__(self, env_config):
+        super().__init__(gym.make("CartPole-v1"))
+
+
+class TakesTheEnvToWrap(gym.Wrapper):
+    def __init__(self, env, scale=1.0):
+        super().__init__(env)
+
+
+def test_a_wrapper_that_makes_its_own_env_builds_and_one_that_needs_it_is_named():
+    algo = (PPOConfig().environment(WrapsItsOwnEnv).training(train_batch_size=32, minibatch_size=16, num_epochs=1)
+            .rl_module(model_config={"fcnet_hiddens": [8]}).debugging(logger_config={"type": "none"}).build_algo())
+    try:
+        assert algo.train()["num_env_steps_sampled_lifetime"] >= 32
+    finally:
+        algo.stop()
+    with pytest.raises(ValueError, match=r"TakesTheEnvToWrap is a wrapper: it needs the env it wraps"):
+        PPOConfig().environment(TakesTheEnvToWrap).build_algo()
+
+
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
     algo = (PPOConfig().environment("CartPole-v1").training(train_batch_size=32, minibatch_size=16, num_epochs=1)
