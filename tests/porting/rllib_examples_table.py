@@ -101,8 +101,8 @@ EXPECTED = {
         "`ImageOfflinePreLearner` example classes (relayrl reads parquet and Minari data)", match="bc_catalog"),
     "offline_rl/pretrain_bc_single_agent_evaluate_as_multi_agent.py": Expected(
         FAILS, FAILS, "RLlib: reads `offline/tests/data/cartpole/large.json`, which its wheel does not ship; "
-        "relayrl: BC does not train multi-agent configs (`multi_agent(policies={'main'})`) yet",
-        match="BC does not train multi-agent configs"),
+        "relayrl: BC does not train from multi-agent offline input (`multi_agent(policies={'main'})`) yet",
+        match="multi-agent offline input"),
     "offline_rl/train_w_bc_finetune_w_ppo.py": Expected(
         FAILS, FAILS, "reads `offline/tests/data/cartpole/cartpole-v1_large` next to RLlib's package, which its "
         "wheel does not ship: both stop at the script's assert (and 2 BC iterations would not reach the return "

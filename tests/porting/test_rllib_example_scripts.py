@@ -71,7 +71,8 @@ def test_quick_scripts_run(script):
 
 @pytest.mark.slow
 def test_every_script_does_what_the_table_says():
-    """All scripts, two at a time (~4 min on 2 cores); the Atari ones (minutes each) with
+    """All scripts, two at a time (330 s measured on a shared 2-core machine; the CI budget is 6 min); the slow ones
+    (Atari CNNs, scripts that train to a return; minutes each) with
     RELAYRL_PORTING_SLOW_SCRIPTS=1."""
     with_slow = os.environ.get(SLOW_SCRIPTS_ENV) == "1"
     scripts = [s for s, e in EXPECTED.items() if s not in QUICK and (with_slow or not e.slow)]
