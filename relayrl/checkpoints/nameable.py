@@ -161,6 +161,7 @@ NOT_NAMEABLE: Dict[str, str] = {
     "relayrl.connectors.env_to_module.observation_preprocessor:SingleAgentObservationPreprocessor": _ABSTRACT,
     "relayrl.connectors.env_to_module.observation_preprocessor:MultiAgentObservationPreprocessor": _ABSTRACT,
     "relayrl.env.episode_limits:EpisodeLimits": _WRAPPER,
+    "relayrl.env.episode_limits:MultiAgentEpisodeLimits": _WRAPPER,
     "relayrl.env.vector_env:ApplyFuncWrapper": _WRAPPER,
     "relayrl.env.wrappers.atari_wrappers:FireReset": _WRAPPER,
     "relayrl.env.wrappers.atari_wrappers:StackOnChannels": _WRAPPER,
