@@ -38,6 +38,7 @@ _POSTPROCESSING = "relayrl.policy.postprocessing"
 _EXECUTION = "relayrl.policy.execution"
 _PPO_TORCH_POLICY = "relayrl.algorithms.ppo.ppo_torch_policy"
 _PPO_TF_POLICY = "relayrl.algorithms.ppo.ppo_tf_policy"
+_OLD_NAMES = "relayrl.algorithms.old_names"
 
 
 def _same(module: str, *names: str) -> Dict[str, str]:
@@ -74,7 +75,8 @@ _ENV_TO_MODULE = ("AddObservationsFromEpisodesToBatch", "AddStatesFromEpisodesTo
 _LEARNER = ("AddColumnsFromEpisodesToTrainBatch", "AddNextObservationsFromEpisodesToTrainBatch",
             "AddObservationsFromEpisodesToBatch", "AddOneTsToEpisodesAndTruncate",
             "AddStatesFromEpisodesToBatch", "AddTimeDimToBatchAndZeroPad", "BatchIndividualItems",
-            "FrameStackingLearner", "GeneralAdvantageEstimation", "LearnerConnectorPipeline", "NumpyToTensor")
+            "ComputeReturnsToGo", "FrameStackingLearner", "GeneralAdvantageEstimation", "LearnerConnectorPipeline",
+            "NumpyToTensor")
 _MODULE_TO_ENV = ("GetActions", "ListifyDataForVectorEnv", "ModuleToEnvPipeline", "NormalizeAndClipActions",
                   "RemoveSingleTsTimeRankFromBatch", "TensorToNumpy", "UnBatchToIndividualItems")
 _COMMON = ("AddObservationsFromEpisodesToBatch", "AddStatesFromEpisodesToBatch", "AddTimeDimToBatchAndZeroPad",
@@ -82,13 +84,21 @@ _COMMON = ("AddObservationsFromEpisodesToBatch", "AddStatesFromEpisodesToBatch",
 
 RLLIB_PATHS: Dict[str, Exports] = {
     # algorithms (the algorithm packages themselves: relayrl/algorithms/registry.py)
+    "relayrl.algorithms": {**_same("relayrl.algorithms.algorithm", "Algorithm"),
+                           **_same("relayrl.algorithms.algorithm_config", "AlgorithmConfig")},
     "relayrl.algorithms.algorithm": _same("relayrl.algorithms.algorithm", "Algorithm"),
     "relayrl.algorithms.algorithm_config": _same("relayrl.algorithms.algorithm_config", "AlgorithmConfig",
                                                  "NotProvided"),
     "relayrl.algorithms.callbacks": _CALLBACKS,
     "relayrl.agents": {},
     "relayrl.agents.callbacks": _CALLBACKS,  # RLlib 1.x's path, still in old docs (seed 000's curriculum snippet)
-    "relayrl.agents.ppo": {**_same(_PPO_TORCH_POLICY, "PPOTorchPolicy"), **_same(_PPO_TF_POLICY, "PPOTFPolicy")},
+    "relayrl.agents.ppo": {**_same(_PPO_TORCH_POLICY, "PPOTorchPolicy"), **_same(_PPO_TF_POLICY, "PPOTFPolicy"),
+                           **_same(_OLD_NAMES, "PPOTrainer")},
+    "relayrl.agents.trainer": _same(_OLD_NAMES, "Trainer"),
+    "relayrl.agents.impala": _same(_OLD_NAMES, "ImpalaTrainer"),
+    "relayrl.agents.dqn": _same(_OLD_NAMES, "DQNTrainer"),
+    "relayrl.agents.sac": _same(_OLD_NAMES, "SACTrainer"),
+    "relayrl.agents.ppo.appo": _same(_OLD_NAMES, "APPOTrainer"),
     "relayrl.agents.ppo.ppo_torch_policy": _same(_PPO_TORCH_POLICY, "PPOTorchPolicy"),
     "relayrl.agents.ppo.ppo_tf_policy": _same(_PPO_TF_POLICY, "PPOTFPolicy"),  # needs TensorFlow (the tf extra)
     "relayrl.callbacks": _CALLBACKS,
@@ -103,15 +113,22 @@ RLLIB_PATHS: Dict[str, Exports] = {
     "relayrl.core.rl_module.torch": _same(f"{_MODULES}.rl_module", "TorchRLModule"),
     "relayrl.core.rl_module.torch.torch_rl_module": _same(f"{_MODULES}.rl_module", "TorchRLModule"),
     "relayrl.core.rl_module.apis": {**_same(f"{_MODULES}.rl_module", "ValueFunctionAPI"),
-                                    **_same(f"{_MODULES}.target_network_api", "TargetNetworkAPI")},
+                                    **_same(f"{_MODULES}.target_network_api", "TargetNetworkAPI",
+                                            "TARGET_NETWORK_ACTION_DIST_INPUTS")},
     "relayrl.core.rl_module.apis.value_function_api": _same(f"{_MODULES}.rl_module", "ValueFunctionAPI"),
-    "relayrl.core.rl_module.apis.target_network_api": _same(f"{_MODULES}.target_network_api", "TargetNetworkAPI"),
+    "relayrl.core.rl_module.apis.target_network_api": _same(f"{_MODULES}.target_network_api", "TargetNetworkAPI",
+                                                          "TARGET_NETWORK_ACTION_DIST_INPUTS"),
     "relayrl.core.learner": {**_same("relayrl.learner.learner", "Learner"),
                              **_same("relayrl.learner.learner_group", "LearnerGroup")},
     "relayrl.core.learner.learner": _same("relayrl.learner.learner", "Learner", "DEFAULT_OPTIMIZER"),
     "relayrl.core.learner.learner_group": _same("relayrl.learner.learner_group", "LearnerGroup"),
     "relayrl.core.learner.torch": {"TorchLearner": "relayrl.learner.learner"},
     "relayrl.core.learner.torch.torch_learner": {"TorchLearner": "relayrl.learner.learner"},
+    "relayrl.core.learner.utils": _same(f"{_MODULES}.target_network_api", "make_target_network"),
+    "relayrl.core.models": {},
+    "relayrl.core.models.base": _same(f"{_MODULES}.model_configs", "ACTOR", "CRITIC", "ENCODER_OUT", "Encoder"),
+    "relayrl.core.models.configs": _same(f"{_MODULES}.model_configs", "MLPEncoderConfig", "MLPHeadConfig",
+                                         "ModelConfig"),
     # connectors
     "relayrl.connectors.env_to_module": _connectors(*_ENV_TO_MODULE),
     "relayrl.connectors.env_to_module.frame_stacking": _connectors("FrameStackingEnvToModule"),
@@ -127,7 +144,10 @@ RLLIB_PATHS: Dict[str, Exports] = {
     "relayrl.env.single_agent_env_runner": _same("relayrl.env.env_runner", "SingleAgentEnvRunner"),
     "relayrl.env.env_runner_group": _same("relayrl.env.env_runner_group", "EnvRunnerGroup"),
     "relayrl.env.single_agent_episode": _same("relayrl.env.single_agent_episode", "SingleAgentEpisode"),
-    "relayrl.env.multi_agent_env": _same("relayrl.env.multi_agent_env", "MultiAgentEnv", "make_multi_agent"),
+    "relayrl.env.multi_agent_env": _same("relayrl.env.multi_agent_env", "ENV_STATE", "MultiAgentEnv",
+                                         "make_multi_agent"),
+    "relayrl.env.wrappers.group_agents_wrapper": _same("relayrl.env.wrappers.group_agents_wrapper", "GROUP_INFO",
+                                                       "GROUP_REWARDS", "GroupAgentsWrapper"),
     "relayrl.env.multi_agent_env_runner": _same("relayrl.env.multi_agent_env_runner", "MultiAgentEnvRunner"),
     "relayrl.env.multi_agent_episode": _same("relayrl.episodes.multi_agent_episode", "MultiAgentEpisode"),
     "relayrl.evaluation": {},
@@ -165,6 +185,10 @@ RLLIB_PATHS: Dict[str, Exports] = {
     "relayrl.utils": {**_same("relayrl.core.annotations", "override", "PublicAPI", "DeveloperAPI"),
                       **_same("relayrl.core.framework", "try_import_torch", "try_import_tf")},
     "relayrl.utils.annotations": "relayrl.core.annotations",
+    "relayrl.utils.numpy": "relayrl.core.numpy_utils",
+    "relayrl.utils.images": "relayrl.core.images",
+    "relayrl.utils.debug": _same("relayrl.core.global_seed", "update_global_seed_if_necessary"),
+    "relayrl.utils.debug.deterministic": _same("relayrl.core.global_seed", "update_global_seed_if_necessary"),
     "relayrl.utils.framework": _same("relayrl.core.framework", "try_import_torch", "try_import_tf"),
     "relayrl.utils.typing": "relayrl.core.typing",
     "relayrl.utils.metrics": "relayrl.metrics.keys",
@@ -235,6 +259,7 @@ RLLIB_PATHS: Dict[str, Exports] = {
 OWN_MODULES = ("relayrl.algorithms.algorithm", "relayrl.algorithms.algorithm_config", "relayrl.callbacks",
                "relayrl.core", "relayrl.core.columns", "relayrl.env.env_runner", "relayrl.env.env_runner_group",
                "relayrl.env.single_agent_episode", "relayrl.env.multi_agent_env", "relayrl.env.multi_agent_env_runner",
+               "relayrl.env.wrappers.group_agents_wrapper",
                *(f"{_ENVS}.{module}" for module in _EXAMPLE_ENVS), _RPS, _TIC_TAC_TOE, _RPS_RLM)
 
 STUB_MARKER = "Generated from relayrl/compat_paths.py (its main())"

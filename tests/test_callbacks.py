@@ -284,6 +284,40 @@ def test_older_custom_metrics_style_is_aggregated_to_mean_min_max():
         algo.stop()
 
 
+class OldStackSignatures(RLlibCallback):
+    """Seed 000's callbacks, as the old API stack wrote them: `worker`, `base_env`, `policies`; some without
+    **kwargs, so they get only what they name."""
+
+    seen = []
+
+    def on_episode_start(self, *, worker, base_env, policies, episode, env_index, **kwargs):
+        self.seen.append(("start", worker, base_env, dict(policies), env_index))
+        episode.user_data["steps"] = 0
+
+    def on_episode_step(self, *, worker, episode, env_index):  # no **kwargs
+        episode.user_data["steps"] += 1
+
+    def on_episode_end(self, *, worker, base_env, policies, episode, env_index, **kwargs):
+        episode.custom_metrics["steps"] = episode.user_data["steps"]
+
+    def on_sample_end(self, *, worker, samples, **kwargs):
+        self.seen.append(("sample_end", worker, len(samples)))
+
+
+def test_old_stack_callback_signatures_run_on_the_new_stack():
+    OldStackSignatures.seen = []
+    algo = counting_config(episode_len=3, fragment=6, train_batch_size=6).callbacks(OldStackSignatures).build_algo()
+    try:
+        result = algo.train()
+        runner = algo.env_runner
+        start = next(event for event in OldStackSignatures.seen if event[0] == "start")
+        assert start[1:] == ("start", runner, runner.env, {"default_policy": runner.module}, 0)[1:]
+        assert ("sample_end", runner, 2) in OldStackSignatures.seen
+        assert result["env_runners"]["custom_metrics"]["steps_mean"] == 3.0
+    finally:
+        algo.stop()
+
+
 def test_algorithm_hooks_order_and_per_event_callables():
     log = []
     config = counting_config(fragment="auto").callbacks(

@@ -4,12 +4,8 @@ An algorithm is a config, a module, a loss (its Learner) and a `training_step`.
 """
 import datetime
 import logging
-import random
 import time
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
-
-import numpy as np
-import torch
 
 from relayrl.algorithms.algorithm_state import AlgorithmState
 from relayrl.algorithms.evaluation import EPISODE_KEYS, AlgorithmEvaluation
@@ -19,6 +15,7 @@ from relayrl.algorithms.video_summaries import TensorBoardVideos
 from relayrl.callbacks import CallbackDispatch
 from relayrl.checkpoints.checkpointable import Checkpointable
 from relayrl.core.columns import DEFAULT_MODULE_ID
+from relayrl.core.global_seed import seed_everything
 from relayrl.env.wrappers.video_recorder import with_video_dir
 from relayrl.metrics import (
     ENV_RUNNER_RESULTS,
@@ -56,6 +53,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         if env is not None:
             config.environment(env)
         config.validate()
+        self.validate_config(config)
         config.freeze()
         if built_by_tune:
             self._init_tune_trainable(tune_entries, kwargs["storage"])
@@ -64,7 +62,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         self._time_total_s = 0.0
         self.metrics = ThreadSafeMetricsLogger()
         self._counters: Dict[str, int] = {}
-        self._seed_everything(config.seed)
+        seed_everything(config.seed)
         logging.getLogger("relayrl").setLevel("WARNING" if config.log_level == "WARN" else config.log_level)
         # One callbacks object per Algorithm (each EnvRunner builds its own from the config).
         self._callbacks = CallbackDispatch(config)
@@ -102,20 +100,16 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
             return PolicyAlgorithmConfig(algo_class=cls)
         raise NotImplementedError(f"{cls.__name__} has no default config.")
 
+    def validate_config(self, config) -> None:
+        """RLlib's old-stack hook for an Algorithm subclass's own checks of its config (raise to refuse it); called
+        after `config.validate()`, before anything is built. The base checks nothing more."""
+
     @classmethod
     def get_default_policy_class(cls, config):
         """The old API stack's Policy class this algorithm runs (relayrl/policy/); None: RLModules and Learners."""
         return None
 
     # -- setup --------------------------------------------------------------------------------
-    @staticmethod
-    def _seed_everything(seed: Optional[int]) -> None:
-        if seed is None:
-            return
-        random.seed(seed)
-        np.random.seed(seed)
-        torch.manual_seed(seed)
-
     def setup(self, config) -> None:
         from relayrl.policy.policy_algorithm import policy_class_for, setup_policy_algorithm
 

@@ -231,6 +231,15 @@ class AlgorithmConfig(ConfigBuildersMixin):
         return self.policies is not None
 
     @property
+    def is_atari(self) -> bool:
+        """Whether the env is an ALE Atari game given by its gymnasium id (`ALE/Pong-v5`, `ale_py:ALE/Pong-v5`);
+        False for env classes and registered names (RLlib's property)."""
+        from relayrl.env.wrappers.atari_wrappers import is_atari_id
+
+        env = self.env
+        return isinstance(env, str) and is_atari_id(env.split(":", 1)[-1])
+
+    @property
     def agent_to_module_mapping_fn(self):
         """`policy_mapping_fn`, checked: an unknown module id raises, naming it and the known ones."""
         from relayrl.algorithms.multi_agent_mapping import checked_mapping_fn

@@ -179,6 +179,12 @@ class AlgorithmState:
 
     # -- checkpoint files (format: relayrl/checkpoints/) -----------------------------------------
     def _checkpoint_extra_files(self) -> Dict[str, Any]:
+        if getattr(self, "_policy_based", False):
+            # RLlib's old-stack layout: each policy's own checkpoint in policies/<policy_id>
+            # (Policy.from_checkpoint(<ckpt>/policies/default_policy) reads it).
+            policy_map = self.env_runner_group.local_worker().policy_map
+            return {f"policies/{pid}": (lambda path, policy=policy: policy.export_checkpoint(path))
+                    for pid, policy in policy_map.items()}
         if not self.config.get("export_native_model_files", False):
             return {}
         from relayrl.checkpoints.export import native_model_writers

@@ -133,6 +133,10 @@ BASE_OPTIONS = (
            "env_runners", NON_NEGATIVE_INT, aliases=("num_rollout_workers", "num_workers")),
     Option("num_envs_per_env_runner", 1, "Vectorised envs each EnvRunner steps at once.",
            "env_runners", POSITIVE_INT, aliases=("num_envs_per_worker",)),
+    Option("create_env_on_local_worker", False, "RLlib's: whether the driver's EnvRunner makes an env when remote "
+           "ones sample. relayrl's always does (it reads the spaces from it, and compute_single_action and "
+           "in-process evaluation act in it), so True and False both run.", "env_runners", BOOL,
+           aliases=("create_env_on_driver",)),
     Option("rollout_fragment_length", "auto", "Steps per env in each sample() call; 'auto' derives "
            "it from the train batch size.", "env_runners", _INT_OR_AUTO, mutable=True,
            aliases=("sample_batch_size",)),
@@ -215,7 +219,8 @@ BASE_OPTIONS = (
            "recreated inside its EnvRunner (the runner's envs are rebuilt, ongoing episodes dropped) "
            "instead of failing the runner.",
            "fault_tolerance", BOOL),
-    # learners() (the two connector options are also accepted by training(), as in RLlib)
+    # learners() (learner_class, learner_config_dict and the two connector options are also accepted by
+    # training(), as in RLlib)
     Option("num_learners", 0, "Remote Learner actors (Ray, DDP); 0 trains in the driver process.",
            "learners", NON_NEGATIVE_INT),
     Option("num_cpus_per_learner", "auto", "CPU threads torch may use for a Learner (and, in the "
@@ -226,10 +231,10 @@ BASE_OPTIONS = (
            "Learner, all-reduce over NCCL instead of gloo.", "learners", NON_NEGATIVE_FLOAT),
     Option("learner_class", None, "A Learner subclass to use instead of the algorithm's default.",
            "learners", Check("a Learner subclass or None", lambda v: v is None or isinstance(v, type), type),
-           cli=False),
+           also_in=("training",), cli=False),
     Option("learner_config_dict", {}, "Any settings for a custom Learner (RLlib's): relayrl's own Learners read "
            "none of them; a Learner subclass reads them as self.config.learner_config_dict[...].", "learners", DICT,
-           cli=False),
+           also_in=("training",), cli=False),
     Option("learner_connector", None, "Callable (obs_space, act_space) -> ConnectorV2 or list, put "
            "before the default learner pieces.", "learners", CALLABLE_OR_NONE, also_in=("training",),
            cli=False),

@@ -2,6 +2,7 @@
 
 Kept apart from the option table in algorithm_config.py so the config file holds only options.
 """
+import dataclasses
 
 
 class ConfigBuildersMixin:
@@ -49,11 +50,8 @@ class ConfigBuildersMixin:
 
         user = self.rl_module_spec
         per_module = dict(getattr(user, "rl_module_specs", None) or {})
-        unknown = sorted(set(per_module) - set(self.policies or {}))
-        if unknown:
-            raise ValueError(f"The MultiRLModuleSpec has specs for {unknown}, which are not among the policies "
-                             f"{list(self.policies or {})}; add them to config.multi_agent(policies=...).")
-        specs = {}
+        specs = {module_id: _extra_module_spec(module_id, spec, inference_only)
+                 for module_id, spec in per_module.items() if module_id not in (self.policies or {})}
         for module_id, policy in (self.policies or {}).items():
             module_user_spec = per_module.get(module_id, user if isinstance(user, RLModuleSpec) else None)
             module_spaces = dict(spaces or {})
@@ -125,3 +123,14 @@ class ConfigBuildersMixin:
     def build(self, env=None, logger_creator=None, use_copy: bool = True):
         """RLlib's older name for `build_algo`."""
         return self.build_algo(env=env, logger_creator=logger_creator, use_copy=use_copy)
+
+
+def _extra_module_spec(module_id, spec, inference_only: bool):
+    """A module of the user's MultiRLModuleSpec that no policy maps to (e.g. an encoder its policies share, which
+    the MultiRLModule subclass calls itself): built as given, so it must name its module class and spaces."""
+    if spec.module_class is None or spec.observation_space is None or spec.action_space is None:
+        raise ValueError(
+            f"The MultiRLModuleSpec has a spec for `{module_id}`, which is not among the policies of "
+            "config.multi_agent(policies=...): no agent maps to it, so its spec must give module_class, "
+            "observation_space and action_space (or add it to the policies).")
+    return dataclasses.replace(spec, inference_only=inference_only)

@@ -226,6 +226,8 @@ class AlgorithmInference:
                                      module_id=module_id, full_fetch=full_fetch, explore=explore, timestep=timestep,
                                      unsquash_action=unsquash_action, clip_action=clip_action)
 
+    compute_action = compute_single_action  # RLlib 1.x's name (seeds 000, 003)
+
     def compute_actions(self, observations, state=None, *, prev_action=None, prev_reward=None, info=None,
                         policy_id=DEFAULT_MODULE_ID, full_fetch=False, explore=None, timestep=None, episodes=None,
                         unsquash_actions=None, clip_actions=None, module_id=None, **kwargs):

@@ -4,7 +4,7 @@ Renamed options are `Option.aliases` (base_options.py: `num_workers`, `sample_ba
 `min_iter_time_s`, `custom_eval_function`, ...). The keys here need more than a new name: they stand for
 another option with a translated value (`model` -> `model_config`), have no effect with the value given
 (`monitor=False`), or have no equivalent and are refused with a message saying what to do instead
-(`monitor=True`, `model={"custom_model": ...}`, `opt_type="rmsprop"`). A key is consulted only when no
+(`model={"custom_model": ...}`, `opt_type="rmsprop"`). A key is consulted only when no
 option of the config class has that name (DQN's `epsilon` is its own option). `builder` names the builder
 method where RLlib still takes the old key as a keyword (`training(model=...)`).
 """
@@ -37,11 +37,26 @@ def _model(value: Any) -> Mapping:
     return {"model_config": model_config}
 
 
+# gym's Monitor (and RecordVideo) recorded episodes 0, 1, 8, 27, ..., 1000 and then every 1000th: relayrl records
+# about every N-th episode of the run, so the old keys ask for every 1000th.
+_OLD_VIDEO_EVERY = 1000
+
+
 def _monitor(value: Any) -> Mapping:
-    if value:
-        raise ValueError("monitor=True (gym Monitor videos) is gone: wrap the env in gymnasium.wrappers.RecordVideo "
-                         "inside its creator (relayrl.register_env(name, creator))")
-    return {}
+    """`monitor=True`: videos (and gym's episode stats) in the log dir -> relayrl's videos in <logdir>/videos."""
+    return {"record_video_every_n_episodes": _OLD_VIDEO_EVERY} if value else {}
+
+
+def _record_env(value: Any) -> Mapping:
+    """`record_env=True` (videos in the log dir) or a folder (videos there)."""
+    if not value:
+        return {}
+    videos = {"record_video_every_n_episodes": _OLD_VIDEO_EVERY}
+    if isinstance(value, str):
+        videos["video_dir"] = value
+    elif value is not True:
+        raise ValueError(f"record_env must be True, False or a folder, got {value!r}")
+    return videos
 
 
 def _opt_type(value: Any) -> Mapping:
@@ -57,8 +72,10 @@ def _rmsprop_setting(value: Any) -> Mapping:
 BASE_LEGACY_KEYS = (
     LegacyKey("model", "its default-model keys are `model_config` (config.rl_module(model_config=...)).", _model,
               builder="training"),
-    LegacyKey("monitor", "monitor=False has no effect (videos: gymnasium.wrappers.RecordVideo in the env creator).",
-              _monitor),
+    LegacyKey("monitor", "monitor=True is record_video_every_n_episodes=1000 (mp4s in <logdir>/videos; needs the "
+              "video extra); monitor=False has no effect.", _monitor),
+    LegacyKey("record_env", "record_env=True is record_video_every_n_episodes=1000 (a folder: also video_dir=it).",
+              _record_env),
     LegacyKey("opt_type", "opt_type='adam' is what relayrl's Learners use anyway; it has no effect.", _opt_type),
     *(LegacyKey(key, f"`{key}` was an RMSProp setting of opt_type='rmsprop' (ignored with Adam, as in old "
                      f"RLlib); {_RMSPROP}.", _rmsprop_setting)

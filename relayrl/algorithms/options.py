@@ -40,6 +40,18 @@ class _NotProvidedType:
 NotProvided = _NotProvidedType()
 
 
+# Unknown words whose nearest spelling is not what their writers meant (RLlib ignores unknown keys in
+# `overrides()` / `evaluation_config`, so such a slip went unnoticed there): `exploration=False` means `explore`.
+_MEANT = {"exploration": "explore"}
+
+
+def _suggest(word: str, names) -> str:
+    meant = _MEANT.get(word)
+    if meant is not None and meant in names:
+        return f" Did you mean `{meant}`?"
+    return did_you_mean(word, names)
+
+
 class UnknownOptionError(KeyError, ValueError):
     """An unknown key in a config dict; both a KeyError and a ValueError so either `except` works."""
 
@@ -423,12 +435,12 @@ class OptionTable:
             return option
         if group is None:
             keys = [o.dict_key for o in self._options.values()]
-            raise UnknownOptionError(f"{owner} has no option `{word}`.{did_you_mean(word, keys)}")
+            raise UnknownOptionError(f"{owner} has no option `{word}`.{_suggest(word, keys)}")
         message = f"{owner}.{group}() got an unexpected keyword argument '{word}'."
         if entry is not None:
             raise TypeError(f"{message} `{entry[0].name}` is set in `{entry[0].group}()`.")
         names = [o.name for o in self.in_group(group)]
-        hint = did_you_mean(word, names) or did_you_mean(word, list(self._options))
+        hint = _suggest(word, names) or _suggest(word, list(self._options))
         raise TypeError(message + hint)
 
     def collect(self, values: Mapping, *, owner: str, group: Optional[str] = None) -> dict:

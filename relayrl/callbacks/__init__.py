@@ -8,6 +8,7 @@ Hooks a class does not override cost nothing: `CallbackDispatch` finds the overr
 (by comparing with `RLlibCallback`'s own functions) and the EnvRunner skips every event that has
 no handler. This module imports neither torch nor gymnasium.
 """
+import inspect
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 __all__ = ["RLlibCallback", "DefaultCallbacks", "make_multi_callbacks", "CALLBACK_HOOKS", "CallbackDispatch"]
@@ -128,6 +129,41 @@ def make_multi_callbacks(callback_class_list: Sequence[type]) -> type:
     return _MultiCallbacks
 
 
+# The old API stack's keyword names of the EnvRunner-side hooks (`worker`, `base_env`, `policies`): a handler written
+# for them (seed 000: `on_episode_start(self, *, worker, base_env, policies, episode, env_index, **kwargs)`) gets
+# them next to today's, taken from today's.
+_OLD_KEYWORDS = {"worker": "env_runner", "base_env": "env", "policies": "rl_module"}
+
+
+def with_old_keywords(handler: Callable) -> Callable:
+    """`handler` itself, or (if it names an old keyword) a function calling it with the old keywords added and only
+    the keywords it takes (unless it takes **kwargs)."""
+    try:
+        params = inspect.signature(handler).parameters
+    except (TypeError, ValueError):  # a builtin or C callable: called as it is
+        return handler
+    if not any(name in params for name in _OLD_KEYWORDS):
+        return handler
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+    def call(**kwargs):
+        for old, new in _OLD_KEYWORDS.items():
+            if old not in kwargs and new in kwargs:
+                kwargs[old] = _policies(kwargs[new]) if old == "policies" else kwargs[new]
+        handler(**(kwargs if takes_any else {k: v for k, v in kwargs.items() if k in params}))
+
+    return call
+
+
+def _policies(rl_module) -> Dict[str, Any]:
+    """The old stack's `policies` (policy id -> policy) as today's modules by module id."""
+    from relayrl.core.columns import DEFAULT_MODULE_ID
+
+    if rl_module is None:
+        return {}
+    return dict(rl_module.items()) if hasattr(rl_module, "items") else {DEFAULT_MODULE_ID: rl_module}
+
+
 def _as_list(value) -> list:
     if value is None:
         return []
@@ -152,7 +188,7 @@ class CallbackDispatch:
         for hook in CALLBACK_HOOKS:
             methods = [getattr(obj, hook) for obj in self.objects if overrides_hook(obj, hook)]
             functions = _as_list(getattr(config, hook, None)) if config is not None else []
-            self._handlers[hook] = tuple(methods + functions)
+            self._handlers[hook] = tuple(map(with_old_keywords, methods + functions))
 
     @property
     def callbacks(self):

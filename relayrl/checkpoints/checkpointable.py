@@ -65,21 +65,23 @@ class Checkpointable:
         """Load the state saved at `path` into this object, all or nothing: the manifest is verified and
         every part of the state is checked against this object before any of it is set.
 
-        `component="learner_group"` restores only that part. A component's sub-folder of a
-        checkpoint (e.g. `<ckpt>/learner_group`) may also be passed as `path`; then this object
-        takes that component's state.
+        `component="learner_group"` restores only that part; a nested one (RLlib's
+        `"learner_group/learner/rl_module"`) only what is there. A component's path inside a checkpoint
+        (e.g. `<ckpt>/learner_group` or RLlib's `<ckpt>/learner_group/learner/rl_module/default_policy`) may also
+        be passed as `path`: then this object takes that component's state, or, with `component=` naming where it
+        goes in this object (as RLlib's scripts pass it), that part of this object does.
         """
         root, sub = _locate(as_path(path))
         manifest = read_manifest(root)
         if sub is not None:
-            if component is not None:
-                raise ValueError("Pass either a component folder as `path` or `component=`, not both.")
             state, where = read_state(root, manifest, component=sub), Where.checkpoint(root).component(sub)
+            if component is not None:  # the state of `sub` goes to this object's `component`
+                state = _nested(component, state)
         else:
             check_class(manifest, self, root)
             where = Where.checkpoint(root)
             if component is not None:
-                state = {component: read_state(root, manifest, component=component)}
+                state = _nested(component, read_state(root, manifest, component=component))
             else:
                 state = read_state(root, manifest)
         checked_restore(self, state, where)
@@ -142,12 +144,25 @@ def checkpoint_class(manifest: Dict[str, Any], expected: type, path, trust: Trus
     return klass
 
 
+_MAX_COMPONENT_DEPTH = 5  # learner_group/learner/rl_module/<module_id> and one more
+
+
 def _locate(path) -> Tuple[pathlib.Path, Optional[str]]:
-    """(checkpoint root, component name) for a checkpoint folder or one of its component sub-folders."""
+    """(checkpoint root, component path) for a checkpoint folder or a component's path inside one (a top-level
+    component's folder, or RLlib's nested path below it such as `learner_group/learner/rl_module`)."""
     path = pathlib.Path(path)
-    if not (path / MANIFEST).is_file() and (path.parent / MANIFEST).is_file():
-        return path.parent, path.name
+    if not (path / MANIFEST).is_file():
+        for depth, parent in enumerate(path.parents[:_MAX_COMPONENT_DEPTH], start=1):
+            if (parent / MANIFEST).is_file():
+                return parent, "/".join(path.parts[-depth:])
     return path, None
+
+
+def _nested(component: str, state: Any) -> Dict[str, Any]:
+    """{"a": {"b": state}} for component "a/b": the form get_state(components="a/b") returns."""
+    for key in reversed(component.strip("/").split("/")):
+        state = {key: state}
+    return state
 
 
 def selected(name: str, components=None, not_components=None) -> bool:

@@ -37,8 +37,8 @@ def write_checkpoint(path, state: Dict[str, Any], *, cls, components: Iterable[s
                      metadata: Optional[Dict[str, Any]] = None) -> str:
     """Write `state` (top-level keys in `components` go to their own folders) and the manifest; return the path.
 
-    `extra_files` maps a relative file name to a writer `fn(absolute_path)` (e.g. TorchScript exports);
-    they are hashed like every other file.
+    `extra_files` maps a relative file name to a writer `fn(absolute_path)` (e.g. TorchScript exports) that writes
+    a file or a folder there; they are hashed like every other file.
     """
     root = pathlib.Path(path if path is not None else tempfile.mkdtemp(prefix="relayrl_checkpoint_")).absolute()
     root.mkdir(parents=True, exist_ok=True)
@@ -52,8 +52,9 @@ def write_checkpoint(path, state: Dict[str, Any], *, cls, components: Iterable[s
     for name, writer in (extra_files or {}).items():
         target = root / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        writer(str(target))
-        files.append(name)
+        writer(str(target))  # a file, or a folder of files (e.g. a Policy checkpoint)
+        files += [name] if target.is_file() else [p.relative_to(root).as_posix() for p in sorted(target.rglob("*"))
+                                                   if p.is_file()]
     import relayrl
 
     manifest = {
@@ -168,22 +169,30 @@ def read_state(path, manifest: Optional[Dict[str, Any]] = None, component: Optio
     manifest = manifest if manifest is not None else read_manifest(root)
     components = manifest.get("components", {})
     if component is not None:
-        if component not in components:
+        head, _, inner = component.partition("/")
+        if head not in components:
             from relayrl.core.suggest import did_you_mean
 
-            head = component.split("/")[0]
-            nested = (f" relayrl's checkpoints keep one folder per top-level component, not RLlib's nested "
-                      f"`{component}`: restore `{head}` (e.g. restore_from_path(path, component='{head}')), or "
-                      "save a module alone with module.save_to_path(dir) and load RLModule.from_checkpoint(dir) "
-                      "(docs/porting.md)." if "/" in component and head in components else "")
-            raise CheckpointError(f"The checkpoint {root} has no component `{component}` (it has "
-                                  f"{sorted(components)}).{nested or did_you_mean(component, list(components))}")
-        return _read_part(root, components[component]["path"], manifest)
+            raise CheckpointError(f"The checkpoint {root} has no component `{head}` (it has "
+                                  f"{sorted(components)}).{did_you_mean(head, list(components))}")
+        return _inner_state(_read_part(root, components[head]["path"], manifest), head, inner, root)
     state = _read_part(root, "", manifest)
     if not isinstance(state, dict):
         raise CheckpointError(f"{root / STATE_FILE} does not hold a state dict: the checkpoint is corrupt.")
     for name, info in components.items():
         state[name] = _read_part(root, info["path"], manifest)
+    return state
+
+
+def _inner_state(state: Any, head: str, inner: str, root: pathlib.Path) -> Any:
+    """The part of component `head`'s state at the path `inner` (RLlib's nested components, such as
+    `learner_group/learner/rl_module`, are keys inside relayrl's one folder per top-level component)."""
+    where = head
+    for key in filter(None, inner.split("/")):
+        if not isinstance(state, dict) or key not in state:
+            keys = sorted(state) if isinstance(state, dict) else []
+            raise CheckpointError(f"The checkpoint {root} has no component `{where}/{key}` (`{where}` holds {keys}).")
+        state, where = state[key], f"{where}/{key}"
     return state
 
 

@@ -32,6 +32,14 @@ NAMEABLE: Dict[str, Tuple[str, ...]] = {
     "relayrl.algorithms.appo.appo": ("APPO",),
     "relayrl.algorithms.appo.appo_config": ("APPOConfig",),
     "relayrl.policy.policy_algorithm_config": ("PolicyAlgorithmConfig",),
+    "relayrl.algorithms.marwil.marwil": ("MARWIL",),
+    "relayrl.algorithms.marwil.marwil_config": ("MARWILConfig",),
+    "relayrl.algorithms.bc.bc": ("BC",),
+    "relayrl.algorithms.bc.bc_config": ("BCConfig",),
+    "relayrl.algorithms.cql.cql": ("CQL",),
+    "relayrl.algorithms.cql.cql_config": ("CQLConfig",),
+    f"{_EXAMPLES}.algorithms.classes.vpg": ("VPG", "VPGConfig"),
+    f"{_EXAMPLES}.algorithms.classes.appo_w_shared_data_actor": ("APPOWithSharedDataActor",),
     # RL modules, their specs and model configs
     "relayrl.modules.rl_module_spec": ("RLModuleSpec", "MultiRLModuleSpec"),
     "relayrl.modules.default_model_config": ("DefaultModelConfig",),
@@ -42,8 +50,18 @@ NAMEABLE: Dict[str, Tuple[str, ...]] = {
     "relayrl.algorithms.dqn.default_dqn_rl_module": ("DefaultDQNTorchRLModule",),
     "relayrl.algorithms.sac.default_sac_rl_module": ("DefaultSACTorchRLModule",),
     "relayrl.algorithms.appo.default_appo_rl_module": ("DefaultAPPOTorchRLModule",),
+    "relayrl.algorithms.cql.default_cql_rl_module": ("DefaultCQLTorchRLModule",),
     f"{_EXAMPLES}.rl_modules.classes.rock_paper_scissors_heuristic_rlm": ("AlwaysSameHeuristicRLM",
                                                                          "BeatLastHeuristicRLM"),
+    f"{_EXAMPLES}.rl_modules.classes.lstm_containing_rlm": ("LSTMContainingRLModule",
+                                                           "LSTMContainingRLModuleWithTargetNetwork"),
+    f"{_EXAMPLES}.rl_modules.classes.modelv2_to_rlm": ("ModelV2ToRLModule",),
+    f"{_EXAMPLES}.rl_modules.classes.tiny_atari_cnn_rlm": ("TinyAtariCNN",),
+    f"{_EXAMPLES}.rl_modules.classes.vpg_torch_rlm": ("VPGTorchRLModule",),
+    f"{_EXAMPLES}.rl_modules.classes.vpg_using_shared_encoder_rlm": ("SharedEncoder",
+                                                                    "VPGMultiRLModuleWithSharedEncoder",
+                                                                    "VPGPolicyAfterSharedEncoder",
+                                                                    "VPGPolicyNoSharedEncoder"),
     # EnvRunners (env_runner_cls; the external-env server listens only when an algorithm builds it)
     "relayrl.env.env_runner": ("EnvRunner",),
     "relayrl.env.multi_agent_env_runner": ("MultiAgentEnvRunner",),
@@ -54,6 +72,12 @@ NAMEABLE: Dict[str, Tuple[str, ...]] = {
     "relayrl.algorithms.sac.sac_learner": ("SACLearner",),
     "relayrl.algorithms.impala.impala_learner": ("IMPALALearner",),
     "relayrl.algorithms.appo.appo_learner": ("APPOLearner",),
+    "relayrl.algorithms.marwil.marwil_learner": ("MARWILLearner",),
+    "relayrl.algorithms.cql.cql_learner": ("CQLLearner",),
+    f"{_EXAMPLES}.learners.classes.custom_ppo_loss_fn_learner": ("PPOTorchLearnerWithWeightRegularizerLoss",),
+    f"{_EXAMPLES}.learners.classes.separate_vf_lr_and_optimizer_learner": ("PPOTorchLearnerWithSeparateVfOptimizer",),
+    f"{_EXAMPLES}.learners.classes.vpg_torch_learner": ("VPGTorchLearner",),
+    f"{_EXAMPLES}.learners.classes.vpg_torch_learner_shared_optimizer": ("VPGTorchLearnerSharedOptimizer",),
     # connector pieces and pipelines
     "relayrl.connectors.connector_pipeline_v2": ("ConnectorPipelineV2", "EnvToModulePipeline", "ModuleToEnvPipeline",
                                                  "LearnerConnectorPipeline"),
@@ -69,6 +93,11 @@ NAMEABLE: Dict[str, Tuple[str, ...]] = {
     "relayrl.connectors.env_to_module.mean_std_filter": ("MeanStdFilter",),
     "relayrl.connectors.env_to_module.prev_actions_prev_rewards": ("PrevActionsPrevRewards",),
     "relayrl.connectors.learner.add_columns_from_episodes_to_train_batch": ("AddColumnsFromEpisodesToTrainBatch",),
+    "relayrl.connectors.learner.add_next_observations_from_episodes_to_train_batch": (
+        "AddNextObservationsFromEpisodesToTrainBatch",),
+    "relayrl.connectors.learner.compute_returns_to_go": ("ComputeReturnsToGo",),
+    f"{_EXAMPLES}.connectors.classes.add_other_agents_row_index_to_xy_pos": ("AddOtherAgentsRowIndexToXYPos",),
+    f"{_EXAMPLES}.connectors.classes.protobuf_cartpole_observation_decoder": ("ProtobufCartPoleObservationDecoder",),
     "relayrl.connectors.learner.add_one_ts_to_episodes_and_truncate": ("AddOneTsToEpisodesAndTruncate",),
     "relayrl.connectors.learner.general_advantage_estimation": ("GeneralAdvantageEstimation",),
     "relayrl.connectors.module_to_env.get_actions": ("GetActions",),
@@ -91,10 +120,12 @@ NAMEABLE: Dict[str, Tuple[str, ...]] = {
                                                          "MultiAgentPrioritizedEpisodeReplayBuffer"),
     # callbacks
     "relayrl.callbacks": ("RLlibCallback",),
+    f"{_EXAMPLES}.envs.env_rendering_and_recording": ("EnvRenderCallback",),
     # the Policy API: specs and relayrl's Policy classes
     "relayrl.core.policy_spec": ("PolicySpec",),
     "relayrl.algorithms.ppo.ppo_torch_policy": ("PPOTorchPolicy",),
     "relayrl.algorithms.ppo.ppo_tf_policy": ("PPOTFPolicy",),
+    f"{_EXAMPLES}._old_api_stack.policy.random_policy": ("RandomPolicy",),
     # example envs (no side effects: they touch nothing outside themselves)
     f"{_EXAMPLES}.envs.classes.simple_corridor": ("SimpleCorridor",),
     f"{_EXAMPLES}.envs.classes.stateless_cartpole": ("StatelessCartPole",),
@@ -103,6 +134,9 @@ NAMEABLE: Dict[str, Tuple[str, ...]] = {
     f"{_EXAMPLES}.envs.classes.action_mask_env": ("ActionMaskEnv",),
     f"{_EXAMPLES}.envs.classes.multi_agent.rock_paper_scissors": ("RockPaperScissors",),
     f"{_EXAMPLES}.envs.classes.multi_agent.tic_tac_toe": ("TicTacToe",),
+    f"{_EXAMPLES}.envs.classes.cartpole_with_protobuf_observation_space": ("CartPoleWithProtobufObservationSpace",),
+    f"{_EXAMPLES}.envs.classes.multi_agent.double_row_corridor_env": ("DoubleRowCorridorEnv",),
+    f"{_EXAMPLES}.envs.classes.multi_agent.two_step_game": ("TwoStepGame", "TwoStepGameWithGroupedAgents"),
 }
 
 # Modules a checkpoint's gymnasium "module:EnvId" env string may name (gym.make imports the module, which
@@ -127,12 +161,15 @@ NOT_NAMEABLE: Dict[str, str] = {
     "relayrl.connectors.env_to_module.observation_preprocessor:SingleAgentObservationPreprocessor": _ABSTRACT,
     "relayrl.connectors.env_to_module.observation_preprocessor:MultiAgentObservationPreprocessor": _ABSTRACT,
     "relayrl.env.episode_limits:EpisodeLimits": _WRAPPER,
+    "relayrl.env.episode_limits:MultiAgentEpisodeLimits": _WRAPPER,
     "relayrl.env.vector_env:ApplyFuncWrapper": _WRAPPER,
     "relayrl.env.wrappers.atari_wrappers:FireReset": _WRAPPER,
     "relayrl.env.wrappers.atari_wrappers:StackOnChannels": _WRAPPER,
     "relayrl.env.wrappers.video_recorder:VideoRecorder": _WRAPPER + "; it writes video files",
     "relayrl.env.wrappers.pettingzoo_env:PettingZooEnv": _WRAPPER + " (a PettingZoo env)",
     "relayrl.env.wrappers.pettingzoo_env:ParallelPettingZooEnv": _WRAPPER + " (a PettingZoo env)",
+    "relayrl.env.wrappers.group_agents_wrapper:GroupAgentsWrapper": _WRAPPER + " (MultiAgentEnv.with_agent_groups)",
+    "relayrl.env.external.simulator_client:_LoopbackEnv": "private to the simulator client (never a config's env)",
 }
 
 

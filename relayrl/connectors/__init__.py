@@ -31,6 +31,7 @@ _PIECES = {
     "AddOneTsToEpisodesAndTruncate": "learner.add_one_ts_to_episodes_and_truncate",
     "AddNextObservationsFromEpisodesToTrainBatch": "learner.add_next_observations_from_episodes_to_train_batch",
     "GeneralAdvantageEstimation": "learner.general_advantage_estimation",
+    "ComputeReturnsToGo": "learner.compute_returns_to_go",
 }
 
 __all__ = sorted(_PIECES)

@@ -27,6 +27,7 @@ class Columns:
     VF_PREDS = "vf_preds"
     VALUES_BOOTSTRAPPED = "values_bootstrapped"
     ADVANTAGES = "advantages"
+    RETURNS_TO_GO = "returns_to_go"
     VALUE_TARGETS = "value_targets"
     INTRINSIC_REWARDS = "intrinsic_rewards"
     LOSS_MASK = "loss_mask"

@@ -17,6 +17,9 @@ import gymnasium as gym
 
 from relayrl.episodes.multi_agent_episode import MultiAgentEnvError
 
+# The observation key of the global env state next to each agent's own ("obs"), for centralised critics (QMIX).
+ENV_STATE = "state"
+
 
 class MultiAgentEnv(gym.Env):
     """Base class of multi-agent envs (RLlib's `MultiAgentEnv`).
@@ -67,6 +70,15 @@ class MultiAgentEnv(gym.Env):
 
     def render(self) -> None:
         pass
+
+    def with_agent_groups(self, groups: Dict[Any, List[Any]], obs_space: Optional[gym.Space] = None,
+                          act_space: Optional[gym.Space] = None) -> "MultiAgentEnv":
+        """This env with each group of agents acting as one agent (relayrl/env/wrappers/group_agents_wrapper.py):
+        `groups={"group_1": [0, 1]}`; the group's observation and action are tuples of its members', its reward
+        their sum. `obs_space` / `act_space`: the groups' Tuple spaces (default: the members' spaces)."""
+        from relayrl.env.wrappers.group_agents_wrapper import GroupAgentsWrapper
+
+        return GroupAgentsWrapper(self, groups, obs_space, act_space)
 
 
 def _space_of(env, agent_id, kind: str) -> gym.Space:
@@ -165,4 +177,4 @@ def make_multi_agent(env_name_or_creator: Union[str, Callable[[dict], gym.Env]])
     return MultiEnv
 
 
-__all__ = ["MultiAgentEnv", "MultiAgentEnvError", "make_multi_agent"]
+__all__ = ["ENV_STATE", "MultiAgentEnv", "MultiAgentEnvError", "make_multi_agent"]

@@ -7,9 +7,10 @@ from relayrl.env.env_context import EnvContext
 from relayrl.env.episode_limits import user_env
 from relayrl.env.multi_agent_env import MultiAgentEnv
 from relayrl.env.multi_agent_env_checks import MultiAgentEnvChecks
+from relayrl.env.vector.vector_multi_agent_env import VectorMultiAgentEnv
 
 
-class MultiAgentVectorEnv:
+class MultiAgentVectorEnv(VectorMultiAgentEnv):
     """`num_envs` MultiAgentEnvs in this process (gymnasium's vector envs take arrays, not agent dicts).
 
     `step(actions)` takes one {agent_id: action} dict per env and returns lists of the envs' dicts plus
@@ -69,10 +70,6 @@ class MultiAgentVectorEnv:
             done = terminated.get("__all__", False) or truncated.get("__all__", False)
             resets.append(self._reset(i) if done else None)
         return observations, rewards, terminateds, truncateds, infos, resets
-
-    def close(self) -> None:
-        for env in self.envs:
-            env.close()
 
     def __repr__(self) -> str:
         return f"MultiAgentVectorEnv({self.num_envs} x {type(user_env(self.envs[0])).__name__})"

@@ -324,7 +324,16 @@ class Learner(Checkpointable):
         losses = list(loss_per_module.values())
         total = losses[0] if len(losses) == 1 else sum(losses)  # sum() would add a `0 +` node to the graph
         total.backward()
-        return {module_id: self._module_parameters(module_id) for module_id in loss_per_module}
+        shared = self._optimizers.get(ALL_MODULES)
+        if shared is None:
+            return {module_id: self._module_parameters(module_id) for module_id in loss_per_module}
+        # An optimizer registered for ALL_MODULES (e.g. over modules that share an encoder) steps its own
+        # parameters; modules without an optimizer of their own have nothing to step apart from it.
+        gradients = {module_id: self._module_parameters(module_id) for module_id in loss_per_module
+                     if module_id in self._optimizers}
+        gradients[ALL_MODULES] = [p for optimizer in shared.values() for group in optimizer.param_groups
+                                  for p in group["params"]]
+        return gradients
 
     def _module_parameters(self, module_id: str) -> List[torch.nn.Parameter]:
         # Walking the module tree every minibatch costs more than a small net's update: cache it.
@@ -361,6 +370,10 @@ class Learner(Checkpointable):
             for optimizer in self._optimizers.get(module_id, {}).values():
                 step = getattr(optimizer, "step_unhooked", None)  # relayrl's Adam: skips torch's step wrapper
                 step() if step is not None else optimizer.step()
+
+    def rl_module_is_compatible(self, module) -> bool:
+        """Whether this Learner can train `module` (RLlib's hook; every module by default)."""
+        return True
 
     def should_module_be_updated(self, module_id: str, multi_agent_batch=None) -> bool:
         """Whether this update trains `module_id`: config.multi_agent(policies_to_train=...) (None: all)."""

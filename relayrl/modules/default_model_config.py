@@ -21,6 +21,13 @@ class DefaultModelConfig:
     fcnet_bias_initializer_kwargs: Optional[dict] = None
     conv_filters: Optional[List[List[Any]]] = None
     conv_activation: str = "relu"
+    # SAC with image observations and Box actions: the MLP over [CNN features, action] before the Q head.
+    fusionnet_hiddens: List[int] = field(default_factory=lambda: [256, 256])
+    fusionnet_activation: Optional[str] = "tanh"
+    fusionnet_kernel_initializer: Optional[Union[str, Callable]] = None
+    fusionnet_kernel_initializer_kwargs: Optional[dict] = None
+    fusionnet_bias_initializer: Optional[Union[str, Callable]] = None
+    fusionnet_bias_initializer_kwargs: Optional[dict] = None
     head_fcnet_hiddens: List[int] = field(default_factory=list)
     head_fcnet_activation: Optional[str] = "relu"
     head_fcnet_kernel_initializer: Optional[Union[str, Callable]] = None
@@ -116,6 +123,12 @@ _RULES = {
     "conv_filters": (_conv_filters, "None or a list of [out_channels, kernel, stride(, padding)] lists",
                      "[[16, 4, 2]]"),
     "conv_activation": _ACTIVATION,
+    "fusionnet_hiddens": _LAYERS,
+    "fusionnet_activation": _ACTIVATION,
+    "fusionnet_kernel_initializer": _INIT,
+    "fusionnet_kernel_initializer_kwargs": _KWARGS,
+    "fusionnet_bias_initializer": _INIT,
+    "fusionnet_bias_initializer_kwargs": _KWARGS,
     "head_fcnet_hiddens": (_layer_sizes, "a list of positive ints (may be empty)", "[]"),
     "head_fcnet_activation": _ACTIVATION,
     "head_fcnet_kernel_initializer": _INIT,

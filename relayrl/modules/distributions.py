@@ -80,6 +80,44 @@ class TorchCategorical(Distribution):
         return (probs * (self.logits - other.logits)).sum(-1)
 
 
+class TorchMultiCategorical(Distribution):
+    """Independent categoricals over consecutive slices of `logits` (sizes `input_lens`): MultiDiscrete actions, or
+    a Tuple of Discrete ones. Actions are int64 of shape (..., len(input_lens)); log-probs, entropies and KLs sum
+    over the components. `TorchMultiCategorical.for_sizes([2, 3])` is the class for one space."""
+
+    INPUT_LENS: tuple = ()
+
+    def __init__(self, logits, input_lens=None):
+        lens = list(input_lens or self.INPUT_LENS)
+        if not lens or sum(lens) != logits.shape[-1]:
+            raise ValueError(f"TorchMultiCategorical: input_lens {lens} must sum to the logits' size "
+                             f"{logits.shape[-1]}.")
+        self._parts = [TorchCategorical(part) for part in torch.split(logits, lens, dim=-1)]
+
+    @classmethod
+    def for_sizes(cls, sizes) -> type:
+        return type(cls.__name__, (cls,), {"INPUT_LENS": tuple(int(n) for n in sizes)})
+
+    @classmethod
+    def required_input_dim(cls, space) -> int:
+        return sum(cls.INPUT_LENS)
+
+    def sample(self):
+        return torch.stack([part.sample() for part in self._parts], dim=-1)
+
+    def deterministic_sample(self):
+        return torch.stack([part.deterministic_sample() for part in self._parts], dim=-1)
+
+    def logp(self, value):
+        return sum(part.logp(value[..., i]) for i, part in enumerate(self._parts))
+
+    def entropy(self):
+        return sum(part.entropy() for part in self._parts)
+
+    def kl(self, other: "TorchMultiCategorical"):
+        return sum(part.kl(other_part) for part, other_part in zip(self._parts, other._parts))
+
+
 class TorchDiagGaussian(Distribution):
     """Diagonal Gaussian; `logits` holds means and log-stds concatenated on the last axis."""
 
@@ -166,6 +204,7 @@ class TorchDeterministic(Distribution):
 __all__ = [
     "Distribution",
     "TorchCategorical",
+    "TorchMultiCategorical",
     "TorchDiagGaussian",
     "TorchSquashedGaussian",
     "TorchDeterministic",

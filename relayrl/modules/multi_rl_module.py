@@ -20,13 +20,24 @@ class MultiRLModule(RLModule):
         return {mid: getattr(self._rl_modules[mid], method)(sub, **kwargs) for mid, sub in batch.items()
                 if mid in self._rl_modules}
 
+    # {module_id: batch} -> {module_id: outputs}. A subclass changes how its modules work together (e.g. one
+    # shared encoder feeding several policy heads) by overriding the `_forward_*` methods, as in RLlib.
     def forward_inference(self, batch, **kwargs):
-        return self._run("forward_inference", batch, **kwargs)
+        return self._forward_inference(batch, **kwargs)
 
     def forward_exploration(self, batch, **kwargs):
-        return self._run("forward_exploration", batch, **kwargs)
+        return self._forward_exploration(batch, **kwargs)
 
     def forward_train(self, batch, **kwargs):
+        return self._forward_train(batch, **kwargs)
+
+    def _forward_inference(self, batch, **kwargs):
+        return self._run("forward_inference", batch, **kwargs)
+
+    def _forward_exploration(self, batch, **kwargs):
+        return self._run("forward_exploration", batch, **kwargs)
+
+    def _forward_train(self, batch, **kwargs):
         return self._run("forward_train", batch, **kwargs)
 
     def add_module(self, module_id: str, module: RLModule, *, override: bool = False) -> None:

@@ -14,6 +14,7 @@ from torch import nn
 from relayrl.checkpoints.checkpointable import Checkpointable
 from relayrl.core.columns import Columns
 from relayrl.modules.distributions import TorchCategorical, TorchDiagGaussian
+from relayrl.modules.target_network_api import is_target_key
 
 
 class RLModule(Checkpointable, nn.Module):
@@ -113,8 +114,9 @@ class RLModule(Checkpointable, nn.Module):
 
     # -- state ---------------------------------------------------------------------------------
     def get_state(self, components=None, *, not_components=None, inference_only: bool = False, **kwargs) -> Dict:
-        """Weights as a dict of numpy arrays (copies), keyed like `state_dict()`."""
-        return self._numpy_state()
+        """Weights as a dict of numpy arrays (copies), keyed like `state_dict()`; `inference_only` leaves out the
+        target networks (attributes `_target_*`), which only the Learner uses."""
+        return self._numpy_state(skip=is_target_key if inference_only else None)
 
     def _numpy_state(self, skip=None) -> Dict:
         """`state_dict()` as numpy copies, leaving out the keys `skip(key)` is true for (never copied: an
@@ -153,7 +155,10 @@ class RLModule(Checkpointable, nn.Module):
         return self.state_dict()
 
     def _state_to_load(self, state: Dict[str, Any]) -> Dict[str, Any]:
-        """The part of a stored state this module takes (subclasses drop e.g. what inference_only lacks)."""
+        """The part of a stored state this module takes (subclasses drop e.g. what inference_only lacks). A copy
+        without target networks (an EnvRunner's: the Learner makes them) takes a state with them minus those."""
+        if any(map(is_target_key, state)) and not any(map(is_target_key, self.state_dict())):
+            state = {k: v for k, v in state.items() if not is_target_key(k)}
         return state
 
     def get_ctor_args_and_kwargs(self):

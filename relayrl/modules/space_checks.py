@@ -34,17 +34,37 @@ def flat_obs_dim(space: gym.Space, module_name: str) -> int:
     )
 
 
-def check_action_space(space: gym.Space, module_name: str, *, allow_discrete=True, allow_box=True) -> None:
+def check_action_space(space: gym.Space, module_name: str, *, allow_discrete=True, allow_box=True,
+                       allow_multi_discrete=False) -> None:
     if allow_discrete and isinstance(space, gym.spaces.Discrete):
         return
     if allow_box and isinstance(space, gym.spaces.Box) and len(space.shape) == 1:
         return
-    supported = " or ".join(n for n, ok in (("Discrete", allow_discrete), ("1-D Box", allow_box)) if ok)
+    if allow_multi_discrete and multi_discrete_sizes(space) is not None:
+        return
+    kinds = (("Discrete", allow_discrete), ("1-D Box", allow_box),
+             ("1-D MultiDiscrete or Tuple-of-Discrete", allow_multi_discrete))
+    supported = " or ".join(n for n, ok in kinds if ok)
     raise ValueError(
         f"{module_name} cannot handle the action space {space}: it supports {supported} actions. "
         f"Fix: wrap the env (gymnasium.ActionWrapper) to expose a supported action space, or {_OWN_MODULE}."
     )
 
 
+def multi_discrete_sizes(space: gym.Space):
+    """The choice counts of a 1-D MultiDiscrete space or a Tuple of Discrete spaces (starting at 0); else None."""
+    if isinstance(space, gym.spaces.MultiDiscrete) and len(space.shape) == 1 and not space.start.any():
+        return [int(n) for n in space.nvec]
+    if (isinstance(space, gym.spaces.Tuple) and space.spaces
+            and all(isinstance(s, gym.spaces.Discrete) and s.start == 0 for s in space.spaces)):
+        return [int(s.n) for s in space.spaces]
+    return None
+
+
 def action_dim(space: gym.Space) -> int:
-    return int(space.n) if isinstance(space, gym.spaces.Discrete) else int(math.prod(space.shape))
+    """The size of the distribution's logits per action component: n (Discrete), the sum of the choice counts
+    (MultiDiscrete, Tuple of Discrete), or the flat size (Box)."""
+    if isinstance(space, gym.spaces.Discrete):
+        return int(space.n)
+    sizes = multi_discrete_sizes(space)
+    return sum(sizes) if sizes is not None else int(math.prod(space.shape))

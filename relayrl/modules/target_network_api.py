@@ -17,6 +17,8 @@ import torch
 from torch import nn
 
 TARGET_NETWORK_PREFIX = "_target_"
+# The key of forward_target()'s output for modules whose target is a policy (APPO's loss reads it).
+TARGET_NETWORK_ACTION_DIST_INPUTS = "target_network_action_dist_inputs"
 
 
 class TargetNetworkAPI:

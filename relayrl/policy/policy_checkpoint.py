@@ -24,10 +24,14 @@ def read_policy_checkpoint(path: str, *, trusted=None):
         raise CheckpointError(f"{path} is not a Policy checkpoint (written by policy.export_checkpoint(dir)).")
     state = read_state(path, manifest)
     where = Where.checkpoint(path) / "policy_spec"
+    from relayrl.algorithms.config_json import OPTION_KINDS
     from relayrl.core.policy_spec import PolicySpec
     from relayrl.policy.policy import Policy
 
-    spec = rebuild(state.get("policy_spec"), Trust(trusted).for_kinds(("policy spec", "policy")), where)
+    # A policy's config is its algorithm's config dict: it may name what the algorithm's options name (callbacks,
+    # exploration, ...).
+    kinds = {"policy spec", "policy", *(kind for option_kinds in OPTION_KINDS.values() for kind in option_kinds)}
+    spec = rebuild(state.get("policy_spec"), Trust(trusted).for_kinds(kinds), where)
     if not isinstance(spec, PolicySpec):
         raise where.error(f"expected a stored PolicySpec, found {type(spec).__name__}: the checkpoint is corrupt.")
     cls = spec.policy_class

@@ -20,7 +20,7 @@ def add_rllib_example_script_args(parser: Optional[argparse.ArgumentParser] = No
                                   default_iters: int = 200, default_timesteps: int = 100_000
                                   ) -> argparse.ArgumentParser:
     """RLlib's example-script flags (and a parser if none is given)."""
-    parser = parser or argparse.ArgumentParser()
+    parser = parser or _ExampleScriptParser()
     add = parser.add_argument
     add("--algo", type=str, default="PPO", help="the registered algorithm to use (get_trainable_cls(args.algo))")
     add("--framework", choices=["tf", "tf2", "torch"], default="torch",
@@ -57,14 +57,35 @@ def add_rllib_example_script_args(parser: Optional[argparse.ArgumentParser] = No
     add("--num-learners", type=int, default=None, help="remote Learners (Ray actors, DDP)")
     add("--num-cpus-per-learner", type=float, default=None)
     add("--num-gpus-per-learner", type=float, default=None)
-    add("--num-aggregator-actors-per-learner", type=int, default=None, help="not in relayrl (an error if > 0)")
+    add("--num-aggregator-actors-per-learner", type=int, default=None,
+        help="IMPALA/APPO: accepted; relayrl runs no aggregator actors (its EnvRunners build the batches)")
     add("--num-cpus", type=int, default=0, help="CPUs for ray.init (0: all)")
     add("--num-gpus", type=int, default=None, help="old API stack: an error if > 0 (use --num-gpus-per-learner)")
     add("--old-api-stack", action="store_true", help="not in relayrl (an error)")
     add("--enable-new-api-stack", action="store_true", help="no longer needed (an error, as in RLlib)")
     add("--local-mode", action="store_true", help="no longer supported (an error, as in RLlib)")
-    add("--seed", type=int, default=0, help="(relayrl) the seed example scripts pass to config.debugging()")
+    try:
+        add(SEED_FLAG, type=int, default=0, help="(relayrl) the seed example scripts pass to config.debugging()")
+    except argparse.ArgumentError:  # the caller's parser has a --seed of its own: keep it
+        pass
     return parser
+
+
+SEED_FLAG = "--seed"
+
+
+class _ExampleScriptParser(argparse.ArgumentParser):
+    """RLlib's flags have no `--seed`; relayrl's (its extra) gives way to a `--seed` the script adds itself. Any
+    other repeated flag is an error, as in a plain ArgumentParser."""
+
+    def __init__(self, **kwargs):
+        super().__init__(conflict_handler="resolve", **kwargs)
+
+    def add_argument(self, *args, **kwargs):
+        taken = [flag for action in self._actions for flag in action.option_strings if flag in args]
+        if taken and taken != [SEED_FLAG]:
+            raise argparse.ArgumentError(None, f"conflicting option string(s): {', '.join(taken)}")
+        return super().add_argument(*args, **kwargs)
 
 
 def should_stop(stop: Mapping[str, float], result: Mapping[str, Any]) -> bool:
@@ -94,8 +115,6 @@ def _refuse_unsupported(args) -> None:
             raise ValueError(message)
     if getattr(args, "num_gpus", None):
         raise ValueError("--num-gpus is the old API stack's: use --num-gpus-per-learner=1 with --num-learners=N")
-    if getattr(args, "num_aggregator_actors_per_learner", None):
-        raise ValueError("--num-aggregator-actors-per-learner: relayrl has no aggregator actors")
 
 
 def _apply_args(config, args) -> None:
@@ -115,6 +134,9 @@ def _apply_args(config, args) -> None:
                 "num_gpus_per_learner": args.num_gpus_per_learner}
     learners = {k: (int(v) if k == "num_cpus_per_learner" and float(v).is_integer() else v)
                 for k, v in learners.items() if v is not None}
+    if getattr(args, "num_aggregator_actors_per_learner", None) is not None and any(
+            o.name == "num_aggregator_actors_per_learner" for o in config.options()):
+        learners["num_aggregator_actors_per_learner"] = args.num_aggregator_actors_per_learner
     if learners:
         config.learners(**learners)
     if args.evaluation_interval > 0:

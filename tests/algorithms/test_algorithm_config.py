@@ -18,7 +18,8 @@ BASE_DEFAULTS = {
     "env": None, "env_config": {}, "observation_space": None, "action_space": None,
     "clip_rewards": None, "normalize_actions": True, "clip_actions": False, "disable_env_checking": False,
     "record_video_every_n_episodes": None, "video_dir": None,  # relayrl's (RLlib: render_env + callbacks)
-    "num_env_runners": 0, "num_envs_per_env_runner": 1, "rollout_fragment_length": "auto",
+    "num_env_runners": 0, "num_envs_per_env_runner": 1, "create_env_on_local_worker": False,
+    "rollout_fragment_length": "auto",
     "batch_mode": "truncate_episodes", "env_to_module_connector": None,
     "module_to_env_connector": None, "add_default_connectors_to_env_to_module_pipeline": True,
     "add_default_connectors_to_module_to_env_pipeline": True, "episode_lookback_horizon": 1,

@@ -83,8 +83,8 @@ def test_no_env_raises():
 @pytest.mark.parametrize("obs_space, act_space, words", [
     (gym.spaces.Dict({"pos": gym.spaces.Box(-1, 1, (2,)), "id": gym.spaces.Discrete(3)}), gym.spaces.Discrete(2),
      ["observation space Dict(", "FlattenObservations", "rl_module_spec"]),
-    (gym.spaces.Box(-1, 1, (3,)), gym.spaces.MultiDiscrete([2, 3]),
-     ["action space MultiDiscrete([2 3])", "rl_module_spec"]),
+    (gym.spaces.Box(-1, 1, (3,)), gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Box(-1, 1, (1,)))),
+     ["action space Tuple(", "rl_module_spec"]),
     (gym.spaces.Box(0, 255, (16, 16, 3), np.uint8), gym.spaces.Discrete(2),
      ["images of shape (16, 16, 3)", "defaults exist for [10, 42, 64", "conv_filters=[[out_channels"]),
     (gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Discrete(3))), gym.spaces.Discrete(2),

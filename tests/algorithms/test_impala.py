@@ -58,7 +58,6 @@ def test_rllib_option_names_and_defaults():
     (lambda: small().training(minibatch_size=60).validate(),
      r"minibatch_size \(60\) must be a multiple of rollout_fragment_length \(25\)"),
     (lambda: IMPALAConfig().training(timeout_s_aggregator_manager=1.0), r"relayrl has no aggregator actors"),
-    (lambda: IMPALAConfig().learners(num_aggregator_actors_per_learner=2), r"no aggregator actors"),
     (lambda: APPOConfig().training(lambda_=0.95), r"no GAE lambda"),
     (lambda: small().env_runners(rollout_fragment_length="auto").validate(), r"needs an int rollout_fragment_length"),
 ])

@@ -69,8 +69,10 @@ def test_a_spec_per_module():
 
 
 def test_a_spec_for_an_unknown_module_is_named():
+    """A module no policy maps to (e.g. a shared encoder) is built from its own spec, so it needs its class and
+    spaces; without them (a misspelt policy id, say) the error names it."""
     spec = MultiRLModuleSpec(rl_module_specs={"p7": RLModuleSpec(model_config={"fcnet_hiddens": [16]})})
-    with pytest.raises(ValueError, match="'p7'"):
+    with pytest.raises(ValueError, match="`p7`, which is not among the policies"):
         config().rl_module(rl_module_spec=spec).build_algo()
 
 

@@ -150,7 +150,7 @@ def test_unsupported_observation_spaces_raise(space, words):
 
 
 @pytest.mark.parametrize("space, words", [
-    (gym.spaces.MultiDiscrete([2, 3]), ["MultiDiscrete", "rl_module_spec"]),
+    (gym.spaces.MultiDiscrete([[2, 3], [2, 2]]), ["MultiDiscrete", "rl_module_spec"]),  # 2-D: not supported
     (gym.spaces.Box(-1, 1, (2, 2)), ["(2, 2)", "rl_module_spec"]),
 ])
 def test_unsupported_action_spaces_raise(space, words):

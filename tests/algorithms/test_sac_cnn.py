@@ -27,7 +27,8 @@ def image(size, channels=1):
 
 
 def build(obs_space, action_space, **model_config):
-    model_config = {"twin_q": True, "fcnet_hiddens": [32], "fcnet_activation": "relu", **model_config}
+    model_config = {"twin_q": True, "fcnet_hiddens": [32], "fcnet_activation": "relu", "fusionnet_hiddens": [32],
+                    "fusionnet_activation": "relu", **model_config}
     module = DefaultSACTorchRLModule(observation_space=obs_space, action_space=action_space,
                                      model_config=model_config)
     module.make_target_networks()
@@ -127,7 +128,8 @@ def test_inference_only_module_has_only_the_policy_cnn_and_loads_learner_weights
     obs_space = image(42)
     learner = build(obs_space, DISCRETE)
     runner = DefaultSACTorchRLModule(observation_space=obs_space, action_space=DISCRETE, inference_only=True,
-                                     model_config={"twin_q": True, "fcnet_hiddens": [32], "fcnet_activation": "relu"})
+                                     model_config={"twin_q": True, "fcnet_hiddens": [32], "fcnet_activation": "relu",
+                                                   "fusionnet_hiddens": [32], "fusionnet_activation": "relu"})
     assert not hasattr(runner, "qf_encoder")
     runner.set_state(learner.get_state(inference_only=True))
     obs = {Columns.OBS: torch.randint(0, 256, (3, 42, 42, 1), dtype=torch.uint8)}
@@ -139,7 +141,7 @@ def test_sac_trains_on_images_kept_uint8_and_stored_once_in_replay():
     config = (SACConfig().environment(DotSideEnv).env_runners(num_envs_per_env_runner=2, rollout_fragment_length=10)
               .training(num_steps_sampled_before_learning_starts=32, train_batch_size_per_learner=16,
                         training_intensity=4, replay_buffer_config={"capacity": 1000})
-              .rl_module(model_config={"fcnet_hiddens": [16]})
+              .rl_module(model_config={"fcnet_hiddens": [16], "fusionnet_hiddens": [16]})
               .reporting(min_sample_timesteps_per_iteration=64)
               .debugging(seed=0, logger_config={"type": "none"}))
     algo = config.build_algo()
@@ -166,3 +168,12 @@ def test_frozen_q_pass_refuses_layers_whose_weights_it_cannot_detach():
 
     with pytest.raises(TypeError, match="cannot detach the weights of Conv2d"):
         _run_frozen(torch.zeros(1, 1, 4, 4), torch.nn.Sequential(torch.nn.Conv2d(1, 1, 2)))
+
+
+def test_fusionnet_settings_shape_the_mlp_over_features_and_action():
+    """RLlib's `fusionnet_hiddens` / `fusionnet_activation`: the layers after concatenating the CNN's features and
+    the action (image observations, Box actions)."""
+    module = build(image(42), BOX, fusionnet_hiddens=[7, 5], fusionnet_activation="elu")
+    linears = [layer for layer in module.qf if isinstance(layer, torch.nn.Linear)]
+    assert [layer.out_features for layer in linears] == [7, 5, 1]
+    assert any(isinstance(layer, torch.nn.ELU) for layer in module.qf)

@@ -111,6 +111,34 @@ def test_restore_into_existing_algorithm_and_by_component(tmp_path):
         a.stop()
 
 
+def test_rllib_nested_component_paths_restore_that_part(tmp_path):
+    """RLlib's scripts restore a module from `<ckpt>/learner_group/learner/rl_module` with that component named
+    (its offline_rl examples do); relayrl keeps the nested parts inside the learner_group folder and finds them."""
+    algo = _ppo_config().build_algo()
+    with torch.no_grad():
+        for tensor in algo.learner_group.get_module("default_policy").parameters():
+            tensor.add_(0.5)  # weights a fresh build does not have
+    saved = _weights(algo)
+    path = algo.save_to_path(str(tmp_path / "ckpt"))
+    nested = os.path.join(path, "learner_group", "learner", "rl_module")
+    other = _ppo_config().build_algo()
+    other.restore_from_path(nested, component="learner_group/learner/rl_module")
+    assert all(torch.equal(saved[k], v) for k, v in _weights(other).items())
+    runner_weights = other.env_runner.module.get_state()  # synced to the EnvRunner too
+    assert all(np.array_equal(runner_weights[k], saved[k].numpy()) for k in runner_weights)
+    third = _ppo_config().build_algo()
+    third.restore_from_path(path, component="learner_group/learner/rl_module")
+    assert all(torch.equal(saved[k], v) for k, v in _weights(third).items())
+    fourth = _ppo_config().build_algo()
+    module = fourth.learner_group.get_module("default_policy")
+    module.restore_from_path(os.path.join(nested, "default_policy"))  # the module takes its own state
+    assert all(torch.equal(saved[k], v) for k, v in _weights(fourth).items())
+    with pytest.raises(CheckpointError, match=r"no component `learner_group/learner/rl_modul`.*'rl_module'"):
+        third.restore_from_path(path, component="learner_group/learner/rl_modul")
+    for a in (algo, other, third, fourth):
+        a.stop()
+
+
 def test_get_state_components_and_not_components():
     algo = _ppo_config().build_algo()
     state = algo.get_state(components=["learner_group/learner/rl_module", "iteration"])

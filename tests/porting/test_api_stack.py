@@ -4,7 +4,7 @@ it does not."""
 import pytest
 import torch
 
-from relayrl import PPOConfig
+from relayrl import DQNConfig, PPOConfig
 from relayrl.algorithms.algorithm import Algorithm
 from relayrl.policy.policy_algorithm_config import PolicyAlgorithmConfig
 from relayrl.policy.policy_template import build_policy_class
@@ -36,10 +36,29 @@ def test_the_new_stack_flags_are_accepted_and_kept():
 
 
 @pytest.mark.parametrize("flags", [(False, False), (True, False)])
-def test_the_old_stack_for_a_built_in_algorithm_names_the_fix(flags):
-    config = PPOConfig().api_stack(*flags).environment("CartPole-v1")
-    with pytest.raises(ValueError, match=r"old API stack.*PPO runs no old-stack Policy class.*drop the api_stack"):
+def test_the_old_stack_for_a_built_in_algorithm_without_a_policy_names_the_fix(flags):
+    config = DQNConfig().api_stack(*flags).environment("CartPole-v1")
+    with pytest.raises(ValueError, match=r"old API stack.*DQN runs no old-stack Policy class.*drop the api_stack"):
         config.build_algo()
+
+
+def test_ppo_on_the_old_stack_runs_ppo_torch_policy():
+    """RLlib's old-stack PPO: PPOTorchPolicy through the Policy API, with PPO's step (standardized advantages,
+    num_epochs of minibatches, the KL coefficient adapted)."""
+    from relayrl.algorithms.ppo.ppo_torch_policy import PPOTorchPolicy
+
+    config = (PPOConfig().api_stack(enable_rl_module_and_learner=False, enable_env_runner_and_connector_v2=False)
+              .environment("CartPole-v1").training(train_batch_size=128, minibatch_size=64, num_epochs=2)
+              .debugging(seed=0, logger_config={"type": "none"}))
+    algo = config.build_algo()
+    try:
+        policy = algo.get_policy()
+        assert isinstance(policy, PPOTorchPolicy)
+        kl_coeff = policy.kl_coeff
+        result = algo.train()
+        assert result["num_env_steps_sampled_lifetime"] >= 128 and policy.kl_coeff != kl_coeff
+    finally:
+        algo.stop()
 
 
 def test_the_old_stack_runs_an_old_stack_policy_class():

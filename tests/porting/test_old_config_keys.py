@@ -106,11 +106,17 @@ def test_custom_model_is_refused_pointing_to_rl_module_spec():
         PPOConfig.from_dict({"model": {"custom_model": "my_model"}})
 
 
-def test_monitor_false_has_no_effect_and_true_names_record_video():
+def test_monitor_and_record_env_record_videos():
+    """Seed 003's `monitor` and RLlib 1.x's `record_env`: videos in the log dir (or record_env's folder), about
+    every 1000th episode (gym's Monitor recorded every 1000th after the first ones)."""
     with pytest.warns(DeprecationWarning, match="`monitor`"):
-        PPOConfig.from_dict({"monitor": False})
-    with pytest.raises(UnknownOptionError, match="RecordVideo"):
-        PPOConfig.from_dict({"monitor": True})
+        assert PPOConfig.from_dict({"monitor": False}).record_video_every_n_episodes is None
+    assert PPOConfig.from_dict({"monitor": True}).record_video_every_n_episodes == 1000
+    config = PPOConfig.from_dict({"record_env": "/tmp/videos"})
+    assert (config.record_video_every_n_episodes, config.video_dir) == (1000, "/tmp/videos")
+    assert PPOConfig.from_dict({"record_env": False}).record_video_every_n_episodes is None
+    with pytest.raises(UnknownOptionError, match="record_env must be True, False or a folder"):
+        PPOConfig.from_dict({"record_env": 3})
 
 
 def test_old_impala_optimizer_keys():
@@ -147,6 +153,44 @@ def test_seed_003_trial_config_maps_or_names_each_refused_key():
         impala = IMPALAConfig.from_dict(accepted)
     assert (impala.min_time_s_per_iteration, impala.rollout_fragment_length, impala.horizon, impala.num_env_runners,
             impala.train_batch_size, impala.lr) == (30, 40, 30000, 15, 400, 0.0033)
+
+
+def test_rllib_1x_trainer_names_are_todays_classes():
+    """Seed 003's `ImpalaTrainer` (and RLlib 1.x's other `<Algo>Trainer` names and `Trainer`) at their old paths:
+    `ImpalaTrainer(config={...})` with an old config dict trains."""
+    from relayrl.agents.impala import ImpalaTrainer
+    from relayrl.agents.ppo import PPOTrainer
+    from relayrl.agents.trainer import Trainer
+    from relayrl.algorithms.impala import IMPALA
+    from relayrl.algorithms.ppo import PPO
+
+    assert (ImpalaTrainer, PPOTrainer) == (IMPALA, PPO) and issubclass(ImpalaTrainer, Trainer)
+    with pytest.warns(DeprecationWarning, match="sample_batch_size"):
+        trainer = ImpalaTrainer(config={"env": "CartPole-v1", "sample_batch_size": 20, "train_batch_size": 40,
+                                        "num_workers": 0, "logger_config": {"type": "none"}})
+    try:
+        assert trainer.train()["num_env_steps_trained_lifetime"] >= 40
+    finally:
+        trainer.stop()
+
+
+def test_an_algorithms_validate_config_runs_before_anything_is_built():
+    """The old stack's hook (seed 001's PPO overrides it): called with the validated config, and raising refuses it."""
+    from relayrl.algorithms.ppo import PPO
+
+    seen = []
+
+    class MyPPO(PPO):
+        def validate_config(self, config):
+            super().validate_config(config)
+            seen.append(config.lr)
+            if config.lr > 0.1:
+                raise ValueError("MyPPO needs lr <= 0.1")
+
+    with pytest.raises(ValueError, match="needs lr <= 0.1"):
+        MyPPO(config=tiny_ppo().training(lr=0.5))
+    MyPPO(config=tiny_ppo().training(lr=0.01)).stop()
+    assert seen == [0.5, 0.01]
 
 
 # -- horizon, soft_horizon, no_done_at_end ---------------------------------------------------------------------

@@ -16,6 +16,7 @@ import torch
 
 import relayrl
 from relayrl.algorithms.algorithm import Algorithm
+from relayrl.core.annotations import override
 from relayrl.core.policy_spec import PolicySpec
 from relayrl.policy.policy import Policy
 from relayrl.policy.policy_algorithm_config import PolicyAlgorithmConfig
@@ -446,10 +447,9 @@ def seed_ppo_class(policy_class):
         train_one_step,
     )
 
-    # relayrl's `override` checks the parent has the method; RLlib's old Algorithm.validate_config is not in relayrl
-    # (config.validate() does it), so the fragment gets a plain decorator for that name.
-    ppo = run("001_ppo_class.txt", Algorithm=Algorithm, override=lambda parent: (lambda method: method),
-              AlgorithmConfigDict=dict, DEFAULT_CONFIG=None, PPOTFPolicy=policy_class)["PPO"]
+    # As written: relayrl's `override` checks that Algorithm has each method (validate_config included).
+    ppo = run("001_ppo_class.txt", Algorithm=Algorithm, override=override, AlgorithmConfigDict=dict,
+              DEFAULT_CONFIG=None, PPOTFPolicy=policy_class)["PPO"]
     lines = snippet("001_ppo_training_step.txt").splitlines()
     source = "\n".join([lines[0]] + ["    " + line for line in lines[1:]])
     seed_training_step = run("training_step", source, ResultDict=dict,
@@ -461,8 +461,7 @@ def seed_ppo_class(policy_class):
                              LEARNER_STATS_KEY=LEARNER_STATS_KEY)["training_step"]
 
     class SeedPPO(ppo):
-        get_default_config = classmethod(lambda cls: PolicyAlgorithmConfig(algo_class=cls))
-        validate_config = lambda self, config: None
+        get_default_config = classmethod(lambda cls: PolicyAlgorithmConfig(algo_class=cls))  # DEFAULT_CONFIG: None
         training_step = seed_training_step
 
     return SeedPPO

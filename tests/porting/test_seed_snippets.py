@@ -134,6 +134,23 @@ def test_000_exploration_fragment_has_five_settings():
     assert len(exploration_groups()) == 5
 
 
+@pytest.mark.parametrize("explore", [False, True])
+def test_000_compute_action_follows_the_explore_switch(explore):
+    """The fragment's 1) and 2): `compute_action(s)` (RLlib 1.x's name too) explores as config["explore"] says unless
+    its own `explore=` says otherwise."""
+    config = tiny(PPOConfig().environment(CountingEnv, env_config={"num_actions": 4})).update_from_dict(
+        {"explore": explore})
+    algo = config.build_algo()
+    try:
+        obs = np.array([3.0, 0.0], np.float32)
+        default = {int(algo.compute_action(obs)) for _ in range(40)}
+        flipped = {int(algo.compute_single_action(obs, explore=not explore)) for _ in range(40)}
+    finally:
+        algo.stop()
+    greedy, sampled = (flipped, default) if explore else (default, flipped)
+    assert len(greedy) == 1 and len(sampled) > 1, (greedy, sampled)  # a near-uniform new policy samples widely
+
+
 def test_000_get_global_worker_from_a_callback():
     seen = []
 

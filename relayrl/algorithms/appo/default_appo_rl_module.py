@@ -6,9 +6,12 @@ the target towards the current weights every `target_network_update_freq` (tau: 
 from relayrl.algorithms.ppo.default_ppo_rl_module import DefaultPPOTorchRLModule
 from relayrl.core.columns import Columns
 from relayrl.modules.mlp import run_layers
-from relayrl.modules.target_network_api import TargetNetworkAPI, is_target_key, make_target_network
-
-TARGET_NETWORK_ACTION_DIST_INPUTS = "target_network_action_dist_inputs"
+from relayrl.modules.target_network_api import (
+    TARGET_NETWORK_ACTION_DIST_INPUTS,
+    TargetNetworkAPI,
+    is_target_key,
+    make_target_network,
+)
 
 
 class DefaultAPPOTorchRLModule(DefaultPPOTorchRLModule, TargetNetworkAPI):
@@ -30,12 +33,6 @@ class DefaultAPPOTorchRLModule(DefaultPPOTorchRLModule, TargetNetworkAPI):
 
     def _not_for_inference(self, key: str) -> bool:
         return is_target_key(key) or super()._not_for_inference(key)  # EnvRunners need no target networks
-
-    def _state_to_load(self, state):
-        state = super()._state_to_load(state)
-        if not any(is_target_key(k) for k in self.state_dict()):  # no targets here (EnvRunner copies)
-            state = {k: v for k, v in state.items() if not is_target_key(k)}
-        return state
 
 
 __all__ = ["DefaultAPPOTorchRLModule", "TARGET_NETWORK_ACTION_DIST_INPUTS"]

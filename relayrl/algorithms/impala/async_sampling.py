@@ -25,14 +25,8 @@ def sample_train_batch(runner) -> Tuple[Dict[str, Dict[str, np.ndarray]], int, D
     compact arrays cross the object store. Returns (batch, env steps, metrics, connector states or None)."""
     episodes = runner.sample()
     steps = sum(len(e) for e in episodes)
-    pipeline = _TRAIN_BATCH_PIPELINES.get(id(runner))
-    if pipeline is None:
-        obs_space, act_space = runner.get_spaces()["__env_single__"]
-        pipeline = build_impala_learner_pipeline(runner.config, obs_space, act_space)
-        if "NumpyToTensor" in [piece.name for piece in pipeline.connectors]:
-            pipeline.remove("NumpyToTensor")  # numpy crosses the object store without a copy
-        _TRAIN_BATCH_PIPELINES[id(runner)] = pipeline
-    batch = pipeline(rl_module=runner.module, batch={}, episodes=episodes, explore=False, shared_data={})
+    batch = train_batch_pipeline(runner)(rl_module=runner.module, batch={}, episodes=episodes, explore=False,
+                                         shared_data={})
     if Columns.LOSS_MASK in batch:  # one module's columns: key them by module id, as multi-module batches are
         batch = {DEFAULT_MODULE_ID: batch}
     seq_no = runner.weights_seq_no
@@ -41,6 +35,19 @@ def sample_train_batch(runner) -> Tuple[Dict[str, Dict[str, np.ndarray]], int, D
         module_batch[WEIGHTS_SEQ_NO] = np.full(np.shape(module_batch[Columns.LOSS_MASK]), seq_no, np.int64)
     states = runner.get_connector_states() if _has_connector_state(runner) else None
     return batch, steps, runner.get_metrics(), states
+
+
+def train_batch_pipeline(runner):
+    """The Learner connector pipeline this EnvRunner turns its episodes into train-batch columns with (made on
+    first use, in the runner's process): its user pieces are the ones that run on IMPALA's and APPO's data."""
+    pipeline = _TRAIN_BATCH_PIPELINES.get(id(runner))
+    if pipeline is None:
+        obs_space, act_space = runner.get_spaces()["__env_single__"]
+        pipeline = build_impala_learner_pipeline(runner.config, obs_space, act_space)
+        if "NumpyToTensor" in [piece.name for piece in pipeline.connectors]:
+            pipeline.remove("NumpyToTensor")  # numpy crosses the object store without a copy
+        _TRAIN_BATCH_PIPELINES[id(runner)] = pipeline
+    return pipeline
 
 
 def _has_connector_state(runner) -> bool:

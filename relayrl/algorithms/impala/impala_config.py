@@ -1,10 +1,13 @@
 """IMPALAConfig: V-trace, the learner queue, weight broadcasts and asynchronous sampling options."""
 from __future__ import annotations
 
+import logging
+
 from relayrl.algorithms.algorithm_config import AlgorithmConfig
 from relayrl.algorithms.options import (
     BOOL,
     NON_NEGATIVE_FLOAT,
+    NON_NEGATIVE_INT,
     POSITIVE_FLOAT,
     POSITIVE_INT,
     Option,
@@ -53,9 +56,9 @@ class IMPALAConfig(AlgorithmConfig):
         Option("vf_loss_coeff", 0.5, "Weight of the value loss.", "training", NON_NEGATIVE_FLOAT, mutable=True),
         Option("entropy_coeff", 0.01, "Weight of the entropy bonus, or a schedule [[timestep, value], ...].",
                "training", schedule_or(NON_NEGATIVE_FLOAT, NON_NEGATIVE_FLOAT), mutable=True),
-        Option("num_aggregator_actors_per_learner", 0, "RLlib's aggregator actors run the Learner connector; "
-               "relayrl's EnvRunners build the train-batch columns themselves.", "learners",
-               only_default(0, "relayrl's EnvRunners build the train batch; no aggregator actors")),
+        Option("num_aggregator_actors_per_learner", 0, "RLlib's aggregator actors, which run the Learner connector "
+               "on the sampled episodes: relayrl's EnvRunners build the train-batch columns themselves, so any "
+               "value runs without them (a warning says so).", "learners", NON_NEGATIVE_INT),
         Option("num_gpu_loader_threads", 8, "Threads that copy batches to the GPU in RLlib; relayrl's learner "
                "thread moves each batch itself.", "learners",
                only_default(8, "relayrl's learner thread moves batches to the GPU itself")),
@@ -88,6 +91,10 @@ class IMPALAConfig(AlgorithmConfig):
 
     def validate(self) -> None:
         super().validate()
+        if self.num_aggregator_actors_per_learner:
+            _warn_once(f"num_aggregator_actors_per_learner={self.num_aggregator_actors_per_learner} has no effect: "
+                       "relayrl runs no aggregator actors; the EnvRunners (the embedded one, or each remote one in "
+                       "its actor) turn their episodes into train-batch columns themselves.")
         if not self.vtrace:
             raise ValueError("IMPALA needs vtrace=True: without V-trace its asynchronous samples are not corrected "
                              "for the policy lag. Fix: leave vtrace=True (or use PPO for on-policy training).")
@@ -99,3 +106,12 @@ class IMPALAConfig(AlgorithmConfig):
                              "minibatches hold whole fragments for V-trace.")
         if self.batch_mode != "truncate_episodes":
             raise ValueError("IMPALA samples fixed-length fragments: batch_mode must be 'truncate_episodes'.")
+
+
+_WARNED = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _WARNED:
+        _WARNED.add(message)
+        logging.getLogger("relayrl").warning(message)

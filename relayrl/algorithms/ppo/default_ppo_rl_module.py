@@ -4,9 +4,10 @@ import gymnasium as gym
 import torch
 from torch import nn
 
+from relayrl.algorithms.ppo.ppo_catalog import check_catalog
 from relayrl.core.columns import Columns
 from relayrl.modules.default_model_config import DefaultModelConfig
-from relayrl.modules.distributions import TorchCategorical, TorchDiagGaussian
+from relayrl.modules.distributions import TorchCategorical, TorchDiagGaussian, TorchMultiCategorical
 from relayrl.modules.encoders import make_encoder
 from relayrl.modules.mlp import mlp, run_layers
 from relayrl.modules.numpy_forward import NumpyForwardAPI, NumpyMLP, overrides_any
@@ -14,11 +15,12 @@ from relayrl.modules.numpy_gaussian_forward import NumpyGaussianInputs
 from relayrl.modules.numpy_recurrent_forward import NumpyRecurrentForward
 from relayrl.modules.recurrent_actor_critic import RecurrentActorCritic
 from relayrl.modules.rl_module import RLModule, ValueFunctionAPI
-from relayrl.modules.space_checks import action_dim, check_action_space
+from relayrl.modules.space_checks import action_dim, check_action_space, multi_discrete_sizes
 
 
 class DefaultPPOTorchRLModule(RecurrentActorCritic, RLModule, ValueFunctionAPI, NumpyForwardAPI):
-    """Actor-critic for 1-D Box or image observations and Discrete or 1-D Box actions; stateful with use_lstm."""
+    """Actor-critic for 1-D Box or image observations and Discrete, 1-D Box, MultiDiscrete or Tuple-of-Discrete
+    actions; stateful with use_lstm."""
 
     # The methods that decide what the acting forward passes compute; a subclass overriding any of them
     # computes something else, and numpy_forward() leaves it to torch.
@@ -26,13 +28,21 @@ class DefaultPPOTorchRLModule(RecurrentActorCritic, RLModule, ValueFunctionAPI, 
                                "_forward_inference", "_forward", "_dist_inputs")
 
     def setup(self) -> None:
+        check_catalog(self)
         cfg = DefaultModelConfig.from_dict(self.model_config)
         name = type(self).__name__
-        check_action_space(self.action_space, name)
+        check_action_space(self.action_space, name, allow_multi_discrete=True)
         self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
-        self._free_log_std = cfg.free_log_std and not self._discrete
+        self._multi_discrete = multi_discrete_sizes(self.action_space)  # MultiDiscrete / Tuple of Discrete: sizes
+        self._box = not self._discrete and self._multi_discrete is None
+        self._free_log_std = cfg.free_log_std and self._box
         self._log_std_clip = cfg.log_std_clip_param
-        self.action_dist_cls = TorchCategorical if self._discrete else TorchDiagGaussian
+        if self._box:
+            self.action_dist_cls = TorchDiagGaussian
+        elif self._discrete:
+            self.action_dist_cls = TorchCategorical
+        else:
+            self.action_dist_cls = TorchMultiCategorical.for_sizes(self._multi_discrete)
         self.vf_share_layers = cfg.vf_share_layers
         self._recurrent = cfg.use_lstm
 
@@ -41,7 +51,7 @@ class DefaultPPOTorchRLModule(RecurrentActorCritic, RLModule, ValueFunctionAPI, 
         else:
             self.encoder, embed_dim = make_encoder(self.observation_space, cfg, name)  # MLP, or CNN for images
         n_act = action_dim(self.action_space)
-        n_out = n_act if (self._discrete or self._free_log_std) else 2 * n_act
+        n_out = 2 * n_act if self._box and not self._free_log_std else n_act
         head_init = dict(kernel_initializer=cfg.head_fcnet_kernel_initializer,
                          kernel_initializer_kwargs=cfg.head_fcnet_kernel_initializer_kwargs,
                          bias_initializer=cfg.head_fcnet_bias_initializer,
@@ -62,7 +72,7 @@ class DefaultPPOTorchRLModule(RecurrentActorCritic, RLModule, ValueFunctionAPI, 
 
     def _dist_inputs(self, embeddings, logits=None):
         logits = self.pi(embeddings) if logits is None else logits
-        if self._discrete:
+        if not self._box:
             return logits
         if self._free_log_std:
             mean, log_std = logits, self.log_std.expand_as(logits)
@@ -94,6 +104,8 @@ class DefaultPPOTorchRLModule(RecurrentActorCritic, RLModule, ValueFunctionAPI, 
         logits, or Box actions' [mean, log_std] as _dist_inputs lays them out (free_log_std included)."""
         if self._recurrent or overrides_any(type(self), DefaultPPOTorchRLModule, self._ACTING_FORWARD_METHODS):
             return None
+        if self._multi_discrete is not None:  # the numpy samplers draw one categorical per step
+            return None
         mlp = NumpyMLP.from_sequentials(self.encoder, self.pi)
         if self._discrete:
             return mlp
@@ -122,6 +134,7 @@ class DefaultPPOTorchRLModule(RecurrentActorCritic, RLModule, ValueFunctionAPI, 
         return not self._recurrent and key.startswith(("vf.", "vf_encoder."))
 
     def _state_to_load(self, state):
+        state = super()._state_to_load(state)
         if self.inference_only:  # a full module's state: keep the policy part
             own = self.state_dict()
             state = {k: v for k, v in state.items() if k in own}

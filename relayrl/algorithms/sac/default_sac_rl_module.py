@@ -92,8 +92,9 @@ class DefaultSACTorchRLModule(RLModule, TargetNetworkAPI, NumpyForwardAPI):
     def _encoder_and_head(self, in_dim, out_dim: int, fuse_dim: int = 0):
         """An encoder (MLP of `in_dim` inputs, or a CNN for images) and its head.
 
-        Images with Box actions (`fuse_dim` action inputs): the head is an fcnet MLP over [CNN features, action]
-        and then the output layers, so Q stays nonlinear in the action (a linear head alone would not be).
+        Images with Box actions (`fuse_dim` action inputs): the head is the fusion MLP (`fusionnet_hiddens`,
+        `fusionnet_activation`, as RLlib's SAC) over [CNN features, action] and then the output layers, so Q stays
+        nonlinear in the action (a linear head alone would not be).
         """
         if self._images:
             encoder, embed_dim = make_encoder(self.observation_space, self._cfg, self._name)
@@ -101,8 +102,13 @@ class DefaultSACTorchRLModule(RLModule, TargetNetworkAPI, NumpyForwardAPI):
             encoder, embed_dim = mlp(in_dim, *self._encoder_args, **self._encoder_init), output_dim(
                 self._encoder_args[0], in_dim)
         if self._images and fuse_dim:
-            fusion = mlp(embed_dim + fuse_dim, *self._encoder_args, **self._encoder_init)
-            head = mlp(output_dim(self._encoder_args[0], embed_dim + fuse_dim), *self._head_args, out_dim,
+            cfg = self._cfg
+            fusion = mlp(embed_dim + fuse_dim, cfg.fusionnet_hiddens, cfg.fusionnet_activation,
+                         kernel_initializer=cfg.fusionnet_kernel_initializer,
+                         kernel_initializer_kwargs=cfg.fusionnet_kernel_initializer_kwargs,
+                         bias_initializer=cfg.fusionnet_bias_initializer,
+                         bias_initializer_kwargs=cfg.fusionnet_bias_initializer_kwargs)
+            head = mlp(output_dim(cfg.fusionnet_hiddens, embed_dim + fuse_dim), *self._head_args, out_dim,
                        **self._head_init)
             return encoder, torch.nn.Sequential(*fusion, *head)
         return encoder, mlp(embed_dim, *self._head_args, out_dim, **self._head_init)

@@ -1,0 +1,1 @@
+"""RLlib's `ray.rllib.examples.algorithms`: example classes to copy."""

@@ -1,0 +1,1 @@
+"""RLlib's `ray.rllib.examples.algorithms.classes`: example classes to copy."""

@@ -1,0 +1,1 @@
+"""RLlib's `ray.rllib.examples.connectors`: example classes to copy."""

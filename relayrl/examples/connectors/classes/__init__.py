@@ -1,0 +1,1 @@
+"""RLlib's `ray.rllib.examples.connectors.classes`: example classes to copy."""

@@ -1,0 +1,1 @@
+"""RLlib's `ray.rllib.examples.learners`: example classes to copy."""
