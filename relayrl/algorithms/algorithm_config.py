@@ -265,11 +265,20 @@ class AlgorithmConfig(ConfigBuildersMixin):
     def algo_class(self, value) -> None:
         self._algo_class = value
 
+    # What a stateful default module (use_lstm=True) learns with, measured (docs/stateful_modules.md), applied where
+    # the user set nothing (relayrl/algorithms/resolved_defaults/stateful_module.py): options, model_config fields,
+    # and for on-policy fragments the fragment length (max_seq_len then covers a fragment and its bootstrap step)
+    # and the whole sequences per minibatch (None: minibatch_size is left alone).
+    _STATEFUL_DEFAULTS: dict = {}
+    _STATEFUL_MODEL_DEFAULTS: dict = {}
+    _STATEFUL_FRAGMENT: Optional[int] = None
+    _STATEFUL_SEQUENCES_PER_MINIBATCH: Optional[int] = None
+
     def stateful_module_defaults(self) -> tuple:
-        """(options, model_config fields) the algorithm's default modules learn with when they are stateful
-        (use_lstm=True), measured; applied when the algorithm is built, where the user set nothing
-        (relayrl/algorithms/resolved_defaults/stateful_module.py). None here; PPO, APPO and DQN have theirs."""
-        return {}, {}
+        """(options, model_config fields) the algorithm's default modules learn with when they are stateful."""
+        from relayrl.algorithms.resolved_defaults.stateful_module import with_matched_sequences
+
+        return with_matched_sequences(self, dict(self._STATEFUL_DEFAULTS), dict(self._STATEFUL_MODEL_DEFAULTS))
 
     def get_default_exploration_config(self) -> dict:
         """The exploration an empty `exploration_config` means; algorithms override (DQN: EpsilonGreedy)."""

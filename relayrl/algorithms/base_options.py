@@ -142,6 +142,10 @@ BASE_OPTIONS = (
            cli=False),
     Option("module_to_env_connector", None, "Callable (env, spaces) -> ConnectorV2 or list, put "
            "before the default module-to-env pieces.", "env_runners", CALLABLE_OR_NONE, cli=False),
+    Option("observation_filter", "NoFilter", "'MeanStdFilter' normalises observations by running statistics "
+           "(a MeanStdFilter first in the env-to-module pipeline; vector observations only); 'NoFilter': none. "
+           "A stateful module's default is 'MeanStdFilter' (docs/stateful_modules.md).", "env_runners",
+           one_of("NoFilter", "MeanStdFilter")),
     Option("add_default_connectors_to_env_to_module_pipeline", True, "Add relayrl's default "
            "env-to-module pieces.", "env_runners", BOOL),
     Option("add_default_connectors_to_module_to_env_pipeline", True, "Add relayrl's default "

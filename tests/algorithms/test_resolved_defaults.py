@@ -1,13 +1,14 @@
 """Defaults resolved when an algorithm is built (relayrl/algorithms/resolved_defaults/): the env's own vector env
-where nothing in the run needs SYNC, only for options the user did not set, said once, and stable through copies,
-dicts, checkpoints and Tune's reset_config."""
+where nothing in the run needs SYNC and a stateful module's sequence settings, only for options the user did not
+set, said once, and stable through copies, dicts, checkpoints and Tune's reset_config."""
 import logging
 
 import pytest
 
-from relayrl import PPOConfig
+from relayrl import DefaultModelConfig, PPOConfig
 from relayrl.algorithms import resolved_defaults
 from relayrl.algorithms.resolved_defaults import resolve_defaults
+from relayrl.algorithms.resolved_defaults.stateful_module import apply_stateful_module_defaults
 from relayrl.algorithms.resolved_defaults.vector_mode import pick_vector_mode
 
 
@@ -133,3 +134,97 @@ def test_reset_config_with_a_tune_dict_of_the_unresolved_config_changes_only_wha
         assert algo.config.lr == 1e-3 and algo.config.gym_env_vectorize_mode == "VECTOR_ENTRY_POINT"
     finally:
         algo.stop()
+
+
+# -- a stateful module's defaults -------------------------------------------------------------------------
+
+def stateless(model_config, **options):
+    from relayrl.testing import StatelessCartPole
+
+    return PPOConfig().environment(StatelessCartPole).rl_module(model_config=model_config).update_from_dict(options)
+
+
+@pytest.mark.parametrize("model_config", [DefaultModelConfig(use_lstm=True), {"use_lstm": True}])
+def test_use_lstm_alone_gets_the_measured_sequence_settings_and_a_line_listing_them(model_config):
+    config = stateless(model_config)
+    note = apply_stateful_module_defaults(config)
+    assert note.startswith("PPO with a stateful module (use_lstm=True) uses the defaults measured for it")
+    assert (config.rollout_fragment_length, config.train_batch_size, config.minibatch_size) == (32, 1024, 8 * 33)
+    assert config.lr == 1e-3 and config.observation_filter == "MeanStdFilter"
+    model = config.model_config
+    assert model["max_seq_len"] == 33 and model["lstm_cell_size"] == 64 and model["fcnet_hiddens"] == []
+    assert model["vf_share_layers"] is False and model["head_fcnet_hiddens"] == [64]
+    assert apply_stateful_module_defaults(config) is None  # resolved: nothing more to do
+    assert not config.is_given("lr") and "lr=0.001" in note and "max_seq_len=33" in note
+
+
+def test_values_the_user_set_win_and_the_sequences_follow_them():
+    config = stateless(DefaultModelConfig(use_lstm=True, lstm_cell_size=128), lr=3e-4, rollout_fragment_length=16)
+    apply_stateful_module_defaults(config)
+    assert config.lr == 3e-4 and config.model_config["lstm_cell_size"] == 128  # the user's
+    assert config.rollout_fragment_length == 16 and config.model_config["max_seq_len"] == 17  # a fragment + 1
+    assert config.minibatch_size == 8 * 17 and config.train_batch_size == 1024  # whole sequences; the default
+    config = stateless({"use_lstm": True, "max_seq_len": 20}, minibatch_size=100)
+    apply_stateful_module_defaults(config)
+    assert config.rollout_fragment_length == 19 and config.minibatch_size == 100
+    later = DefaultModelConfig(use_lstm=True)
+    later.max_seq_len = 10  # set after it was made: the user's too
+    config = stateless(later)
+    apply_stateful_module_defaults(config)
+    assert config.model_config["max_seq_len"] == 10 and config.rollout_fragment_length == 9
+
+
+def test_a_train_batch_too_small_for_the_fragments_keeps_the_users_sampling():
+    config = stateless({"use_lstm": True}, train_batch_size=100, minibatch_size=50)
+    apply_stateful_module_defaults(config)
+    config.validate()
+    assert config.rollout_fragment_length == "auto" and "max_seq_len" not in config.model_config
+
+
+def test_a_module_without_memory_keeps_the_algorithms_defaults():
+    config = stateless({"fcnet_hiddens": [32]})
+    assert apply_stateful_module_defaults(config) is None and config.lr == 3e-4 and config.minibatch_size == 64
+
+
+def test_the_built_algorithm_trains_with_them_and_a_checkpoint_keeps_them(tmp_path):
+    from relayrl import Algorithm
+
+    config = stateless({"use_lstm": True, "lstm_cell_size": 8}, train_batch_size=256, num_epochs=1)
+    algo = config.build_algo()
+    try:
+        assert algo.config.rollout_fragment_length == 32 and algo.config.observation_filter == "MeanStdFilter"
+        assert algo.config.minibatch_size == 7 * 33  # whole sequences, as many as the batch holds up to 8
+        assert "MeanStdFilter" in [piece.name for piece in algo.env_runner._env_to_module.connectors]
+        algo.train()
+        algo.save_to_path(tmp_path)
+    finally:
+        algo.stop()
+    restored = Algorithm.from_checkpoint(tmp_path)
+    try:
+        assert restored.resolved_defaults == [] and restored.config.rollout_fragment_length == 32
+        assert restored.config.model_config["max_seq_len"] == 33 and restored.config.lr == 1e-3
+    finally:
+        restored.stop()
+
+
+# -- observation_filter -----------------------------------------------------------------------------------
+
+def test_observation_filter_puts_a_mean_std_filter_first_and_refuses_images_when_asked_for():
+    from relayrl.connectors.env_to_module.observation_filter import observation_filter_pieces
+    from relayrl.testing import DotSideEnv
+
+    vector = cartpole(observation_filter="MeanStdFilter")
+    assert [p.name for p in observation_filter_pieces(vector, vector_space())] == ["MeanStdFilter"]
+    assert observation_filter_pieces(cartpole(), vector_space()) == []
+    images = DotSideEnv().observation_space
+    with pytest.raises(ValueError, match="observation_filter='NoFilter'"):
+        observation_filter_pieces(vector, images)
+    resolved = cartpole()
+    resolved._set_options({"observation_filter": "MeanStdFilter"}, given=False)  # a stateful module's default
+    assert observation_filter_pieces(resolved, images) == []  # the CNN scales images itself
+
+
+def vector_space():
+    import gymnasium as gym
+
+    return gym.make("CartPole-v1").observation_space

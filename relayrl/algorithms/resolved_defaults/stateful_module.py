@@ -50,3 +50,47 @@ def _with_fields(raw_model, fields: dict):
     if "_given_fields" in raw_model.__dict__:
         object.__setattr__(new, "_given_fields", set(raw_model.__dict__["_given_fields"]))
     return new
+
+
+def with_matched_sequences(config, options: dict, model_fields: dict) -> tuple:
+    """`options` and `model_fields` plus the sequence settings matched to each other where the user left them
+    (the config's _STATEFUL_FRAGMENT, _STATEFUL_SEQUENCES_PER_MINIBATCH): one fragment and its bootstrap step make
+    one sequence (max_seq_len = rollout_fragment_length + 1), whichever of the two the user set, and a minibatch
+    holds whole sequences."""
+    fragment = type(config)._STATEFUL_FRAGMENT
+    if fragment is None:
+        return options, model_fields
+    user_model = given_model_fields(config._values["model_config"])
+    user_fragment = config.is_given("rollout_fragment_length")
+    if "max_seq_len" in user_model:
+        seq_len = config.model_config["max_seq_len"]
+        if not user_fragment:
+            options["rollout_fragment_length"] = max(1, seq_len - 1)
+    elif user_fragment:
+        if config.rollout_fragment_length == "auto":
+            return options, model_fields  # sequences of RLlib's max_seq_len
+        seq_len = model_fields["max_seq_len"] = config.rollout_fragment_length + 1
+    else:
+        options["rollout_fragment_length"] = fragment
+        seq_len = model_fields["max_seq_len"] = fragment + 1
+    per_minibatch = type(config)._STATEFUL_SEQUENCES_PER_MINIBATCH
+    if per_minibatch and not config.is_given("minibatch_size"):
+        batch = config.train_batch_size_per_learner if config.is_given("train_batch_size") else \
+            options.get("train_batch_size", config.train_batch_size_per_learner)
+        options["minibatch_size"] = max(1, min(per_minibatch, batch // seq_len)) * seq_len
+    if not _fits(config, options):  # e.g. a small train batch of the user's: keep their sampling as it was
+        options.pop("rollout_fragment_length", None)
+        options.pop("minibatch_size", None)
+        model_fields.pop("max_seq_len", None)
+    return options, model_fields
+
+
+def _fits(config, options: dict) -> bool:
+    """Whether `options` on top of `config` still pass the config's checks (fragments fitting the train batch)."""
+    trial = config.copy(copy_frozen=False)
+    trial._set_options({k: v for k, v in options.items() if not config.is_given(k)}, given=False)
+    try:
+        trial.validate()
+    except ValueError:
+        return False
+    return True
