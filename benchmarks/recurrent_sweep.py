@@ -26,12 +26,12 @@ TASKS = {"StatelessCartPole-v1": 350.0, "StatelessPendulum-v1": -400.0}
 def register_tasks() -> None:
     import gymnasium as gym
     import numpy as np
-    from gymnasium.wrappers import TimeLimit, TransformObservation
+    from gymnasium.wrappers import TransformObservation
 
     from relayrl.env.registry import register_env
-    from relayrl.testing import StatelessCartPole
+    from relayrl.testing.learning import stateless_cartpole
 
-    register_env("StatelessCartPole-v1", lambda cfg: TimeLimit(StatelessCartPole(cfg), max_episode_steps=500))
+    stateless_cartpole()  # registers StatelessCartPole-v1 (TimeLimit 500)
     angle_only = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)  # cos and sin of the angle, no angular velocity
     register_env("StatelessPendulum-v1", lambda cfg: TransformObservation(
         gym.make("Pendulum-v1"), lambda obs: obs[:2].astype(np.float32), angle_only))
