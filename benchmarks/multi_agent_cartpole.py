@@ -5,7 +5,7 @@ agent) within 400k env steps: RLlib's multi-agent bar.
 
 `--settings rllib` (the default): RLlib's tuned example (rllib/examples/algorithms/ppo/multi_agent_cartpole_ppo.py,
 RLlib's PPO defaults plus its changes); `default`: relayrl's PPO defaults, nothing tuned; `tuned`: relayrl's
-tuned single-agent CartPole example (README) applied to each policy. Prints one JSON line (RESULT {...}) with
+tuned single-agent CartPole example (docs/ppo.md) applied to each policy. Prints one JSON line (RESULT {...}) with
 the env steps, wall seconds from process start and CPU seconds. Peer: /work/shared/anchors/rllib_ma_cartpole.py.
 """
 import time
@@ -44,7 +44,7 @@ def default_config(seed: int = 0):
 
 
 def tuned_config(seed: int = 0):
-    """relayrl's tuned single-agent CartPole example (README, `examples/ppo_cartpole.py --tuned`) for each policy
+    """relayrl's tuned single-agent CartPole example (docs/ppo.md, `examples/ppo_cartpole.py --tuned`) for each policy
     (the same config as the slow test tests/algorithms/test_ppo_multi_agent_learning.py)."""
     from relayrl import PPOConfig
 

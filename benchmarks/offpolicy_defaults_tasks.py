@@ -1,5 +1,5 @@
 """DQN or SAC with relayrl's defaults on a gymnasium task: env steps until the mean return of the last
-`--window` episodes reaches `--target` (the README's "other seeds and tasks" rows).
+`--window` episodes reaches `--target` (the "Learning results" rows of docs/benchmarks.md).
 
     .venv/bin/python benchmarks/offpolicy_defaults_tasks.py dqn Acrobot-v1 --target -100 --budget 100000 --seed 0
     .venv/bin/python benchmarks/offpolicy_defaults_tasks.py sac LunarLanderContinuous-v3 --target 200 --budget 300000

@@ -328,7 +328,7 @@ def table_rows(f: dict) -> list:
 
 
 def ppo_rows(f: dict) -> list:
-    """(work, relayrl, SB3, RLlib, raw limit, ratios) rows of the README table."""
+    """(work, relayrl, SB3, RLlib, raw limit, ratios) rows of the speed tables of docs/benchmarks.md."""
     peers = f.get("peers", {})
     sb3, rllib, sampler = peers.get("sb3_ppo", {}), peers.get("rllib_ppo", {}), peers.get("rllib_sampler", {})
     solve = f["solve_cartpole"]

@@ -1,4 +1,5 @@
-"""`python -m relayrl ...`: the same as the `relayrl` command."""
+"""`python -m relayrl ...`: the same as the `relayrl` command (run only as the program, never on import)."""
 from relayrl.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -23,8 +23,16 @@ Exports = Union[Dict[str, str], str]
 _MODULES = "relayrl.modules"
 _CONNECTORS = "relayrl.connectors"
 _TESTING_SCRIPT = "relayrl.testing.example_script"
-_ENVS = "relayrl.testing.example_envs"
+_ENVS = "relayrl.examples.envs.classes"  # (+ ".<module>": the example envs live at RLlib's paths)
 _MA_ENVS = "relayrl.testing.multi_agent_example_envs"
+# relayrl's own modules at RLlib's example paths (outside relayrl.testing: a checkpoint may name what they hold)
+_EXAMPLE_ENVS = {"simple_corridor": "SimpleCorridor", "stateless_cartpole": "StatelessCartPole",
+                 "cartpole_with_dict_observation_space": "CartPoleWithDictObservationSpace",
+                 "random_env": "RandomEnv", "action_mask_env": "ActionMaskEnv"}
+_EXAMPLE_ENV_MODULES = {name: module for module, name in _EXAMPLE_ENVS.items()}
+_RPS = "relayrl.examples.envs.classes.multi_agent.rock_paper_scissors"
+_TIC_TAC_TOE = "relayrl.examples.envs.classes.multi_agent.tic_tac_toe"
+_RPS_RLM = "relayrl.examples.rl_modules.classes.rock_paper_scissors_heuristic_rlm"
 _EXPLORATION = "relayrl.exploration"
 _POSTPROCESSING = "relayrl.policy.postprocessing"
 _EXECUTION = "relayrl.policy.execution"
@@ -63,7 +71,8 @@ _ENV_TO_MODULE = ("AddObservationsFromEpisodesToBatch", "AddStatesFromEpisodesTo
                   "BatchIndividualItems", "EnvToModulePipeline", "FlattenObservations", "FrameStackingEnvToModule",
                   "MeanStdFilter", "MultiAgentObservationPreprocessor", "NumpyToTensor", "ObservationPreprocessor",
                   "PrevActionsPrevRewards", "SingleAgentObservationPreprocessor")
-_LEARNER = ("AddColumnsFromEpisodesToTrainBatch", "AddObservationsFromEpisodesToBatch", "AddOneTsToEpisodesAndTruncate",
+_LEARNER = ("AddColumnsFromEpisodesToTrainBatch", "AddNextObservationsFromEpisodesToTrainBatch",
+            "AddObservationsFromEpisodesToBatch", "AddOneTsToEpisodesAndTruncate",
             "AddStatesFromEpisodesToBatch", "AddTimeDimToBatchAndZeroPad", "BatchIndividualItems",
             "FrameStackingLearner", "GeneralAdvantageEstimation", "LearnerConnectorPipeline", "NumpyToTensor")
 _MODULE_TO_ENV = ("GetActions", "ListifyDataForVectorEnv", "ModuleToEnvPipeline", "NormalizeAndClipActions",
@@ -188,6 +197,12 @@ RLLIB_PATHS: Dict[str, Exports] = {
     **_torch_paths("appo", {"default_appo_torch_rl_module": ("DefaultAPPOTorchRLModule", "default_appo_rl_module"),
                             "appo_torch_learner": ("APPOTorchLearner", "appo_learner")}),
     **_torch_paths("impala", {"impala_torch_learner": ("IMPALATorchLearner", "impala_learner")}),
+    **_torch_paths("bc", {"default_bc_torch_rl_module": ("DefaultBCTorchRLModule", "default_bc_rl_module")}),
+    **_torch_paths("marwil", {"marwil_torch_learner": ("MARWILTorchLearner", "marwil_learner")}),
+    **_torch_paths("cql", {"default_cql_torch_rl_module": ("DefaultCQLTorchRLModule", "default_cql_rl_module"),
+                           "cql_torch_learner": ("CQLTorchLearner", "cql_learner")}),
+    # offline data (relayrl/offline/ holds RLlib's offline_data.py itself)
+    "relayrl.offline.offline_prelearner": _same("relayrl.offline.prelearner", "OfflinePreLearner", "SCHEMA"),
     # the example scripts' helpers, envs and modules
     "relayrl.utils.spaces": {},
     "relayrl.utils.spaces.space_utils": "relayrl.core.space_utils",
@@ -195,29 +210,21 @@ RLLIB_PATHS: Dict[str, Exports] = {
     "relayrl.examples.utils": _EXAMPLE_SCRIPT,
     "relayrl.examples.envs": {},
     "relayrl.examples.rl_modules": {},
-    "relayrl.examples.rl_modules.classes": _same("relayrl.testing.rock_paper_scissors", "AlwaysSameHeuristicRLM",
-                                                 "BeatLastHeuristicRLM"),
+    "relayrl.examples.rl_modules.classes": _same(_RPS_RLM, "AlwaysSameHeuristicRLM", "BeatLastHeuristicRLM"),
     "relayrl.examples.rl_modules.classes.random_rlm": _same("relayrl.modules.random_rl_module", "RandomRLModule"),
-    "relayrl.examples.rl_modules.classes.rock_paper_scissors_heuristic_rlm": _same(
-        "relayrl.testing.rock_paper_scissors", "AlwaysSameHeuristicRLM", "BeatLastHeuristicRLM"),
+    _RPS_RLM: _same(_RPS_RLM, "AlwaysSameHeuristicRLM", "BeatLastHeuristicRLM"),
     "relayrl.examples.rl_modules.classes.action_masking_rlm": _same("relayrl.modules.action_masking",
                                                                    "ActionMaskingTorchRLModule"),
-    "relayrl.examples.envs.classes": _same(_ENVS, "SimpleCorridor", "StatelessCartPole",
-                                           "CartPoleWithDictObservationSpace", "RandomEnv", "ActionMaskEnv"),
-    "relayrl.examples.envs.classes.simple_corridor": _same(_ENVS, "SimpleCorridor"),
-    "relayrl.examples.envs.classes.stateless_cartpole": _same(_ENVS, "StatelessCartPole"),
-    "relayrl.examples.envs.classes.cartpole_with_dict_observation_space": _same(
-        _ENVS, "CartPoleWithDictObservationSpace"),
-    "relayrl.examples.envs.classes.random_env": _same(_ENVS, "RandomEnv"),
-    "relayrl.examples.envs.classes.action_mask_env": _same(_ENVS, "ActionMaskEnv"),
+    "relayrl.examples.envs.classes": {name: f"{_ENVS}.{module}" for module, name in _EXAMPLE_ENVS.items()},
+    **{f"{_ENVS}.{module}": _same(f"{_ENVS}.{module}", name) for module, name in _EXAMPLE_ENVS.items()},
     "relayrl.examples.envs.classes.multi_agent": {
         **_same(_MA_ENVS, "MultiAgentCartPole", "MultiAgentCartPoleWithDictObservationSpace", "MultiAgentMountainCar",
                 "MultiAgentPendulum", "MultiAgentStatelessCartPole"),
-        **_same(_ENVS, "StatelessCartPole", "CartPoleWithDictObservationSpace"),
+        **{name: f"{_ENVS}.{_EXAMPLE_ENV_MODULES[name]}" for name in ("StatelessCartPole",
+                                                                      "CartPoleWithDictObservationSpace")},
         "make_multi_agent": "relayrl.env.multi_agent_env"},
-    "relayrl.examples.envs.classes.multi_agent.rock_paper_scissors": _same("relayrl.testing.rock_paper_scissors",
-                                                                          "RockPaperScissors"),
-    "relayrl.examples.envs.classes.multi_agent.tic_tac_toe": _same("relayrl.testing.tic_tac_toe", "TicTacToe"),
+    _RPS: _same(_RPS, "RockPaperScissors"),
+    _TIC_TAC_TOE: _same(_TIC_TAC_TOE, "TicTacToe"),
 }
 
 # relayrl's own modules among the paths: they define (or hook) the names themselves; never generated.
@@ -225,7 +232,8 @@ RLLIB_PATHS: Dict[str, Exports] = {
 # get the generated one.)
 OWN_MODULES = ("relayrl.algorithms.algorithm", "relayrl.algorithms.algorithm_config", "relayrl.callbacks",
                "relayrl.core", "relayrl.core.columns", "relayrl.env.env_runner", "relayrl.env.env_runner_group",
-               "relayrl.env.single_agent_episode", "relayrl.env.multi_agent_env", "relayrl.env.multi_agent_env_runner")
+               "relayrl.env.single_agent_episode", "relayrl.env.multi_agent_env", "relayrl.env.multi_agent_env_runner",
+               *(f"{_ENVS}.{module}" for module in _EXAMPLE_ENVS), _RPS, _TIC_TAC_TOE, _RPS_RLM)
 
 STUB_MARKER = "Generated from relayrl/compat_paths.py (its main())"
 

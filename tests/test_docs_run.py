@@ -1,4 +1,4 @@
-"""The docs run: every ```python block of README.md and docs/*.md runs as written.
+"""The docs run: every ```python block of README.md and docs/**/*.md runs as written.
 
 Convention: by default each ```python block is a whole program and runs alone, in a fresh Python
 process (working directory: an empty temp folder; PYTHONPATH: this checkout). An HTML comment on the
@@ -30,7 +30,7 @@ from typing import List, Optional
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 FENCE = re.compile(r"^```(\w*)\s*$")
 DIRECTIVE = re.compile(r"^<!--\s*doc-test:\s*(.*?)\s*-->\s*$")
@@ -220,32 +220,71 @@ def test_the_test_extra_installs_what_skipping_tests_need():
     assert any(req.startswith("tensorflow-cpu") for req in extras["tf"])
 
 
-def readme_train_commands() -> List[List[str]]:
-    """Every `relayrl train ...` command in the README's bash blocks, as argv after `relayrl`."""
+# The pages whose `relayrl train` commands the slow suite runs to their stop reward (getting_started.md's shell
+# path runs whole, below).
+TRAIN_COMMAND_DOCS = [README, ROOT / "docs" / "command_line.md"]
+
+
+def relayrl_commands(path: pathlib.Path, command: Optional[str] = None) -> List[List[str]]:
+    """Every `relayrl ...` command line (of `command` only, if given) in a page's bash blocks, as argv after
+    `relayrl`; `--help` lines are left out."""
     commands = []
-    for block in fenced_blocks(README):
+    for block in fenced_blocks(path):
         if block.language != "bash":
             continue
         for line in block.code.replace("\\\n", " ").splitlines():
             argv = shlex.split(COMMENT.sub("", line))
-            if len(argv) > 2 and argv[0].endswith("relayrl") and argv[1] == "train" and not {"-h", "--help"} & set(argv):
+            if (len(argv) > 1 and argv[0].endswith("relayrl") and command in (None, argv[1])
+                    and not {"-h", "--help"} & set(argv)):
                 commands.append(argv[1:])
     return commands
 
 
-def test_the_readme_has_train_commands():
-    assert len(readme_train_commands()) >= 2  # the first block's and the command-line section's
+def doc_train_commands() -> List[List[str]]:
+    return [argv for path in TRAIN_COMMAND_DOCS for argv in relayrl_commands(path, "train")]
+
+
+def test_the_docs_have_train_commands():
+    assert len(relayrl_commands(README, "train")) == 1  # the first block's
+    assert len(relayrl_commands(ROOT / "docs" / "command_line.md", "train")) >= 2
+
+
+def _run_relayrl(argv: List[str], cwd: pathlib.Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return subprocess.run([sys.executable, "-m", "relayrl", *argv], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=600)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("argv", [pytest.param(argv, id=f"readme_train_command_{i}")
-                                  for i, argv in enumerate(readme_train_commands())])
-def test_readme_train_command_reaches_its_stop_reward(argv, tmp_path):
-    """The README's `relayrl train` commands are honest: each reaches its stop reward (exit status 0)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    proc = subprocess.run([sys.executable, "-m", "relayrl", *argv, "--json"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
+@pytest.mark.parametrize("argv", [pytest.param(argv, id=f"train_command_{i}")
+                                  for i, argv in enumerate(doc_train_commands())])
+def test_doc_train_command_reaches_its_stop_reward(argv, tmp_path):
+    """The `relayrl train` commands of the README and the command-line page are honest: each reaches its stop
+    reward (exit status 0)."""
+    proc = _run_relayrl([*argv, "--json"], tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["stop_reward_reached"] is True, summary
+
+
+GETTING_STARTED = ROOT / "docs" / "getting_started.md"
+
+
+def test_getting_started_shell_path_trains_evaluates_and_plots_one_run():
+    commands = [argv[0] for argv in relayrl_commands(GETTING_STARTED)]
+    assert commands == ["train", "evaluate", "plot"], commands
+
+
+@pytest.mark.slow
+def test_getting_started_shell_path_runs(tmp_path):
+    """The newcomer's path from the shell, as the page writes it: train to the stop reward, evaluate the
+    checkpoint, plot the learning curve (the python blocks of the page run in test_doc_snippet_runs)."""
+    outputs = []
+    for argv in relayrl_commands(GETTING_STARTED):
+        proc = _run_relayrl(argv, tmp_path)
+        assert proc.returncode == 0, f"relayrl {shlex.join(argv)}:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}"
+        outputs.append(proc.stdout)
+    assert "mean return over 5 episodes" in outputs[1]
+    plots = list(tmp_path.glob("runs/*/progress.png"))
+    assert len(plots) == 1 and plots[0].stat().st_size > 10_000, plots

@@ -83,12 +83,18 @@ def test_flags_change_the_config():
 
 @pytest.mark.parametrize("flags, message", [
     (["--framework", "tf2"], "torch-only"), (["--num-agents", "2"], "multi-agent"),
-    (["--old-api-stack"], "new API stack"), (["--num-gpus", "1"], "num-gpus-per-learner"),
-    (["--output", "/tmp/x"], "offline")])
+    (["--old-api-stack"], "new API stack"), (["--num-gpus", "1"], "num-gpus-per-learner")])
 def test_unsupported_flags_fail_with_a_message(flags, message):
     args = add_rllib_example_script_args().parse_args(["--no-tune", *flags])
     with pytest.raises(ValueError, match=message):
         run_rllib_example_script_experiment(tiny_cartpole(), args)
+
+
+def test_output_records_the_sampled_episodes(tmp_path):
+    """RLlib's --output: config.offline_data(output=...), the episodes of the run written as parquet files."""
+    args = add_rllib_example_script_args().parse_args(["--no-tune", "--stop-iters", "1", "--output", str(tmp_path)])
+    run_rllib_example_script_experiment(tiny_cartpole(), args)
+    assert list(tmp_path.rglob("*.parquet"))
 
 
 def test_as_test_fails_unless_the_success_metric_was_reached():

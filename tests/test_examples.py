@@ -1,5 +1,5 @@
 """Every script in examples/ runs end to end with a tiny budget (one training iteration), and takes the
-flags the README promises for every example (RLlib's example-script flags)."""
+flags docs/examples.md promises for every example (RLlib's example-script flags)."""
 import pathlib
 import subprocess
 import sys
@@ -12,7 +12,7 @@ EXAMPLES = [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLO
             for p in sorted((pathlib.Path(__file__).parent.parent / "examples").glob("*.py"))]
 
 
-# Every example takes these (README, "Examples"); the values other than --stop-iters 1 are the budget no
+# Every example takes these (docs/examples.md); the values other than --stop-iters 1 are the budget no
 # example reaches in one iteration, so the run stays one iteration long.
 PROMISED_FLAGS = ["--stop-iters", "1", "--stop-reward", "1e9", "--stop-timesteps", "1000000000", "--seed", "0"]
 

@@ -211,7 +211,7 @@ def test_import_relayrl_does_not_import_tensorboardx():
 
 
 def test_the_tensorboard_extra_installs_the_tensorboard_command():
-    # README tells users to run `tensorboard --logdir ...`: the extra must bring the `tensorboard` package
+    # docs/results.md tells users to run `tensorboard --logdir ...`: the extra must bring the `tensorboard` package
     # (its wheel's console script is that command), not only tensorboardX (which writes the files).
     import re
     import tomllib

@@ -16,6 +16,7 @@ from relayrl.algorithms.base_options import BASE_GROUP_HELP, BASE_OPTIONS
 from relayrl.algorithms.legacy_keys import BASE_LEGACY_KEYS
 from relayrl.algorithms.config_builders import ConfigBuildersMixin
 from relayrl.algorithms.multi_agent_options import MULTI_AGENT_GROUP_HELP, MULTI_AGENT_OPTIONS
+from relayrl.algorithms.offline_options import OFFLINE_GROUP_HELP, OFFLINE_OPTIONS, check_offline_values
 from relayrl.algorithms.options import (
     NotProvided,
     Option,
@@ -83,10 +84,10 @@ class AlgorithmConfig(ConfigBuildersMixin):
 
     _checkpoint_kind = "algorithm config"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)
 
-    _OPTIONS = BASE_OPTIONS + MULTI_AGENT_OPTIONS
+    _OPTIONS = BASE_OPTIONS + MULTI_AGENT_OPTIONS + OFFLINE_OPTIONS
     _DEFAULTS: dict = {}
     _OPTION_CHANGES: dict = {}  # {inherited option: {field: value}}, e.g. {"tau": {"mutable": True}}
-    _GROUP_HELP = {**BASE_GROUP_HELP, **MULTI_AGENT_GROUP_HELP}
+    _GROUP_HELP = {**BASE_GROUP_HELP, **MULTI_AGENT_GROUP_HELP, **OFFLINE_GROUP_HELP}
     _LEGACY_KEYS = BASE_LEGACY_KEYS  # old RLlib dict keys with no option of their own (legacy_keys.py)
     _option_table: OptionTable  # set by _install_options for each class
 
@@ -397,6 +398,7 @@ class AlgorithmConfig(ConfigBuildersMixin):
         if self.soft_horizon and self.horizon is None:
             raise ValueError("soft_horizon=True needs a horizon: config.env_runners(horizon=N, soft_horizon=True)")
         self._validate_model_and_exploration()
+        self._validate_offline()
         from relayrl.algorithms.result_logger import check_logger_config
 
         check_logger_config(self.logger_config)
@@ -414,6 +416,30 @@ class AlgorithmConfig(ConfigBuildersMixin):
             if unknown:
                 raise ValueError(f"policies_to_train names {unknown}, which are not among the policies "
                                  f"{list(self.policies)}.")
+
+    # Whether the algorithm trains from offline data (`input_`): BC, MARWIL, CQL set it.
+    READS_OFFLINE_DATA = False
+
+    @property
+    def is_offline(self) -> bool:
+        """Whether this config trains from offline files (`input_` is not 'sampler'; RLlib's property)."""
+        from relayrl.algorithms.offline_options import is_offline_input
+
+        return is_offline_input(self.input_)
+
+    def _validate_offline(self) -> None:
+        check_offline_values(self)
+        name = type(self).__name__.replace("Config", "")
+        if self.is_offline and not self.READS_OFFLINE_DATA:
+            raise ValueError(f"{name} samples from its env and does not train from offline data (input_="
+                             f"{self.input_!r}): use BC, MARWIL or CQL for offline files, or keep input_='sampler' "
+                             "(record with config.offline_data(output=...)).")
+        if self.READS_OFFLINE_DATA and not self.is_offline:
+            raise ValueError(f"{name} trains from offline data: set config.offline_data(input_=[...paths of "
+                             "parquet files or folders...]) (command line: --input DIR; docs/offline.md).")
+        if self.READS_OFFLINE_DATA and self.evaluation_interval and self.env is None:
+            raise ValueError(f"{name} evaluates in an env (evaluation_interval={self.evaluation_interval}), but none is "
+                             "set: config.environment('CartPole-v1') (the env gives the spaces too), or no evaluation.")
 
     def _validate_evaluation(self) -> None:
         if self.evaluation_duration == "auto" and not self.evaluation_parallel_to_training:

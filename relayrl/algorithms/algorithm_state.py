@@ -205,8 +205,8 @@ class AlgorithmState:
         """Rebuild the algorithm from a checkpoint alone.
 
         The stored config is data: names in it (env, callbacks, connector, module classes) resolve only to
-        relayrl's classes, env classes this process has imported, registered envs and what you pass in
-        `trusted` (objects, or module names); see docs/checkpoints.md. `config_overrides` supplies options
+        relayrl's list of nameable classes (checkpoints/nameable.py), registered envs, this class and what
+        you pass in `trusted` (objects, or module names); see docs/checkpoints.md. `config_overrides` supplies options
         that could not be stored (lambdas, closures), `env` the env, `config` replaces the stored config.
         """
         from relayrl.algorithms.config_json import algorithm_from_checkpoint

@@ -185,6 +185,10 @@ BASE_OPTIONS = (
            "(foreach_env_runner_async).", "env_runners", POSITIVE_INT),
     Option("sample_timeout_s", 60.0, "Seconds to wait for a remote EnvRunner's sample(); a runner "
            "that takes longer counts as failed.", "env_runners", POSITIVE_FLOAT),
+    Option("env_runner_cls", None, "An EnvRunner class to use instead of relayrl's (EnvRunner, or "
+           "MultiAgentEnvRunner for multi-agent configs), e.g. EnvRunnerServerForExternalInference.",
+           "env_runners", Check("an EnvRunner class or None", lambda v: v is None or isinstance(v, type), type),
+           cli=False),
     # fault_tolerance()
     Option("restart_failed_env_runners", True, "Replace a crashed, hung or killed remote EnvRunner "
            "with a new actor (same worker_index); ignore_env_runner_failures is then moot.",

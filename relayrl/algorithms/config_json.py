@@ -2,9 +2,10 @@
 
 Options that are classes or functions are stored by "module:qualname"; lambdas and closures are
 marked unstorable (saving still works; from_checkpoint asks for them). Loading resolves every
-name through a `Trust` (relayrl/checkpoints/trust.py): nothing the checkpoint names is imported or
-called unless the caller trusts it, and string paths inside options (env="pkg.mod:MyEnv",
-exploration and replay buffer types) are resolved the same way before anything is built.
+name through a `Trust` (relayrl/checkpoints/trust.py): a name stands only for a relayrl class of the
+kind its option holds (`OPTION_KINDS`) or for what the caller trusts, and string paths inside options
+(env="pkg.mod:MyEnv", exploration and replay buffer types) are resolved the same way before anything
+is built.
 """
 import dataclasses
 import os
@@ -16,6 +17,22 @@ from relayrl.checkpoints.errors import CheckpointError
 from relayrl.checkpoints.format import class_path, read_manifest, read_state
 from relayrl.checkpoints.state_checks import Where
 from relayrl.checkpoints.trust import Trust
+
+# The kinds of relayrl class (checkpoints/nameable.py) a stored option may name; the other options name none (a
+# class or function there resolves only when the caller trusts it).
+OPTION_KINDS = {
+    "env": ("env",),
+    "callbacks_class": ("callbacks",),
+    "env_to_module_connector": ("connector",),
+    "module_to_env_connector": ("connector",),
+    "learner_connector": ("connector",),
+    "exploration_config": ("exploration",),
+    "replay_buffer_config": ("replay buffer",),
+    "learner_class": ("learner",),
+    "model_config": ("model config",),
+    "rl_module_spec": ("module spec", "RL module", "model config"),
+    "policies": ("policy spec", "policy"),
+}
 
 
 def config_to_json(config) -> Dict[str, Any]:
@@ -35,7 +52,7 @@ def config_from_json(data: Any, overrides: Optional[Dict[str, Any]] = None, *, t
     where = where or Where("the stored config")
     if not isinstance(data, dict) or not isinstance(data.get("options"), dict):
         raise CheckpointError(f"{where} is malformed (no `options` table).")
-    config_cls = trust.resolve(data.get("class", ""), what=str(where / "class"))
+    config_cls = trust.for_kinds(("algorithm config",)).resolve(data.get("class", ""), what=str(where / "class"))
     if not (isinstance(config_cls, type) and issubclass(config_cls, AlgorithmConfig)):
         raise CheckpointError(f"{where}: `class` {data['class']!r} is not an AlgorithmConfig.")
     overrides = dict(overrides or {})
@@ -50,9 +67,10 @@ def config_from_json(data: Any, overrides: Optional[Dict[str, Any]] = None, *, t
             raise CheckpointError(f"{where}: {error}") from None
         if option.name not in override_names:  # an overridden option's stored value is never looked up
             stored[key] = value
-    options = by_name.rebuild(stored, trust, where / "options")
-    for key in list(options):
+    options = {}
+    for key, value in stored.items():
         option = table.resolve(key, owner=owner)
+        options[key] = _rebuild_option(table, option, value, trust, where / "options" / key)
         _require_storable(key, options[key])
         options[key] = _resolve_names(table, option, options[key], trust, where / "options" / key)
     _forget_state_paths(options)
@@ -65,8 +83,23 @@ def config_from_json(data: Any, overrides: Optional[Dict[str, Any]] = None, *, t
     if overrides:
         config.update_from_dict(overrides)
     if data.get("algo_class") is not None:
-        config.algo_class = by_name.rebuild(data["algo_class"], trust, where / "algo_class")
+        config.algo_class = by_name.rebuild(data["algo_class"], trust.for_kinds(("algorithm",)), where / "algo_class")
     return config
+
+
+def _option_of(table, key: str, where: Where):
+    try:
+        return table.resolve(key, owner="evaluation_config")
+    except ValueError as error:
+        raise CheckpointError(f"{where}: {error}") from None
+
+
+def _rebuild_option(table, option, value: Any, trust: Trust, where: Where) -> Any:
+    """`by_name.rebuild` of one option's stored value, its names resolving to relayrl classes of its kinds only."""
+    if option.name == "evaluation_config" and isinstance(value, dict):  # option overrides: each with its kinds
+        return {k: _rebuild_option(table, _option_of(table, k, where / k), v, trust, where / k)
+                for k, v in value.items()}
+    return by_name.rebuild(value, trust.for_kinds(OPTION_KINDS.get(option.name, ())), where)
 
 
 def _require_storable(key: str, value: Any) -> None:
@@ -83,10 +116,11 @@ def _require_storable(key: str, value: Any) -> None:
 def _resolve_names(table, option, value: Any, trust: Trust, where: Where) -> Any:
     """`value` with the string paths its option declares (`Option.resolve_names`) resolved through `trust`."""
     if option.name == "evaluation_config" and isinstance(value, dict):  # option overrides: resolve each
-        return {k: _resolve_names(table, table.resolve(k, owner="evaluation_config"), v, trust, where / k)
+        return {k: _resolve_names(table, _option_of(table, k, where / k), v, trust, where / k)
                 for k, v in value.items()}
     if option.resolve_names is None:
         return value
+    trust = trust.for_kinds(OPTION_KINDS.get(option.name, ()))
     try:
         resolved = option.resolve_names(value, lambda path, what: trust.resolve(path, what=f"{where} ({what})"))
     except CheckpointError:
@@ -141,7 +175,8 @@ def algorithm_from_checkpoint(cls, path, *, config=None, config_overrides: Optio
 
     path = os.fspath(path)
     manifest = read_manifest(path)
-    trust = Trust(trusted)
+    # The classes the caller passes are trusted: the one it loads with and its config's algorithm class.
+    trust = Trust(trusted, also=[cls, getattr(config, "algo_class", None)])
     algo_cls = checkpoint_class(manifest, cls if issubclass(cls, Algorithm) else Algorithm, path, trust)
     state = read_state(path, manifest)
     overrides = dict(config_overrides or {})

@@ -55,6 +55,13 @@ ALGORITHMS: Dict[str, AlgorithmEntry] = {entry.name: entry for entry in (
     AlgorithmEntry("APPO", "relayrl.algorithms.appo", {
         "APPO": "appo", "APPOConfig": "appo_config", "APPOLearner": "appo_learner",
         "DefaultAPPOTorchRLModule": "default_appo_rl_module"}),
+    AlgorithmEntry("BC", "relayrl.algorithms.bc", {
+        "BC": "bc", "BCConfig": "bc_config", "DefaultBCTorchRLModule": "default_bc_rl_module"}),
+    AlgorithmEntry("MARWIL", "relayrl.algorithms.marwil", {
+        "MARWIL": "marwil", "MARWILConfig": "marwil_config", "MARWILLearner": "marwil_learner"}),
+    AlgorithmEntry("CQL", "relayrl.algorithms.cql", {
+        "CQL": "cql", "CQLConfig": "cql_config", "CQLLearner": "cql_learner",
+        "DefaultCQLTorchRLModule": "default_cql_rl_module"}),
 )}
 
 _on_register: List[Callable[[AlgorithmEntry], None]] = []  # e.g. the Tune bridge registering trainables

@@ -12,6 +12,7 @@ from relayrl.checkpoints.state_checks import Where, unexpected_error
 from relayrl.checkpoints.trust import Trust
 
 CTOR_KEY = "__ctor__"  # metadata entry: the constructor arguments from get_ctor_args_and_kwargs()
+CTOR_KINDS = ("model config",)  # the relayrl classes constructor arguments may name (an RLModule's model_config)
 
 
 class Checkpointable:
@@ -87,13 +88,15 @@ class Checkpointable:
     def from_checkpoint(cls, path: Union[str, pathlib.Path], *, trusted=None, **kwargs):
         """A new object built from the checkpoint alone (class and constructor arguments included).
 
-        Names in the checkpoint resolve only to what `trusted` allows (see relayrl/checkpoints/trust.py).
+        Names in the checkpoint resolve only to relayrl's list, this class and what `trusted` adds (see
+        relayrl/checkpoints/trust.py).
         """
         path = as_path(path)
         manifest = read_manifest(path)
-        trust = Trust(trusted)
+        trust = Trust(trusted, also=[cls])
         klass = checkpoint_class(manifest, cls, path, trust)
-        ctor = by_name.rebuild(manifest.get("metadata", {}).get(CTOR_KEY, {"args": [], "kwargs": {}}), trust,
+        stored_ctor = manifest.get("metadata", {}).get(CTOR_KEY, {"args": [], "kwargs": {}})
+        ctor = by_name.rebuild(stored_ctor, trust.for_kinds(CTOR_KINDS),
                                Where(str(pathlib.Path(path) / MANIFEST), "metadata.__ctor__"))
         if not isinstance(ctor, dict) or not isinstance(ctor.get("args"), list) or not isinstance(
                 ctor.get("kwargs"), dict):
@@ -131,9 +134,8 @@ def check_class(manifest: Dict[str, Any], obj, root) -> None:
 
 def checkpoint_class(manifest: Dict[str, Any], expected: type, path, trust: Trust) -> type:
     """The class the checkpoint was written by, checked to be `expected` or a subclass."""
-    # Any Checkpointable class may be looked up (nothing is imported); only `expected` or a subclass is built.
-    klass = trust.resolve(manifest.get("class", ""), what=f"{pathlib.Path(path) / MANIFEST} (`class`)",
-                          subclass_of=Checkpointable)
+    # Looked up through the trust (relayrl's list, `expected` itself, what the caller trusts); then checked.
+    klass = trust.resolve(manifest.get("class", ""), what=f"{pathlib.Path(path) / MANIFEST} (`class`)")
     if not (isinstance(klass, type) and issubclass(klass, expected)):
         raise CheckpointError(f"{pathlib.Path(path) / MANIFEST}: the checkpoint holds a {manifest.get('class')}, "
                               f"not a {expected.__name__}; load it with that class's from_checkpoint().")

@@ -211,10 +211,7 @@ def _read_part(root: pathlib.Path, folder: str, manifest: Dict[str, Any]) -> Any
         rel = f"{prefix}{ARRAY_DIR}/{name}"
         if rel not in listed or "/" in name or ".." in name:
             raise CheckpointError(f"{root / state_name} refers to {rel!r}, which the manifest does not list.")
-        try:
-            return np.load(root / rel, allow_pickle=False)
-        except (ValueError, OSError, EOFError) as error:
-            raise CheckpointError(f"{root / rel} is not a plain numpy array file ({error}).") from None
+        return _load_array(root / rel)
 
     try:
         return decode(data, tensor, array)
@@ -223,6 +220,25 @@ def _read_part(root: pathlib.Path, folder: str, manifest: Dict[str, Any]) -> Any
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as error:
         raise CheckpointError(f"{root / state_name} holds a malformed value ({type(error).__name__}: {error}).") \
             from None
+
+
+def _load_array(file: pathlib.Path) -> np.ndarray:
+    """np.load(allow_pickle=False), after checking that the header's shape and dtype are what the file holds (a
+    header may declare any size: a tampered one would have numpy allocate it)."""
+    try:
+        with open(file, "rb") as f:
+            version = np.lib.format.read_magic(f)
+            read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+                np.lib.format.read_array_header_2_0
+            shape, _, dtype = read_header(f)
+            data_bytes = file.stat().st_size - f.tell()
+        declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+        if dtype.hasobject or declared != data_bytes:
+            raise ValueError(f"its header declares {shape} {dtype} ({declared} bytes), the file holds {data_bytes} "
+                             "bytes of data")
+        return np.load(file, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as error:
+        raise CheckpointError(f"{file} is not a plain numpy array file ({error}).") from None
 
 
 def _load_tensors(file: pathlib.Path) -> Dict[str, torch.Tensor]:

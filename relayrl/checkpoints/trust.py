@@ -1,34 +1,37 @@
 """What a name stored in a checkpoint may stand for: loading a checkpoint runs no code from it.
 
 A checkpoint is data. Where it names code ("pkg.module:Class" for a config class, an env, a callbacks
-class, ...), the name is looked up, never imported at will. It resolves to:
+class, ...), the name resolves only to
 
-- relayrl's own classes of a kind a config may name (algorithms and their configs, callbacks, connector
-  pieces, RL modules and their specs, learners, exploration, replay buffers), and
-- classes of those kinds, or gymnasium Env subclasses, defined in modules this process has already
-  imported (nothing is imported, so no module code runs), and
-- whatever the caller trusts: `trusted=[MyEnv, my_env_creator, "my_project"]` (objects, or module
-  names whose contents may be imported by name).
+- a class on relayrl's list (nameable.py: its extension classes and side-effect-free example envs), and only
+  where a class of its kind may stand (an env where the config holds an env, ...); the modules of that list
+  are the only ones ever imported to look a name up; or
+- what the caller passes or registered in this process: `trusted=[MyEnv, my_env_creator, "my_project"]`
+  (objects, or module names whose contents may be imported by name), the class it loads with
+  (`MyAlgo.from_checkpoint`) and the config it gives, and env creators registered with `register_env`.
 
-Anything else (a function, `subprocess:Popen`, a class of another kind, a module not yet imported)
-raises a CheckpointError that names it and the fix. See docs/checkpoints.md, "What a checkpoint can do".
+Anything else (relayrl.testing, relayrl.__main__, `subprocess:Popen`, a function, a module not on the list)
+raises a CheckpointError that names it and the fix, as does any exception (SystemExit included) raised while
+looking a name up. See docs/checkpoints.md, "What a checkpoint can do".
 """
 import importlib
 import inspect
 import re
 import sys
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Dict, FrozenSet, Iterable, Optional, Union
 
 from relayrl.checkpoints.errors import CheckpointError
+from relayrl.checkpoints.nameable import is_declared
 
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
-# The class attribute that marks relayrl's base classes (and so every subclass) as nameable in a
-# checkpoint; its value says what kind of thing the class is, for error messages.
+# The class attribute that marks relayrl's base classes (and so their subclasses) with their kind ("env",
+# "callbacks", ...): where a config holds a callbacks class, a checkpoint may name only a class of that kind.
 KIND_ATTRIBUTE = "_checkpoint_kind"
+_CLI = "relayrl.__main__"  # the command line: importing it would run it
 
 
 def checkpoint_kind(obj: Any) -> Optional[str]:
-    """What kind of nameable class `obj` is ("env", "callbacks", ...), or None if a checkpoint may not name it."""
+    """What kind of class `obj` is ("env", "callbacks", ...), or None if it is of no kind a config names."""
     if not isinstance(obj, type):
         return None
     kind = inspect.getattr_static(obj, KIND_ATTRIBUTE, None)
@@ -48,50 +51,106 @@ def split_name(name: Any) -> tuple:
     return module_name, qualname
 
 
-class Trust:
-    """The caller's allow-list plus the rules above; `resolve(name)` gives the object or raises."""
+def _name_of(obj: Any) -> Optional[str]:
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    return f"{module}:{qualname}" if isinstance(module, str) and isinstance(qualname, str) else None
 
-    def __init__(self, trusted: Optional[Iterable[Union[str, Any]]] = None):
+
+class Trust:
+    """The caller's allow-list plus relayrl's list; `resolve(name, what=...)` gives the object or raises.
+
+    `also`: further objects the caller passed (the class it loads with, its config's algorithm class).
+    `for_kinds(kinds)`: the same trust where only relayrl classes of those kinds may be named.
+    """
+
+    def __init__(self, trusted: Optional[Iterable[Union[str, Any]]] = None, *, also: Iterable[Any] = ()):
         if isinstance(trusted, Trust):
-            self._objects, self._modules = trusted._objects, trusted._modules
-            return
-        if isinstance(trusted, str) or (trusted is not None and not isinstance(trusted, Iterable)):
-            trusted = [trusted]
-        self._objects, self._modules = [], []
-        for item in trusted or ():
-            if isinstance(item, str):
-                if not _DOTTED.match(item):
-                    raise ValueError(f"trusted=[{item!r}]: a module name such as 'my_project.envs' was expected.")
-                self._modules.append(item)
-            else:
-                self._objects.append(item)
+            self._objects, self._modules = dict(trusted._objects), list(trusted._modules)
+        else:
+            if isinstance(trusted, str) or (trusted is not None and not isinstance(trusted, Iterable)):
+                trusted = [trusted]
+            self._objects: Dict[str, Any] = {}
+            self._modules = []
+            for item in trusted or ():
+                if isinstance(item, str):
+                    if not _DOTTED.match(item):
+                        raise ValueError(f"trusted=[{item!r}]: a module name such as 'my_project.envs' was expected.")
+                    self._modules.append(item)
+                else:
+                    self._add(item)
+        for item in also:
+            if item is not None:
+                self._add(item)
+        self._kinds: Optional[FrozenSet[str]] = None  # None: relayrl classes of any kind
+
+    def _add(self, obj: Any) -> None:
+        name = _name_of(obj)
+        if name is not None:
+            self._objects[name] = obj
+
+    def for_kinds(self, kinds: Iterable[str]) -> "Trust":
+        view = Trust(self)
+        view._kinds = frozenset(kinds)
+        return view
 
     def trusts_module(self, module_name: str) -> bool:
         return any(module_name == m or module_name.startswith(m + ".") for m in self._modules)
 
-    def trusts_object(self, obj: Any) -> bool:
-        return any(obj is o for o in self._objects)
+    def resolve(self, name: str, *, what: str) -> Any:
+        """The object `name` ("module:qualname") stands for; `what` says where the checkpoint names it."""
+        try:
+            return self._resolve(name, what)
+        except (CheckpointError, KeyboardInterrupt):
+            raise
+        except BaseException as error:  # (SystemExit too: a lookup never ends the loading process)
+            raise CheckpointError(f"{what}: looking up `{name}` failed ({type(error).__name__}: {error}); "
+                                  "nothing from the checkpoint was loaded.") from None
 
-    def resolve(self, name: str, *, what: str, subclass_of: Optional[type] = None) -> Any:
-        """The object `name` ("module:qualname") stands for; `what` says where the checkpoint names it.
-
-        `subclass_of`: also accept subclasses of this class (the one the caller loads the checkpoint with).
-        """
+    def _resolve(self, name: str, what: str) -> Any:
         module_name, qualname = split_name(name)
+        if module_name == _CLI or module_name.startswith(_CLI + "."):
+            raise CheckpointError(f"{what} names `{name}`, in relayrl's command line (relayrl.__main__), which a "
+                                  "checkpoint never names: the checkpoint was changed by hand or is corrupt.")
+        if name in self._objects:
+            return self._objects[name]
+        if self._kinds is None or "env" in self._kinds:
+            creator = _registered_env_creators().get(name)
+            if creator is not None:
+                return creator
         if self.trusts_module(module_name):
             return _import(module_name, qualname, name, what)
-        obj = _lookup_without_importing(module_name, qualname, name, what)
-        if self.trusts_object(obj) or checkpoint_kind(obj) is not None:
+        if is_declared(module_name, qualname):
+            obj = getattr(importlib.import_module(module_name), qualname)
+            kind = checkpoint_kind(obj)
+            if self._kinds is not None and kind not in self._kinds:
+                allowed = " or ".join(sorted(self._kinds)) + " classes" if self._kinds else "no relayrl class"
+                raise CheckpointError(f"{what} names `{name}`, a relayrl {kind} class; here a checkpoint may name "
+                                      f"{allowed}: the checkpoint was changed by hand or is corrupt.")
             return obj
-        if subclass_of is not None and isinstance(obj, type) and issubclass(obj, subclass_of):
-            return obj
-        kind = ("a function" if inspect.isroutine(obj) else
-                "a class of no kind a config may name" if isinstance(obj, type) else f"a {type(obj).__name__}")
-        raise CheckpointError(
-            f"{what} names `{name}`, {kind}: a checkpoint may name only env classes, relayrl's extension classes "
-            "(callbacks, connectors, modules, learners, ...) and what you trust. If you wrote it, pass "
-            f"trusted=[{qualname.rsplit('.', 1)[-1]}] (or trusted=['{module_name}']) to from_checkpoint(), or give "
-            "the value again with config_overrides.")
+        raise CheckpointError(_not_nameable(name, module_name, qualname, what))
+
+
+def _not_nameable(name: str, module_name: str, qualname: str, what: str) -> str:
+    short = qualname.rsplit(".", 1)[-1]
+    if module_name == "relayrl.testing" or module_name.startswith("relayrl.testing."):
+        why = ("relayrl.testing holds test helpers (some create files or end the process), which a checkpoint never "
+               "names")
+    elif module_name == "__main__":
+        why = "`__main__` was the script that saved the checkpoint"
+    else:
+        why = "it is not on relayrl's list of classes a checkpoint may name (relayrl/checkpoints/nameable.py)"
+    return (f"{what} names `{name}`: {why}, so nothing is imported or called for it. If you wrote it or trust it, "
+            f"pass it: from_checkpoint(path, trusted=[{short}]) (or trusted=['{module_name}']), or give the value "
+            "again with config_overrides (env=... for the env).")
+
+
+def _registered_env_creators() -> Dict[str, Any]:
+    """{"module:qualname": creator} of the envs registered with relayrl.register_env in this process."""
+    registry = sys.modules.get("relayrl.env.registry")
+    if registry is None:
+        return {}
+    return {name: creator for creator in registry.registered_env_creators()
+            if (name := _name_of(creator)) is not None}
 
 
 def _import(module_name: str, qualname: str, name: str, what: str) -> Any:
@@ -101,29 +160,4 @@ def _import(module_name: str, qualname: str, name: str, what: str) -> Any:
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as error:
         raise CheckpointError(f"{what}: cannot import `{name}` ({error}).") from None
-    return obj
-
-
-def _lookup_without_importing(module_name: str, qualname: str, name: str, what: str) -> Any:
-    """The named object from an already-imported module (relayrl's own modules are imported as needed)."""
-    if module_name == "relayrl" or module_name.startswith("relayrl."):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            module = None
-    else:
-        module = sys.modules.get(module_name)
-    if module is None:
-        hint = (" `__main__` was the script that saved the checkpoint; move the definition into a module."
-                if module_name == "__main__" else "")
-        raise CheckpointError(
-            f"{what} names `{name}`, from the module `{module_name}`, which this process has not imported: loading "
-            f"a checkpoint never imports the modules it names. Import `{module_name}` before loading, or pass "
-            f"trusted=['{module_name}'] to from_checkpoint().{hint}")
-    obj = module
-    for part in qualname.split("."):
-        try:  # getattr_static: no properties, module __getattr__ hooks or descriptors run
-            obj = inspect.getattr_static(obj, part)
-        except AttributeError:
-            raise CheckpointError(f"{what} names `{name}`, but `{module_name}` has no `{qualname}`.") from None
     return obj

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import tempfile
 from typing import List, Optional, Sequence
 
 from relayrl.cli.flags import UserError
@@ -38,8 +39,13 @@ def run_evaluate(argv: Sequence[str]) -> int:
         raise UserError(f"--episodes must be >= 1, got {args.episodes}", prog=PROG)
     checkpoint = find_checkpoint(args.checkpoint)
     print(f"checkpoint: {checkpoint}")
-    returns = evaluate_checkpoint(checkpoint, episodes=args.episodes, video_dir=args.video_dir,
-                                  render=args.render, explore=args.explore, seed=args.seed, trusted=args.trust)
+    from relayrl.checkpoints.errors import CheckpointError
+
+    try:
+        returns = evaluate_checkpoint(checkpoint, episodes=args.episodes, video_dir=args.video_dir,
+                                      render=args.render, explore=args.explore, seed=args.seed, trusted=args.trust)
+    except CheckpointError as error:  # a tampered, corrupt or foreign checkpoint: its one-line reason, no traceback
+        raise UserError(str(error), prog=PROG) from None
     for i, ret in enumerate(returns):
         print(f"episode {i}: return {ret:.2f}")
     print(f"mean return over {len(returns)} episodes: {sum(returns) / len(returns):.2f}")
@@ -70,13 +76,13 @@ def evaluate_checkpoint(checkpoint: str, *, episodes: int = 5, video_dir: Option
     from relayrl.env.env_context import EnvContext
     from relayrl.env.registry import make_env_creator
 
+    writer = _VideoWriter(video_dir) if video_dir else None  # first: an unwritable folder fails before any work
     algo = Algorithm.from_checkpoint(checkpoint, trusted=list(trusted) or None)
     try:
         env_config = dict(algo.config.env_config)
         if video_dir or render:
             env_config["render_mode"] = "human" if render and not video_dir else "rgb_array"
         env = make_env_creator(algo.config.env)(EnvContext(env_config, 0))
-        writer = _VideoWriter(video_dir) if video_dir else None
         returns = []
         for episode in range(episodes):
             obs, _ = env.reset(seed=seed + episode)
@@ -108,7 +114,13 @@ class _VideoWriter:
         except ImportError:
             raise UserError('videos need imageio and its ffmpeg plugin: pip install "relayrl[video]"',
                             prog=PROG) from None
-        os.makedirs(folder, exist_ok=True)
+        try:
+            os.makedirs(folder, exist_ok=True)
+            with tempfile.TemporaryFile(dir=folder):  # can a file be written there?
+                pass
+        except OSError as error:
+            raise UserError(f"--video-dir {folder}: cannot write videos there ({error.strerror or error})",
+                            prog=PROG) from None
         self.folder = folder
 
     def write(self, frames, name: str, fps: int = 30) -> str:

@@ -72,6 +72,8 @@ class Run:
         self.iteration = int(result.get("training_iteration", self.iteration + 1))
         self.env_steps = int(result.get(STEPS_KEY, 0))
         self.return_mean = _float(result.get("env_runners", {}).get(RETURN_KEY))
+        if math.isnan(self.return_mean):  # offline algorithms: no training episodes, the evaluation's return
+            self.return_mean = _float(result.get("evaluation", {}).get("env_runners", {}).get(RETURN_KEY))
         if not math.isnan(self.return_mean) and not (self.return_mean <= self.best_return):
             self.best_return = self.return_mean  # (the comparison is False while best is nan)
         module_results = result.get("learners", {}).get("default_policy", {})
@@ -198,6 +200,7 @@ def run_train(argv: list) -> int:
     try:
         with display.building(run):
             config = _with_shared_policy_for_multi_agent_env(args.config_class().update_from_dict(args.overrides))
+            config = _evaluated_if_offline(config, args.overrides, run)
             config.validate()
             run.notes += resolve_defaults(config, log=False)  # what the Algorithm would pick, shown here instead
             run.vector_mode = vectorize_mode_name(config.gym_env_vectorize_mode)
@@ -234,6 +237,19 @@ def run_train(argv: list) -> int:
     if args.json:
         print(json.dumps(run.summary()), flush=True)
     return run.exit_code
+
+
+def _evaluated_if_offline(config, overrides: dict, run: Run):
+    """An offline algorithm (`--input DIR`) samples no episodes: its env evaluates it every iteration (greedy
+    actions), and that return is the one reported and compared with --stop-reward, unless flags say otherwise."""
+    if not config.READS_OFFLINE_DATA or "evaluation_interval" in overrides:
+        return config
+    run.notes.append("offline training: the env evaluates the policy every iteration (greedy actions); "
+                     "set --evaluation-interval to change")
+    config.evaluation(evaluation_interval=1)
+    if "evaluation_config" not in overrides:
+        config.evaluation(evaluation_config={"explore": False})
+    return config
 
 
 def _with_shared_policy_for_multi_agent_env(config):

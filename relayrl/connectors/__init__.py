@@ -29,6 +29,7 @@ _PIECES = {
     "ListifyDataForVectorEnv": "module_to_env.listify_data_for_vector_env",
     "AddColumnsFromEpisodesToTrainBatch": "learner.add_columns_from_episodes_to_train_batch",
     "AddOneTsToEpisodesAndTruncate": "learner.add_one_ts_to_episodes_and_truncate",
+    "AddNextObservationsFromEpisodesToTrainBatch": "learner.add_next_observations_from_episodes_to_train_batch",
     "GeneralAdvantageEstimation": "learner.general_advantage_estimation",
 }
 

@@ -15,6 +15,7 @@ results that are not (obs, info dict), observations of the wrong shape or struct
 numeric (or floats for an integer space, which the vector env cannot cast), rewards that are not
 real numbers, terminated/truncated that are not booleans, infos that are not dicts.
 """
+import inspect
 import numbers
 from typing import Any, Optional
 
@@ -40,6 +41,35 @@ def env_name(env: gym.Env) -> str:
     if spec is not None and getattr(spec, "id", None):
         return f"'{spec.id}' ({cls.__name__})"
     return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def check_env_class(cls: type) -> None:
+    """A class given as the env is one a runner can build with env_config: not a wrapper (it needs the env it
+    wraps) nor an abstract base class (gym.Env, MultiAgentEnv: no reset() and step() of its own)."""
+    from relayrl.env.multi_agent_env import MultiAgentEnv
+
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    if issubclass(cls, gym.Wrapper) and _needs_the_wrapped_env(cls):
+        raise ValueError(f"The env {name} is a wrapper: it needs the env it wraps. Give a creator that wraps your "
+                         f"env, e.g. register_env('my-env', lambda env_config: {cls.__name__}(gym.make('CartPole-v1'), "
+                         "...)) and config.environment('my-env').")
+    if issubclass(cls, gym.Env) and (cls.step in (gym.Env.step, MultiAgentEnv.step)
+                                     or cls.reset in (gym.Env.reset, MultiAgentEnv.reset)):
+        raise ValueError(f"The env {name} is an abstract base class (it has no reset() and step() of its own): "
+                         "give your env class, which subclasses it, or a gymnasium id such as 'CartPole-v1'.")
+
+
+def _needs_the_wrapped_env(cls: type) -> bool:
+    """A wrapper class built with the env it wraps (gymnasium's own, or one whose first argument is `env`); a
+    user's wrapper whose __init__ takes env_config and makes its inner env itself is an env like any other."""
+    init = cls.__init__
+    if getattr(init, "__module__", "").startswith("gymnasium"):
+        return True
+    try:
+        params = list(inspect.signature(init).parameters)
+    except (TypeError, ValueError):
+        return False
+    return len(params) > 1 and params[1] == "env"
 
 
 def install_first_call_checks(env: gym.Env, *, where: str = "") -> None:

@@ -34,6 +34,7 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
     """Single-agent EnvRunner (RLlib's SingleAgentEnvRunner). Its checkpoint state: env_runner_state.py."""
 
     EPISODE_STATS = EpisodeStats  # the per-episode metrics (MultiAgentEnvRunner adds the agents' and modules')
+    _checkpoint_kind = "env runner"  # a stored config may name this class and its subclasses (checkpoints/trust.py)
 
     def __init__(self, *, config, worker_index: int = 0, num_workers: Optional[int] = None,
                  recreated_worker: bool = False, **kwargs):
@@ -63,6 +64,7 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         self._inference_rng = None  # numpy inference's sampling Generator (env/sampling/numpy_actions.py)
         self.make_env()
         self.make_module()
+        self._offline_writer = _offline_writer(self)  # config.offline_data(output=...): records what sample() returns
 
     # -- construction ------------------------------------------------------------------------
     def make_env(self) -> None:
@@ -156,6 +158,8 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         samples = amount.done_episodes[:num_episodes] if complete else amount.done_episodes + self._cut_ongoing()
         for handler in self._cb_sample_end:
             handler(env_runner=self, metrics_logger=self.metrics, samples=samples)
+        if self._offline_writer is not None:
+            self._offline_writer.write(samples)
         return samples
 
     def _plan_sampling(self, explore: bool, random_actions: bool, num_timesteps: Optional[int],
@@ -328,9 +332,21 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         assert self.env is not None and self.module is not None, "EnvRunner has no env or module."
 
     def stop(self) -> None:
+        writer, self._offline_writer = getattr(self, "_offline_writer", None), None
+        if writer is not None:
+            writer.close()
         if self.env is not None:
             self.env.close()
             self.env = None
+
+
+def _offline_writer(env_runner):
+    """The recorder of `config.offline_data(output=...)` (relayrl/offline/writer.py), or None without output."""
+    if env_runner.config.output is None:
+        return None
+    from relayrl.offline.writer import writer_for
+
+    return writer_for(env_runner)
 
 
 SingleAgentEnvRunner = EnvRunner

@@ -424,7 +424,10 @@ def _has_state(pipeline) -> bool:
 
 
 def default_env_runner_class(config) -> type:
-    """MultiAgentEnvRunner for a multi-agent config (config.multi_agent(policies=...)), else EnvRunner."""
+    """config.env_runner_cls if set; else MultiAgentEnvRunner for a multi-agent config
+    (config.multi_agent(policies=...)), else EnvRunner."""
+    if getattr(config, "env_runner_cls", None) is not None:
+        return config.env_runner_cls
     if getattr(config, "is_multi_agent", False):
         from relayrl.env.multi_agent_env_runner import MultiAgentEnvRunner
 

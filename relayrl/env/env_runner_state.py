@@ -2,8 +2,10 @@
 
 Module weights, connector and exploration states, metrics, and (`sampling`) the counters, the
 ongoing episodes with the batch already computed for them, and the sync vector env's state: with
-all of it restored, the next `sample()` continues exactly where the saved runner stopped. ASYNC
-vector envs live in other processes: their runner restarts its episodes (the next sample resets).
+all of it restored, the next `sample()` continues exactly where the saved runner stopped. Where the
+envs' state cannot be captured (checkpoints/env_state.py decides when saving: ASYNC envs, an env
+holding objects), the checkpoint says why (`fresh_episodes`) and the restored runner starts fresh
+episodes, keeping everything else.
 """
 from typing import Any, Dict
 
@@ -12,7 +14,13 @@ import gymnasium as gym
 from relayrl.checkpoints.checkpointable import selected
 from relayrl.checkpoints.codec import make_generator
 from relayrl.checkpoints.errors import CheckpointError
-from relayrl.checkpoints.env_state import check_vector_env_state, get_vector_env_state, set_vector_env_state
+from relayrl.checkpoints.env_state import (
+    capture_vector_env_state,
+    check_vector_env_state,
+    fresh_episodes_seed,
+    log_fresh_episodes,
+    set_vector_env_state,
+)
 from relayrl.checkpoints.state_checks import (
     Where,
     check_generator_state,
@@ -26,7 +34,7 @@ from relayrl.episodes.single_agent_episode import SingleAgentEpisode
 
 PARTS = ("rl_module", "env_to_module_connector", "module_to_env_connector", "exploration", "metrics", "sampling")
 SAMPLING_KEYS = ("seed", "episode_stats", "prev_chunks", "action_space_rng", "attributes", "ongoing", "episodes",
-                 "cached_to_module", "env", "cached_map_structure", "unclipped_returns")
+                 "cached_to_module", "env", "cached_map_structure", "unclipped_returns", "fresh_episodes")
 _SPACE_KEYS = ("observation_space", "action_space")
 _GENERATOR = "__np_generator_state__"  # how `attributes` marks a numpy Generator's state
 # Derived from the config when the module is built; relayrl 0.1.0 stored it: read, not applied.
@@ -61,12 +69,14 @@ class EnvRunnerState:
             "attributes": {name: _attribute_state(getattr(self, name)) for name in self.STATE_ATTRIBUTES
                            if getattr(self, name) is not None},
         }
-        ongoing = not self._needs_reset and self._is_sync()
-        state["ongoing"] = ongoing
-        if ongoing:
+        env_state, why_not = (None, None) if self._needs_reset else capture_vector_env_state(self.env)
+        state["ongoing"] = env_state is not None
+        if why_not is not None:
+            state["fresh_episodes"] = why_not  # the restored runner starts fresh episodes, and says why
+        if env_state is not None:
             state["episodes"] = [self._episode_to_state(e) for e in self._episodes]
             state["cached_to_module"] = self._cached_to_module
-            state["env"] = get_vector_env_state(self.env)
+            state["env"] = env_state
             clipping = getattr(self, "_reward_clipping", None)  # (single-agent runners clip rewards)
             scores = clipping.get_state() if clipping is not None else None
             if scores is not None:
@@ -109,6 +119,7 @@ class EnvRunnerState:
                         f"expected a number, found {value!r}.")
         if state.get("action_space_rng") is not None:
             check_generator_state(state["action_space_rng"], where / "action_space_rng")
+        require(isinstance(state.get("fresh_episodes", ""), str), where / "fresh_episodes", "expected a str.")
         try:  # episodes are rebuilt from their data here and again in set_state
             self._stats_from_state(state)
             self._chunks_from_state(state)
@@ -158,8 +169,13 @@ class EnvRunnerState:
             if "unclipped_returns" in state:
                 self._reward_clipping.set_state(state["unclipped_returns"])
             self._needs_reset = False
-        else:  # nothing ongoing saved (or ASYNC envs): the next sample() starts fresh episodes
+        else:  # nothing ongoing saved (or envs whose state was not captured): the next sample() starts fresh ones
             self._needs_reset = True
+            if state.get("fresh_episodes"):
+                self._stats._carried, self._prev_chunks = {}, {}  # (of the saved episodes, which do not go on)
+                self._seed = fresh_episodes_seed(self.config.seed, self.worker_index,
+                                                 self.num_env_steps_sampled_lifetime)
+                log_fresh_episodes(state["fresh_episodes"])
 
     def _restores_ongoing(self, state: Dict[str, Any]) -> bool:
         return bool(state["ongoing"]) and self._is_sync() and len(state["episodes"]) == self.num_envs

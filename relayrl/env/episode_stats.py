@@ -23,7 +23,10 @@ class EpisodeStats:
 
     def forget(self, episode) -> None:
         """Drop what is remembered of an episode that will never finish (e.g. discarded by a reset)."""
-        self._carried.pop(episode.id_, None)
+        self.forget_id(episode.id_)
+
+    def forget_id(self, episode_id: str) -> None:
+        self._carried.pop(episode_id, None)
 
     def on_episode_done(self, episode, score: Optional[float] = None) -> None:
         """`score`: the return to report when it is not the episode's own (clip_rewards: the unclipped one)."""

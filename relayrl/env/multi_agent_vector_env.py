@@ -5,7 +5,7 @@ import gymnasium as gym
 
 from relayrl.env.env_context import EnvContext
 from relayrl.env.multi_agent_env import MultiAgentEnv
-from relayrl.env.multi_agent_env_checks import check_multi_agent_reset, check_multi_agent_step
+from relayrl.env.multi_agent_env_checks import MultiAgentEnvChecks
 
 
 class MultiAgentVectorEnv:
@@ -13,8 +13,8 @@ class MultiAgentVectorEnv:
 
     `step(actions)` takes one {agent_id: action} dict per env and returns lists of the envs' dicts plus
     `resets`: for an env whose episode ended (`"__all__"`), the (observations, infos) of its new episode,
-    reset in the same call (as gymnasium's SAME_STEP autoreset), else None. Each env's first reset() and
-    step() results are checked against the MultiAgentEnv contract unless `check_env` is False.
+    reset in the same call (as gymnasium's SAME_STEP autoreset), else None. Every reset() and step() result is
+    checked against the MultiAgentEnv contract (env/multi_agent_env_checks.py) unless `check_env` is False.
     """
 
     def __init__(self, creator: Callable, env_config: dict, *, num_envs: int, worker_index: int, num_workers: int,
@@ -27,15 +27,15 @@ class MultiAgentVectorEnv:
                                 "config (config.multi_agent(...)) needs a MultiAgentEnv (see make_multi_agent).")
             self.envs.append(env)
         self.num_envs = num_envs
-        self._where = [f"sub-env {i} of EnvRunner worker_index={worker_index}" for i in range(num_envs)]
-        self._unchecked_resets = set(range(num_envs)) if check_env else set()
-        self._unchecked_steps = set(range(num_envs)) if check_env else set()
         first = self.envs[0]
         agents = list(first.possible_agents) or list(getattr(first, "observation_spaces", None) or {})
         self.possible_agents = agents
         self.single_observation_space = gym.spaces.Dict({aid: first.get_observation_space(aid) for aid in agents})
         self.single_action_space = gym.spaces.Dict({aid: first.get_action_space(aid) for aid in agents})
         self.observation_space, self.action_space = self.single_observation_space, self.single_action_space
+        self._checks = [MultiAgentEnvChecks(env, self.single_observation_space,
+                                            f"sub-env {i} of EnvRunner worker_index={worker_index}")
+                        for i, env in enumerate(self.envs)] if check_env else None
 
     def reset(self, *, seed: Optional[int] = None):
         observations, infos = [], []
@@ -47,18 +47,17 @@ class MultiAgentVectorEnv:
 
     def _reset(self, i: int, seed: Optional[int] = None):
         result = self.envs[i].reset(seed=seed)
-        if i in self._unchecked_resets:
-            self._unchecked_resets.discard(i)
-            check_multi_agent_reset(self.envs[i], result, self.single_observation_space, self._where[i])
+        if self._checks is not None:
+            self._checks[i].reset(result)
         return result
 
     def step(self, actions: List[dict]):
         observations, rewards, terminateds, truncateds, infos, resets = [], [], [], [], [], []
+        checks = self._checks
         for i, env in enumerate(self.envs):
             result = env.step(actions[i])
-            if i in self._unchecked_steps:
-                self._unchecked_steps.discard(i)
-                check_multi_agent_step(env, result, self.single_observation_space, self._where[i])
+            if checks is not None:
+                checks[i].step(result)
             obs, reward, terminated, truncated, info = result
             observations.append(obs)
             rewards.append(reward)

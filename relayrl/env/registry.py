@@ -13,6 +13,7 @@ import gymnasium as gym
 
 from relayrl.core.imports import ImportObject, import_object, module_and_name
 from relayrl.core.suggest import did_you_mean
+from relayrl.env.env_checks import check_env_class
 from relayrl.env.env_context import EnvContext
 
 _ENV_CREATORS: Dict[str, Callable] = {}
@@ -27,6 +28,11 @@ def register_env(name: str, env_creator: Callable) -> None:
         from relayrl.tune.env_names import register_with_tune
 
         register_with_tune({name: env_creator})
+
+
+def registered_env_creators() -> list:
+    """The creators register_env() registered in this process (a checkpoint may name them: checkpoints/trust.py)."""
+    return list(_ENV_CREATORS.values())
 
 
 def share_registered_envs_with_ray() -> None:
@@ -105,6 +111,7 @@ def make_env_creator(env_spec) -> Callable[[EnvContext], gym.Env]:
             "creator), an env class or a creator function."
         )
     if isinstance(env_spec, type):
+        check_env_class(env_spec)
         if _accepts_positional_arg(env_spec):
             return lambda ctx: env_spec(ctx)
         return lambda ctx: env_spec()

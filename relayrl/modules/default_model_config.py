@@ -100,6 +100,8 @@ def given_model_fields(model_config) -> frozenset:
 # Each field's rule: (test, what the value must be, an example of a good value). Checked when a
 # DefaultModelConfig is made and by AlgorithmConfig.validate() for model_config dicts, so a bad value
 # is named here instead of failing deep inside torch when the module is built.
+# Sequences are padded to max_seq_len: a huge one costs time and memory in proportion (10**6: 150x slower).
+MAX_SEQ_LEN = 10_000
 ACTIVATION_NAMES = ("tanh", "relu", "swish", "silu", "elu", "linear")  # relayrl/modules/mlp.py maps them to torch
 
 
@@ -160,7 +162,8 @@ _RULES = {
                            "a positive number", "20.0"),
     "vf_share_layers": _BOOL,
     "use_lstm": _BOOL,
-    "max_seq_len": (_is_positive_int, "a positive int", "20"),
+    "max_seq_len": (lambda v: _is_positive_int(v) and v <= MAX_SEQ_LEN,
+                    f"a positive int up to {MAX_SEQ_LEN} (recurrent modules train on sequences padded to it)", "20"),
     "lstm_cell_size": (_is_positive_int, "a positive int", "256"),
     "lstm_use_prev_action": _BOOL,
     "lstm_use_prev_reward": _BOOL,
@@ -171,10 +174,12 @@ _RULES = {
 }
 
 
-def check_model_config_values(model_config: Mapping) -> None:
+def check_model_config_values(model_config: Mapping, name: str = "model_config", fix: Optional[str] = None) -> None:
     """Raise ValueError naming the first DefaultModelConfig field whose value the default modules cannot use.
 
-    Keys that are not DefaultModelConfig fields are left alone (a custom RLModule may read its own).
+    Keys that are not DefaultModelConfig fields are left alone (a custom RLModule may read its own). `name`
+    and `fix` ("... {key} ... {example} ...") word the error for another dict with these keys (the old stack's
+    `model`).
     """
     for key, (test, allowed, example) in _RULES.items():
         if key not in model_config:
@@ -189,6 +194,6 @@ def check_model_config_values(model_config: Mapping) -> None:
             text = text if len(text) <= 80 else text[:77] + "..."
             hint = " (a string, not a list: write [64] for one layer of 64)" if key.endswith("hiddens") and \
                 isinstance(value, str) else ""
-            raise ValueError(f"model_config['{key}'] must be {allowed}, got {text}{hint}. Fix: e.g. "
-                             f"config.rl_module(model_config={{'{key}': {example}, ...}}) or "
-                             f"DefaultModelConfig({key}={example}).")
+            fix_text = (fix or "config.rl_module(model_config={{'{key}': {example}, ...}}) or "
+                        "DefaultModelConfig({key}={example})").format(key=key, example=example)
+            raise ValueError(f"{name}['{key}'] must be {allowed}, got {text}{hint}. Fix: e.g. {fix_text}.")

@@ -148,7 +148,7 @@ class Policy:
 
     @staticmethod
     def from_checkpoint(checkpoint: str, policy_ids=None, *, trusted=None) -> "Policy":
-        """The Policy a `export_checkpoint` folder holds (its class must be imported or in `trusted`)."""
+        """The Policy a `export_checkpoint` folder holds (its class: one of relayrl's, or yours in `trusted`)."""
         from relayrl.policy.policy_checkpoint import read_policy_checkpoint
 
         return read_policy_checkpoint(checkpoint, trusted=trusted)

@@ -8,7 +8,7 @@ from typing import Any
 from relayrl.checkpoints.by_name import Unstorable, describe, rebuild
 from relayrl.checkpoints.errors import CheckpointError
 from relayrl.checkpoints.format import read_manifest, read_state, write_checkpoint
-from relayrl.checkpoints.state_checks import Where
+from relayrl.checkpoints.state_checks import Where, unexpected_error
 from relayrl.checkpoints.trust import Trust
 
 
@@ -24,15 +24,23 @@ def read_policy_checkpoint(path: str, *, trusted=None):
         raise CheckpointError(f"{path} is not a Policy checkpoint (written by policy.export_checkpoint(dir)).")
     state = read_state(path, manifest)
     where = Where.checkpoint(path) / "policy_spec"
+    from relayrl.core.policy_spec import PolicySpec
     from relayrl.policy.policy import Policy
 
-    trust = Trust(trusted)
-    spec = rebuild(state["policy_spec"], trust, where)
+    spec = rebuild(state.get("policy_spec"), Trust(trusted).for_kinds(("policy spec", "policy")), where)
+    if not isinstance(spec, PolicySpec):
+        raise where.error(f"expected a stored PolicySpec, found {type(spec).__name__}: the checkpoint is corrupt.")
     cls = spec.policy_class
     if not (isinstance(cls, type) and issubclass(cls, Policy)):
         raise CheckpointError(f"{path}: the stored policy class {cls!r} is not a Policy subclass.")
+    if not isinstance(spec.config, (dict, type(None))):
+        raise where.error(f"the stored policy config is a {type(spec.config).__name__}, not a dict: the checkpoint "
+                          "is corrupt.")
     config = {k: v for k, v in (spec.config or {}).items() if not isinstance(v, Unstorable)}
     policy = cls(spec.observation_space, spec.action_space, config)
     state["policy_spec"] = spec
-    policy.set_state(state)
+    try:
+        policy.set_state(state)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RuntimeError) as error:
+        raise unexpected_error(Where.checkpoint(path), error) from None
     return policy

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 
 from relayrl.policy.models.catalog import MODEL_DEFAULTS, ModelCatalog
+from relayrl.policy.policy_config_checks import check_policy_config, check_policy_spaces
 from relayrl.policy.torch_policy import LEARNER_STATS_KEY, TorchPolicy
 
 # The config every template policy starts from; get_default_config() and the algorithm's config go on top.
@@ -22,6 +23,7 @@ POLICY_DEFAULT_CONFIG = {
     "explore": True,
     "framework": "torch",
     "model": MODEL_DEFAULTS,
+    "in_evaluation": False,  # (True in an algorithm's evaluation runners: no loss is built)
 }
 
 _ARGUMENTS = ("loss_fn", "get_default_config", "stats_fn", "postprocess_fn", "extra_action_out_fn",
@@ -63,7 +65,10 @@ def build_policy_class(name: str, framework: str, *, loss_fn: Callable | None = 
     base = _with_mixins(core, mixins or [])
 
     def __init__(self, obs_space, action_space, config):
-        config = {**POLICY_DEFAULT_CONFIG, **(get_default_config() if get_default_config else {}), **(config or {})}
+        defaults = {**POLICY_DEFAULT_CONFIG, **(get_default_config() if get_default_config else {})}
+        check_policy_spaces(name, obs_space, action_space)  # (policy_config_checks.py: named errors, not raw ones)
+        check_policy_config(name, config or {}, defaults, declares_own_keys=get_default_config is not None)
+        config = {**defaults, **(config or {})}
         config["model"] = {**MODEL_DEFAULTS, **(config.get("model") or {})}
         self.config = config
         core.prepare(config)

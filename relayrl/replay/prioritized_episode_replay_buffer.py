@@ -26,10 +26,11 @@ def _check_float(name: str, value, minimum: float) -> float:
 class PrioritizedEpisodeReplayBuffer(EpisodeReplayBuffer):
     """Like EpisodeReplayBuffer, but samples transitions in proportion to priority^alpha.
 
+    The other arguments are EpisodeReplayBuffer's.
+
     Args:
         alpha: how strongly priorities count (0: uniform, 1: fully proportional).
         beta: default importance-weight exponent for `sample()` (0: all weights 1, 1: full correction).
-        (other arguments as EpisodeReplayBuffer)
     """
 
     _INIT_ARGS = EpisodeReplayBuffer._INIT_ARGS + ("alpha", "beta")

@@ -4,6 +4,8 @@
   (obs = [step, env_id], reward = reward_scale * (step + 1)), recording the actions it receives.
 * `CorridorEnv`: RLlib's "SimpleCorridor" -- walk right to the end of a 1-D corridor.
 * `SpacesEnv`: random observations/rewards for arbitrary spaces (to test space handling).
+* `InnerGymEnv`: the commonest custom env, a gymnasium env kept in an attribute (`self.inner =
+  gym.make(...)`), whose state a checkpoint cannot hold (resume tests).
 
 All of them take an `env_config` dict (or an `EnvContext`) as their only constructor argument and
 implement the TaskSettableEnv API (`set_task`, `get_task`) so curriculum code can be tested.
@@ -164,4 +166,18 @@ class SpacesEnv(gym.Env):
         return self.task
 
 
-__all__ = ["CountingEnv", "CorridorEnv", "SpacesEnv"]
+class InnerGymEnv(gym.Env):
+    """A gymnasium env in an attribute: env_config["id"] (default CartPole-v1), stepped as it is."""
+
+    def __init__(self, config: Optional[Dict[str, Any]] = None):
+        self.inner = gym.make((config or {}).get("id", "CartPole-v1"))
+        self.observation_space, self.action_space = self.inner.observation_space, self.inner.action_space
+
+    def reset(self, *, seed=None, options=None):
+        return self.inner.reset(seed=seed, options=options)
+
+    def step(self, action):
+        return self.inner.step(action)
+
+
+__all__ = ["CountingEnv", "CorridorEnv", "InnerGymEnv", "SpacesEnv"]

@@ -35,7 +35,8 @@ def add_rllib_example_script_args(parser: Optional[argparse.ArgumentParser] = No
     add("--evaluation-duration", type=lambda v: v if v == "auto" else int(v), default=10)
     add("--evaluation-duration-unit", type=str, default="episodes", choices=["episodes", "timesteps"])
     add("--evaluation-parallel-to-training", action="store_true")
-    add("--output", type=str, default=None, help="offline data output: not in relayrl (an error)")
+    add("--output", type=str, default=None, help="record the sampled episodes to this folder "
+        "(config.offline_data(output=...))")
     add("--log-level", type=str, default=None, choices=["INFO", "DEBUG", "WARN", "ERROR"])
     add("--no-tune", action="store_true", help="train in this process instead of through Ray Tune")
     add("--num-samples", type=int, default=1, help="Tune trials")
@@ -87,7 +88,6 @@ def _refuse_unsupported(args) -> None:
         "enable_new_api_stack": "--enable-new-api-stack is no longer needed: the new API stack is all relayrl has",
         "old_api_stack": "--old-api-stack: relayrl has only RLlib's new API stack",
         "local_mode": "--local-mode is no longer supported",
-        "output": "--output: relayrl has no offline data (RLlib's offline_data(output=...))",
     }
     for flag, message in problems.items():
         if getattr(args, flag, None):
@@ -124,6 +124,8 @@ def _apply_args(config, args) -> None:
                           evaluation_parallel_to_training=args.evaluation_parallel_to_training)
     if args.log_level is not None:
         config.debugging(log_level=args.log_level)
+    if getattr(args, "output", None) is not None:
+        config.offline_data(output=args.output)
 
 
 def run_rllib_example_script_experiment(base_config, args=None, *, stop: Optional[Dict[str, float]] = None,

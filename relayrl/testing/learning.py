@@ -1,5 +1,5 @@
-"""Learning tests' loops (train until the mean return reaches a target or the budget runs out; train once) and the
-Learner batch that sampled episodes become."""
+"""Learning tests' loops (train until the mean return reaches a target or the budget runs out; train once), the Learner
+batch that sampled episodes become, and recording a trained policy's steps (offline data)."""
 import copy
 from typing import Tuple
 
@@ -52,3 +52,16 @@ def sample_and_learner_batch(config, fragments: int):
         return kept, batch, learner.module
     finally:
         algo.stop()
+
+
+def record_policy(config, weights, folder: str, num_timesteps: int) -> None:
+    """Record `num_timesteps` greedy steps of a policy (`weights`, e.g. `learner_group.get_weights()` of a trained
+    algorithm of `config`'s kind) as transition rows into `folder` (config.offline_data(output=...))."""
+    recorder = (config.copy(copy_frozen=False).offline_data(output=str(folder), output_write_episodes=False)
+                .build_algo())
+    try:
+        recorder.learner_group.set_weights(weights)
+        recorder.sync_weights()
+        recorder.env_runner.sample(num_timesteps=num_timesteps, explore=False)
+    finally:
+        recorder.stop()

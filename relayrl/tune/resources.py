@@ -18,7 +18,7 @@ def _number(config, key: str, default: float) -> float:
 
 def resource_bundles(algo_class, config) -> List[Dict[str, Any]]:
     """[the algorithm's own process (1 CPU, or num_cpus_per_learner when it also trains), one bundle
-    per remote EnvRunner, one per remote Learner]."""
+    per remote EnvRunner, one per remote evaluation EnvRunner (with evaluation on), one per remote Learner]."""
     config = _as_config(algo_class, config)
     num_learners = int(config.get("num_learners", 0) or 0)
     # Without remote Learners the algorithm's process trains, with num_cpus_per_learner threads.
@@ -32,6 +32,8 @@ def resource_bundles(algo_class, config) -> List[Dict[str, Any]]:
         runner["GPU"] = gpus
     runner.update(config.get("custom_resources_per_env_runner", None) or {})
     bundles += [dict(runner) for _ in range(int(config.get("num_env_runners", 0) or 0))]
+    if config.get("evaluation_interval", None):  # evaluation actors live in the trial's placement group too
+        bundles += [dict(runner) for _ in range(int(config.get("evaluation_num_env_runners", 0) or 0))]
     learner = {"CPU": _number(config, "num_cpus_per_learner", 1)}
     gpus = _number(config, "num_gpus_per_learner", 0)
     if gpus:

@@ -24,7 +24,7 @@ BASE_DEFAULTS = {
     "add_default_connectors_to_module_to_env_pipeline": True, "episode_lookback_horizon": 1,
     "explore": True, "numpy_inference": True, "gym_env_vectorize_mode": "SYNC", "exploration_config": {},
     "num_cpus_per_env_runner": 1, "num_gpus_per_env_runner": 0, "custom_resources_per_env_runner": {},
-    "max_requests_in_flight_per_env_runner": 1, "sample_timeout_s": 60.0,
+    "max_requests_in_flight_per_env_runner": 1, "sample_timeout_s": 60.0, "env_runner_cls": None,
     "num_learners": 0, "num_cpus_per_learner": "auto", "num_gpus_per_learner": 0, "learner_class": None,
     "learner_config_dict": {}, "learner_connector": None, "add_default_connectors_to_learner_pipeline": True,
     "gamma": 0.99, "lr": 0.001, "train_batch_size_per_learner": None, "train_batch_size": 32,
@@ -58,6 +58,22 @@ BASE_DEFAULTS = {
     "legacy_result_keys": False, "evaluation_force_reset_envs_before_iteration": True,
     # multi_agent(): RLlib's defaults (policies None: single-agent)
     "policies": None, "policy_mapping_fn": None, "policies_to_train": None, "count_steps_by": "env_steps",
+    # offline_data(): RLlib's defaults, except where docs/offline.md says why relayrl's differ
+    "input": "sampler", "input_reader": "auto", "input_read_method": "read_parquet", "input_read_method_kwargs": {},
+    "input_read_schema": {}, "input_read_episodes": False, "input_read_sample_batches": False,
+    "input_read_batch_size": None, "input_filesystem": None, "input_filesystem_kwargs": {},
+    "input_compress_columns": ["obs", "new_obs"], "materialize_data": False, "materialize_mapped_data": True,
+    "map_batches_kwargs": {}, "iter_batches_kwargs": {}, "ignore_final_observation": False, "prelearner_class": None,
+    "prelearner_buffer_class": None, "prelearner_buffer_kwargs": {}, "prelearner_module_synch_period": 10,
+    "prelearner_use_recorded_module_states": False, "dataset_num_iters_per_learner": None,
+    "shuffle_buffer_size": "auto",  # RLlib: 0
+    "output": None, "output_write_episodes": True,
+    "output_compress_columns": [],  # RLlib: ["obs", "new_obs"]
+    "output_max_rows_per_file": 10_000,  # RLlib: None (a file per sample() call)
+    "output_max_file_size": 64 * 1024 * 1024,
+    "output_write_remaining_data": True,  # RLlib: False
+    "output_write_method": "write_parquet", "output_write_method_kwargs": {}, "output_filesystem": None,
+    "output_filesystem_kwargs": {}, "offline_sampling": False, "offline_data_class": None,
 }
 PPO_OPTIONS = {
     "lambda": 1.0, "clip_param": 0.3, "vf_clip_param": 10.0, "vf_loss_coeff": 1.0,
@@ -71,7 +87,7 @@ PPO_DEFAULTS = {**BASE_DEFAULTS, **PPO_OPTIONS, "num_envs_per_env_runner": 8, "l
                 "use_kl_loss": False}
 GROUPS = ["environment", "env_runners", "learners", "training", "rl_module", "reporting",
           "evaluation", "debugging", "callbacks", "fault_tolerance", "checkpointing", "framework", "resources",
-          "multi_agent"]
+          "multi_agent", "offline_data"]
 
 
 @pytest.fixture(autouse=True)

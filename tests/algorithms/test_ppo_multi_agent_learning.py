@@ -38,7 +38,7 @@ def run_until(config, *, target: float, max_steps: int):
 
 
 def tuned_two_agent_cartpole_config(seed: int = 0):
-    """relayrl's tuned single-agent CartPole example (README) for each policy: what the speed table runs."""
+    """relayrl's tuned single-agent CartPole example (docs/ppo.md) for each policy: what the speed table runs."""
     return (
         PPOConfig()
         .environment(make_multi_agent("CartPole-v1"), env_config={"num_agents": 2})

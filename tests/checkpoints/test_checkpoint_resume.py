@@ -206,7 +206,7 @@ def test_callbacks_state_is_restored(tmp_path):
     algo.train()
     algo.train()
     path = algo.save_to_path(tmp_path / "c")
-    restored = Algorithm.from_checkpoint(path)
+    restored = Algorithm.from_checkpoint(path, trusted=[CountingCallbacks])  # (a user's class: passed)
     assert isinstance(restored.callbacks, CountingCallbacks) and restored.callbacks.results_seen == 2
     assert restored.callbacks.checkpoints_loaded == 1  # on_checkpoint_loaded fired once the state was in
     algo.restore(path)

@@ -156,7 +156,8 @@ def test_002_max_seq_len_snippets(name):
     """The seed's `...` stands for a number: as written, it is refused naming the key and the fix; with the number
     filled in, the snippet runs."""
     config = tiny(PPOConfig().environment(CountingEnv))
-    with pytest.raises(ValueError, match=r"model_config\['max_seq_len'\] must be a positive int, got Ellipsis"):
+    with pytest.raises(ValueError, match=r"model_config\['max_seq_len'\] must be a positive int up to 10000 .*, "
+                                         r"got Ellipsis"):
         run(name, config=config)
         config.build_algo()
     config = tiny(PPOConfig().environment(CountingEnv))

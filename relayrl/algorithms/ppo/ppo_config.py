@@ -60,7 +60,7 @@ class PPOConfig(AlgorithmConfig):
                "training", BOOL),
     )
     # relayrl's PPO defaults are the PPO paper's / Stable-Baselines3's, measured better than RLlib's
-    # on one machine (README, "PPO defaults"): CartPole-v1 reaches 450 in ~65k steps (seeds 0-2)
+    # on one machine (docs/ppo.md, "Defaults"): CartPole-v1 reaches 450 in ~65k steps (seeds 0-2)
     # with them. RLLIB_PPO_DEFAULTS below restores RLlib's values for exact ports.
     _DEFAULTS = {
         "num_envs_per_env_runner": 8,

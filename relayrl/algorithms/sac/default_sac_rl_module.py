@@ -50,9 +50,14 @@ class DefaultSACTorchRLModule(RLModule, TargetNetworkAPI, NumpyForwardAPI):
     _ACTING_FORWARD_METHODS = ("forward_exploration", "forward_inference", "_forward_exploration",
                                "_forward_inference", "_forward")
 
+    # model_config keys the algorithm's config adds for the module (RLlib's auto-includes), not DefaultModelConfig's.
+    _ALGORITHM_KEYS = ("twin_q",)
+
     def setup(self) -> None:
         model_config = dict(self.model_config)
-        self.twin_q = bool(model_config.pop("twin_q", True))
+        self.twin_q = bool(model_config.get("twin_q", True))
+        for key in self._ALGORITHM_KEYS:
+            model_config.pop(key, None)
         cfg = DefaultModelConfig.from_dict(model_config)
         name = type(self).__name__
         if cfg.use_lstm:

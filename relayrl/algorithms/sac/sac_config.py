@@ -56,7 +56,7 @@ class SACConfig(DQNConfig):
         Option("alpha_lr", 3e-4, "Learning rate of log(alpha) (or a schedule).", "training", _LR, mutable=True),
     )
     # relayrl's SAC defaults learn Pendulum-v1 without tuning (-250 at 6.0k-8.1k env steps, seeds 0-9) with a quarter
-    # of a 64-row update per env step (README, "DQN and SAC defaults"; docs/sac.md has the measurements behind the
+    # of a 64-row update per env step (docs/sac.md, "Defaults", with the measurements behind the
     # batch of 64 and the learning rates); RLLIB_SAC_DEFAULTS restores RLlib's. As RLlib's: one env per runner, tau,
     # targets after every update, no gradient clipping, 100 env steps per train() at least.
     _DEFAULTS = {

@@ -17,6 +17,7 @@ MODEL_DEFAULTS = {
     "custom_model": None,
     "custom_model_config": {},
     "custom_action_dist": None,
+    "use_attention": False,  # (RLlib's attention nets: refused when True)
 }
 
 

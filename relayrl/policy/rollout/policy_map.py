@@ -7,13 +7,17 @@ import numpy as np
 import torch
 
 from relayrl.core.policy_spec import PolicySpec
+from relayrl.policy.policy_config_checks import PolicyConfig
 
 
 def policy_config(config, spec: PolicySpec) -> dict[str, Any]:
     """The policy's config dict: the algorithm's options (old key names), `model`, the `policy_config` option's
-    keys (a policy's own settings, such as PPO's clip_param), then the spec's overrides."""
-    values = dict(config.to_dict())
-    values.update(values.pop("policy_config", None) or {})
+    keys (a policy's own settings, such as PPO's clip_param), then the spec's overrides. The policy_config keys
+    are marked (`PolicyConfig.extra_keys`): a custom policy may take keys of its own there."""
+    values = PolicyConfig(config.to_dict())
+    extra = values.pop("policy_config", None) or {}
+    values.update(extra)
+    values.extra_keys = frozenset(extra)
     model = values.pop("model", None)
     if model is None:
         model = dict(values.get("model_config") or {})

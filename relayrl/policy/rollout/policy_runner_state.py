@@ -8,6 +8,8 @@
 - `metrics`: the runner's metrics logger (the smoothing windows).
 - `sampling` (single-agent runners on a sync vector env): the sub-envs' state (checkpoints/env_state.py),
   the current observations, the ongoing episodes with their collected rows, and the batches not yet returned.
+  Where the envs' state cannot be captured (env_state.py decides when saving), the checkpoint says why
+  (`fresh_episodes`) and the restored runner starts fresh episodes, keeping everything else.
 The global python/numpy/torch RNGs are the Algorithm's part of the checkpoint.
 """
 import logging
@@ -18,7 +20,13 @@ import numpy as np
 
 from relayrl.checkpoints.checkpointable import selected
 from relayrl.checkpoints.codec import Encoder
-from relayrl.checkpoints.env_state import check_vector_env_state, get_vector_env_state, set_vector_env_state
+from relayrl.checkpoints.env_state import (
+    capture_vector_env_state,
+    check_vector_env_state,
+    fresh_episodes_seed,
+    log_fresh_episodes,
+    set_vector_env_state,
+)
 from relayrl.checkpoints.errors import CheckpointError
 from relayrl.checkpoints.state_checks import check_mapping, require
 from relayrl.policy.policy_reset_config import set_policy_lr
@@ -59,7 +67,8 @@ class PolicyRunnerState:
         if "metrics" in state:
             self.metrics.check_state(state["metrics"], where / "metrics")
         sampling = state.get("sampling")
-        if sampling is not None and self._can_store_sampling() and not sampling.get("fresh"):
+        if sampling is not None and self._can_store_sampling() and not sampling.get("fresh") \
+                and "fresh_episodes" not in sampling:
             at = where / "sampling"
             require(len(sampling["episodes"]) == self.num_envs, at / "episodes",
                     f"the checkpoint has {len(sampling['episodes'])} ongoing episodes, this runner has "
@@ -125,21 +134,29 @@ class PolicyRunnerState:
             # Not stepped yet (a checkpoint right after the build, e.g. Tune's state for a reused actor): the
             # first reset again gives the same start (gymnasium's env checkers keep unstorable first-step data).
             return {"fresh": True, "unroll_id": self._unroll_id}
-        return {"env": get_vector_env_state(self.env), "obs": self._obs, "infos": list(self._infos),
-                "unroll_id": self._unroll_id, "num_finished": self._num_finished,
-                "episodes": [_episode_state(e) for e in self._episodes],
+        kept = {"unroll_id": self._unroll_id, "num_finished": self._num_finished,
                 "pending": [dict(batch) for batch in self._pending]}
+        env_state, why_not = capture_vector_env_state(self.env)
+        if env_state is None:  # the restored runner starts fresh episodes, and says why
+            return {**kept, "fresh_episodes": why_not}
+        return {**kept, "env": env_state, "obs": self._obs, "infos": list(self._infos),
+                "episodes": [_episode_state(e) for e in self._episodes]}
 
     def _set_sampling_state(self, state: dict[str, Any]) -> None:
         if state.get("fresh"):
             self._restart_episodes(seed=self._first_seed)
             self._pending, self._num_finished, self._unroll_id = [], 0, int(state["unroll_id"])
             return
-        set_vector_env_state(self.env, state["env"])
-        self._obs = np.asarray(state["obs"])
-        self._infos = [dict(i) for i in state["infos"]]
+        if "fresh_episodes" in state:
+            self._restart_episodes(seed=fresh_episodes_seed(self.config.seed, self.worker_index,
+                                                            self.global_vars["timestep"]))
+            log_fresh_episodes(state["fresh_episodes"])
+        else:
+            set_vector_env_state(self.env, state["env"])
+            self._obs = np.asarray(state["obs"])
+            self._infos = [dict(i) for i in state["infos"]]
+            self._episodes = [self._episode_from_state(i, s) for i, s in enumerate(state["episodes"])]
         self._unroll_id, self._num_finished = int(state["unroll_id"]), int(state["num_finished"])
-        self._episodes = [self._episode_from_state(i, s) for i, s in enumerate(state["episodes"])]
         self._pending = [SampleBatch(dict(b)) for b in state["pending"]]
 
     def _episode_from_state(self, i: int, state: dict[str, Any]) -> PolicyEpisode:

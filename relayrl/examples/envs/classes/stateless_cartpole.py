@@ -1,7 +1,28 @@
-"""RLlib's `ray.rllib.examples.envs.classes.stateless_cartpole`, for code ported by changing imports (names in relayrl/compat_paths.py).
+"""RLlib's example env `ray.rllib.examples.envs.classes.stateless_cartpole`, written for relayrl (a checkpoint may
+name it: relayrl/checkpoints/nameable.py).
 
-Generated from relayrl/compat_paths.py (its main()); do not edit.
+`StatelessCartPole`: CartPole without the velocities (observation [x, theta]); needs memory to solve well.
 """
-from relayrl.compat_paths import exports
+import gymnasium as gym
+import numpy as np
+from gymnasium.envs.classic_control import CartPoleEnv
 
-__getattr__, __dir__, __all__ = exports(__name__)
+
+class StatelessCartPole(CartPoleEnv):
+    """CartPole whose observation leaves out the cart and pole velocities: [x, theta]."""
+
+    def __init__(self, config=None):
+        super().__init__()
+        high = np.array([self.x_threshold * 2, self.theta_threshold_radians * 2], dtype=np.float32)
+        self.observation_space = gym.spaces.Box(-high, high, dtype=np.float32)
+
+    def reset(self, *, seed=None, options=None):
+        obs, info = super().reset(seed=seed, options=options)
+        return np.array([obs[0], obs[2]], np.float32), info
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        return np.array([obs[0], obs[2]], np.float32), reward, terminated, truncated, info
+
+
+__all__ = ["StatelessCartPole"]

@@ -1,0 +1,137 @@
+"""BC and CQL updates per second, relayrl against d3rlpy, on the same data, networks and batch size.
+
+    .venv/bin/python benchmarks/offline_updates.py [--algo bc|cql|both] [--updates 300] [--rounds 3]
+                                                   [--rows 20000] [--d3rlpy /work/peers/d3/bin/python]
+
+The data: `--rows` transitions recorded with relayrl's writer (CartPole-v1 from an untrained PPO policy for BC,
+Pendulum-v1 from an untrained SAC policy for CQL), read by relayrl from the parquet files and by d3rlpy from an
+.npz export of the same rows. Both sides: two 256-unit relu layers (BC: a policy head; CQL: an actor and twin
+critics, 10 sampled actions for the conservative term), 256-row batches, single-threaded (OMP_NUM_THREADS=1,
+torch.set_num_threads(1)), `--warmup` updates before the timed window. relayrl's window runs train() with
+dataset_num_iters_per_learner = the update count (reading, checking and the Learner pipeline included); d3rlpy's
+runs its `fit` loop (replay-buffer sampling included). Each side runs in its own process per round and the
+rounds alternate (relayrl, d3rlpy, relayrl, ...); each prints a RESULT line, and the last line is one RESULT json
+with the medians and their ratio (relayrl / d3rlpy; goal >= 2).
+"""
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+ENVS = {"bc": "CartPole-v1", "cql": "Pendulum-v1"}
+
+
+def make_data(folder: pathlib.Path, algo: str, rows: int) -> pathlib.Path:
+    """Record `rows` transitions for `algo` into folder/<algo> (parquet) and folder/<algo>.npz; returns the folder."""
+    import numpy as np
+
+    from relayrl import PPOConfig, SACConfig
+    from relayrl.offline.files import input_files
+    from relayrl.offline.reader import ParquetFiles, RowStream
+
+    out = folder / algo
+    if not out.exists():
+        config = (PPOConfig().env_runners(num_envs_per_env_runner=8) if algo == "bc" else SACConfig())
+        config = (config.environment(ENVS[algo]).offline_data(output=str(out), output_write_episodes=False)
+                  .debugging(seed=0, logger_config={"type": "none"}))
+        algo_ = config.build_algo()
+        try:
+            recorded = 0
+            while recorded < rows:
+                recorded += sum(len(e) for e in algo_.env_runner.sample(num_timesteps=min(1000, rows - recorded)))
+        finally:
+            algo_.stop()
+        fs, files = input_files(str(out))
+        source = ParquetFiles(fs, files)
+        columns = RowStream(source).next_batch(source.num_rows).columns
+        np.savez(folder / f"{algo}.npz", **{k: columns[k] for k in ("obs", "actions", "rewards", "terminateds",
+                                                                     "truncateds")})
+    return out
+
+
+def relayrl_worker(algo: str, data: str, updates: int, warmup: int) -> dict:
+    """relayrl's timed window (runs in its own process, like d3rlpy's)."""
+    import torch
+
+    torch.set_num_threads(1)
+    from relayrl import BCConfig, CQLConfig
+
+    if algo == "bc":
+        config = BCConfig().rl_module(model_config={"fcnet_hiddens": [256, 256], "fcnet_activation": "relu"})
+        config.training(lr=1e-3, train_batch_size=256)
+    else:
+        config = CQLConfig().training(train_batch_size_per_learner=256, bc_iters=0)
+    config = (config.environment(ENVS[algo]).offline_data(input_=data)
+              .reporting(min_train_timesteps_per_iteration=0).debugging(seed=0, logger_config={"type": "none"}))
+    built = config.copy(copy_frozen=False).offline_data(dataset_num_iters_per_learner=warmup).build_algo()
+    try:
+        built.train()  # warm-up
+        built.config._is_frozen = False
+        built.config.offline_data(dataset_num_iters_per_learner=updates)
+        built.config.freeze()
+        start = time.perf_counter()
+        built.train()
+        seconds = time.perf_counter() - start
+        fast = built.offline_data.rows.prelearner.uses_fast_path
+    finally:
+        built.stop()
+    return {"peer": "relayrl", "algo": algo, "updates": updates, "seconds": round(seconds, 3),
+            "updates_per_s": round(updates / seconds, 2), "fast_path": fast}
+
+
+def _run(cmd) -> dict:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(HERE.parent)}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            print(line, flush=True)
+            return json.loads(line[len("RESULT "):])
+    return {"error": (proc.stderr or proc.stdout)[-1500:]}
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--algo", choices=("bc", "cql", "both"), default="both")
+    parser.add_argument("--updates", type=int, default=300)
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rows", type=int, default=20000)
+    parser.add_argument("--data", type=pathlib.Path, default=None, help="folder for the recorded data (kept)")
+    parser.add_argument("--d3rlpy", default="/work/peers/d3/bin/python", help="python of d3rlpy's venv")
+    parser.add_argument("--worker", choices=("bc", "cql"), help=argparse.SUPPRESS)
+    parser.add_argument("--input", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        result = relayrl_worker(args.worker, args.input, args.updates, args.warmup)
+        print("RESULT " + json.dumps(result), flush=True)
+        return result
+
+    folder = args.data or pathlib.Path(tempfile.mkdtemp(prefix="relayrl_offline_updates_"))
+    folder.mkdir(parents=True, exist_ok=True)
+    summary = {}
+    for algo in (("bc", "cql") if args.algo == "both" else (args.algo,)):
+        data = make_data(folder, algo, args.rows)
+        rounds = {"relayrl": [], "d3rlpy": []}
+        for _ in range(args.rounds):
+            rounds["relayrl"].append(_run([sys.executable, __file__, "--worker", algo, "--input", str(data),
+                                           "--updates", str(args.updates), "--warmup", str(args.warmup)]))
+            rounds["d3rlpy"].append(_run([args.d3rlpy, str(HERE / "peer_d3rlpy_offline.py"), "--algo", algo,
+                                          "--data", str(folder / f"{algo}.npz"), "--updates", str(args.updates),
+                                          "--warmup", str(args.warmup)]))
+        medians = {name: statistics.median(r["updates_per_s"] for r in runs if "updates_per_s" in r)
+                   if any("updates_per_s" in r for r in runs) else None for name, runs in rounds.items()}
+        ratio = medians["relayrl"] / medians["d3rlpy"] if all(medians.values()) else None
+        summary[algo] = {"relayrl_updates_per_s": medians["relayrl"], "d3rlpy_updates_per_s": medians["d3rlpy"],
+                         "ratio": None if ratio is None else round(ratio, 2), "rounds": rounds}
+    print("RESULT " + json.dumps({k: {kk: vv for kk, vv in v.items() if kk != "rounds"} for k, v in summary.items()}))
+    return summary
+
+
+if __name__ == "__main__":
+    main()

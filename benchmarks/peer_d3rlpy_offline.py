@@ -1,0 +1,62 @@
+"""The d3rlpy side of benchmarks/offline_updates.py: updates per second of d3rlpy's DiscreteBC (CartPole) or CQL
+(Pendulum) on the rows offline_updates.py exported (an .npz of the same transitions relayrl reads as parquet).
+
+Runs in d3rlpy's own venv (/work/peers/d3; d3rlpy 2.8.1 pins gymnasium 1.0.0), single-threaded:
+
+    OMP_NUM_THREADS=1 /work/peers/d3/bin/python benchmarks/peer_d3rlpy_offline.py --algo bc --data rows.npz
+
+Same work as relayrl's side: the same networks (two 256-unit relu layers; CQL: an actor and two critics), batch
+size, learning rates, and d3rlpy's own loop (`fit`: sample a batch from its replay buffer, update), logging off.
+Prints one RESULT json line: updates, seconds, updates_per_s (after `--warmup` updates).
+"""
+import argparse
+import json
+import time
+
+import numpy as np
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--algo", choices=("bc", "cql"), required=True)
+    parser.add_argument("--data", required=True, help="the .npz offline_updates.py wrote")
+    parser.add_argument("--updates", type=int, default=300)
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--batch", type=int, default=256)
+    args = parser.parse_args()
+
+    import torch
+
+    torch.set_num_threads(1)
+    import d3rlpy
+    from d3rlpy.logging import NoopAdapterFactory
+
+    rows = np.load(args.data)
+    dataset = d3rlpy.dataset.MDPDataset(rows["obs"], rows["actions"], rows["rewards"].astype(np.float32),
+                                        rows["terminateds"].astype(np.float32),
+                                        timeouts=rows["truncateds"].astype(np.float32))
+    encoder = d3rlpy.models.VectorEncoderFactory(hidden_units=[256, 256], activation="relu")
+    if args.algo == "bc":
+        algo = d3rlpy.algos.DiscreteBCConfig(batch_size=args.batch, learning_rate=1e-3,
+                                             encoder_factory=encoder).create(device="cpu:0")
+    else:  # relayrl's CQL defaults: fixed conservative weight 5, 10 sampled actions, twin critics
+        algo = d3rlpy.algos.CQLConfig(batch_size=args.batch, actor_learning_rate=1e-4, critic_learning_rate=1e-3,
+                                      temp_learning_rate=1e-3, alpha_learning_rate=0.0, conservative_weight=5.0,
+                                      n_action_samples=10, actor_encoder_factory=encoder,
+                                      critic_encoder_factory=encoder).create(device="cpu:0")
+
+    def fit(n):
+        algo.fit(dataset, n_steps=n, n_steps_per_epoch=n, logger_adapter=NoopAdapterFactory(), show_progress=False,
+                 save_interval=10 ** 9, with_timestamp=False)
+
+    fit(args.warmup)
+    start = time.perf_counter()
+    fit(args.updates)
+    seconds = time.perf_counter() - start
+    print("RESULT " + json.dumps({"peer": "d3rlpy", "version": d3rlpy.__version__, "algo": args.algo,
+                                  "updates": args.updates, "seconds": round(seconds, 3),
+                                  "updates_per_s": round(args.updates / seconds, 2)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""`OfflineAlgorithm`: the setup and training_step of algorithms that learn from files (BC, MARWIL, CQL).
+
+No training EnvRunner samples: the data comes from `config.offline_data(input_=...)` through the reader
+(relayrl/offline/: embedded; relayrl/distributed/offline_ray_data.py: Ray Data) into the Learners, whose
+connector pipeline builds the train batch as it does from sampled episodes. An env, where one is set, only
+gives the spaces and runs the evaluation (`config.evaluation(evaluation_interval=...)`). One training_step runs
+`dataset_num_iters_per_learner` updates (None: one with the local Learner; one pass over each shard with Ray
+Data), each on `train_batch_size_per_learner` timesteps per Learner; `num_env_steps_sampled_lifetime` counts the
+timesteps read, as RLlib's does.
+"""
+from typing import Any, Dict, Tuple
+
+from relayrl.core.columns import DEFAULT_MODULE_ID
+from relayrl.metrics import LEARNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME, NUM_ENV_STEPS_TRAINED_LIFETIME
+
+
+class OfflineAlgorithm:
+    """Mixed in before the algorithm's own base class (CQL(OfflineAlgorithm, SAC), MARWIL(OfflineAlgorithm,
+    Algorithm)): its setup, training_step and result replace the online ones."""
+
+    STATE_ATTRIBUTES: tuple = ()
+
+    def setup(self, config) -> None:
+        from relayrl.algorithms.algorithm import _check_new_api_stack
+        from relayrl.env.env_runner_group import EnvRunnerGroup
+
+        _check_new_api_stack(config, type(self).__name__)
+        self._learner_results_pending = False
+        self.env_runner_group = EnvRunnerGroup(config=config, local_env_runner=False, num_env_runners=0)
+        spaces = offline_spaces(config)
+        self.learner_group = config.build_learner_group(spaces=spaces,
+                                                        rl_module_spec=config.get_module_spec_for_learner(spaces))
+        self.eval_env_runner_group = self._make_eval_env_runner_group(config)
+        self.offline_data = make_offline_data(config, spaces[DEFAULT_MODULE_ID], self.learner_group)
+
+    def training_step(self) -> None:
+        cfg = self.config
+        learners = max(cfg.num_learners, 1)
+        with self.metrics.log_time(("timers", "learner_update_timer"), window=1):
+            steps = self.offline_data.update_learners(
+                self.learner_group, num_iters=cfg.dataset_num_iters_per_learner,
+                timesteps=lambda: {NUM_ENV_STEPS_SAMPLED_LIFETIME: self._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME,
+                                                                                      0)},
+                on_update=lambda n: self._count_steps(n))
+        if steps == 0:
+            raise RuntimeError(f"{type(self).__name__} read no offline data this iteration (train batch of "
+                               f"{cfg.train_batch_size_per_learner} x {learners} Learner(s)); check input_.")
+        self._learner_results_pending = True
+
+    def _count_steps(self, steps: int) -> None:
+        for key in (NUM_ENV_STEPS_SAMPLED_LIFETIME, NUM_ENV_STEPS_TRAINED_LIFETIME):
+            self._counters[key] = self._counters.get(key, 0) + steps
+
+    def _compile_result(self, elapsed: float, calls: int) -> Dict[str, Any]:
+        # The Learners' metrics of the iteration's updates, reduced once (updates run with reduce_metrics=False).
+        from relayrl.algorithms.algorithm import Algorithm
+
+        if self._learner_results_pending:
+            self.metrics.log_dict(self.learner_group.reduce_results(), key=LEARNER_RESULTS, window=1)
+            self._learner_results_pending = False
+        result = Algorithm._compile_result(self, elapsed, calls)
+        result["offline_data"] = {"num_rows": self.offline_data.num_rows}
+        return result
+
+    def cleanup(self) -> None:
+        from relayrl.algorithms.algorithm import Algorithm
+
+        close = getattr(getattr(self, "offline_data", None), "close", None)
+        if close is not None:
+            close()
+        Algorithm.cleanup(self)
+
+
+def offline_spaces(config) -> Dict[str, Tuple[Any, Any]]:
+    """The spaces the module and the data checks use: the config's, else those of one env made to read them."""
+    obs_space, act_space = config.observation_space, config.action_space
+    if obs_space is None or act_space is None:
+        from relayrl.env.env_context import EnvContext
+        from relayrl.env.registry import make_env_creator
+
+        env = make_env_creator(config.env)(EnvContext(config.env_config))
+        try:
+            obs_space, act_space = obs_space or env.observation_space, act_space or env.action_space
+        finally:
+            env.close()
+    return {"__env_single__": (obs_space, act_space), DEFAULT_MODULE_ID: (obs_space, act_space)}
+
+
+def make_offline_data(config, spaces, learner_group):
+    """The reader of `input_`: Ray Data with remote Learners or when asked for, else embedded (pyarrow)."""
+    if uses_ray_data(config):
+        from relayrl.distributed.offline_ray_data import RayDataOfflineData
+
+        return RayDataOfflineData(config, spaces, learner_group)
+    from relayrl.offline.offline_data import OfflineData
+
+    return OfflineData(config, spaces, learner=learner_group._learner if learner_group.is_local else None)
+
+
+def uses_ray_data(config) -> bool:
+    from relayrl.offline.minari_bridge import minari_dataset_ids
+
+    if minari_dataset_ids(config.input_):  # read in this process; remote Learners get their shards of each batch
+        if config.input_reader == "ray_data":
+            raise ValueError("input_reader='ray_data' reads files; a Minari dataset (minari://...) is read embedded: "
+                             "set input_reader='auto' or 'embedded'.")
+        return False
+    if config.input_reader != "auto":
+        return config.input_reader == "ray_data"
+    return config.num_learners > 0 or config.input_read_method != "read_parquet"
+
+
+__all__ = ["OfflineAlgorithm", "offline_spaces", "make_offline_data", "uses_ray_data"]

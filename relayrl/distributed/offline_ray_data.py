@@ -1,0 +1,174 @@
+"""Offline data through Ray Data: `config.offline_data(input_reader="ray_data")`, or any offline algorithm with
+remote Learners (num_learners > 0).
+
+The files are read with Ray Data's `input_read_method` (read_parquet; `input_read_method_kwargs`), the dataset is
+split with `streaming_split(num_learners, equal=True)`, and each Learner (in its actor) pulls its own shard's
+batches (`iter_batches_kwargs`), checks them and runs them through the same row handling and Learner connector
+pipeline as the embedded reader (relayrl/offline/offline_data.py). The Learners train data-parallel (DDP): each
+update, every Learner takes one batch of its shard, and the gradients are averaged.
+
+`dataset_num_iters_per_learner`: updates per Learner per train(); None runs one pass over each shard (RLlib's).
+"""
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+from relayrl.offline.offline_data import RowHandler, reader_renames
+from relayrl.offline.reader import RowBatch, concatenate
+
+
+PATH_COLUMN = "path"  # read_parquet(include_paths=True): the file each row came from (named in errors)
+
+
+class RayDataOfflineData:
+    """The Ray Data reader of an offline algorithm: one shard per Learner (the local one, or each actor)."""
+
+    def __init__(self, config, spaces, learner_group):
+        from relayrl.distributed.ray_setup import ensure_ray_initialized
+
+        ray = ensure_ray_initialized()
+        self.config = config
+        self.dataset, self.num_rows = read_dataset(ray, config)
+        if self.num_rows == 0:
+            raise ValueError(f"the offline dataset {config.input_!r} is empty (Ray Data read no rows).")
+        self._remote = learner_group.is_remote
+        if self._remote:
+            shards = self.dataset.streaming_split(learner_group.num_learners, equal=True)
+            actors = learner_group._remote.actors
+            ray.get([actor.apply.remote(attach_shard, shard, config, spaces) for actor, shard in zip(actors, shards)])
+            self._actors = actors
+        else:
+            attach_shard(learner_group._learner, self.dataset.iterator(), config, spaces)
+            self._learner = learner_group._learner
+
+    def close(self) -> None:
+        """Drop the shards' iterators (before the Learners and Ray go)."""
+        if self._remote:
+            import ray
+
+            ray.get([actor.apply.remote(detach_shard) for actor in self._actors])
+        else:
+            detach_shard(self._learner)
+
+    def update_learners(self, learner_group, *, num_iters: Optional[int], timesteps, on_update) -> int:
+        """Each Learner trains on `num_iters` batches of its shard (None: one pass); returns the timesteps trained."""
+        now = timesteps()
+        if self._remote:
+            import ray
+
+            steps = sum(ray.get([actor.apply.remote(train_on_shard, num_iters, now) for actor in self._actors]))
+        else:
+            steps = train_on_shard(self._learner, num_iters, now)
+        on_update(steps)
+        return steps
+
+
+def read_dataset(ray, config):
+    """(The ray.data.Dataset of config.input_, its rows): files resolved as the embedded reader does, columns
+    renamed; parquet rows counted from the files' footers."""
+    from relayrl.offline.files import input_files
+    from relayrl.offline.reader import ParquetFiles
+
+    read = config.input_read_method
+    read = getattr(ray.data, read) if isinstance(read, str) else read
+    kwargs = dict(config.input_read_method_kwargs or {})
+    filesystem, files = input_files(config.input_, filesystem=config.input_filesystem,
+                                    filesystem_kwargs=config.input_filesystem_kwargs)
+    parquet = read is ray.data.read_parquet
+    if parquet:
+        kwargs.setdefault("include_paths", True)
+    dataset = read(files, **kwargs)
+    renames = reader_renames(config)
+    if renames:
+        dataset = dataset.rename_columns({k: v for k, v in renames.items() if k in dataset.schema().names})
+    dataset = dataset.materialize() if config.materialize_data else dataset
+    return dataset, ParquetFiles(filesystem, files).num_rows if parquet else dataset.count()
+
+
+class ShardRows:
+    """A Learner's shard as row batches of any size (Ray Data's numpy batches, queued)."""
+
+    def __init__(self, iterator, config):
+        self._iterator = iterator
+        self._kwargs = {k: v for k, v in (config.iter_batches_kwargs or {}).items() if k != "batch_size"}
+        self._batch_rows = config.train_batch_size_per_learner
+        self._queue: List[RowBatch] = []
+        self._batches = None
+        self.pass_ended = False
+
+    def _next_ray_batch(self) -> RowBatch:
+        if self._batches is None:
+            self._batches = iter(self._iterator.iter_batches(batch_size=self._batch_rows, batch_format="numpy",
+                                                             **self._kwargs))
+        try:
+            return _row_batch(next(self._batches))
+        except StopIteration:
+            self._batches = None  # the next call starts a new pass
+            self.pass_ended = True
+            raise
+
+    def next_rows(self, num_rows: int) -> RowBatch:
+        have = sum(len(b) for b in self._queue)
+        while have < num_rows:
+            try:
+                batch = self._next_ray_batch()
+            except StopIteration:
+                if have:
+                    break  # the pass's last, partial batch
+                batch = self._next_ray_batch()
+            self._queue.append(batch)
+            have += len(batch)
+        rows = concatenate(self._queue)
+        take = min(num_rows, len(rows))
+        self._queue = [rows.take(slice(take, None))] if take < len(rows) else []
+        return rows.take(slice(0, take))
+
+
+def _row_batch(columns: Dict[str, Any]) -> RowBatch:
+    """A Ray Data numpy batch as a RowBatch; its `path` column names each row's file (no row numbers). Read-only
+    arrays (Ray's zero-copy views of its object store) are copied: tensors made from them could not be written."""
+    columns = {k: v.copy() if isinstance(v, np.ndarray) and not v.flags.writeable else v for k, v in columns.items()}
+    n = len(next(iter(columns.values())))
+    paths = columns.pop(PATH_COLUMN, None)
+    if paths is None:
+        return RowBatch(columns, np.zeros(n, np.int32), np.full(n, -1, np.int64), ["(a Ray Data block)"])
+    files, index = np.unique(np.asarray(paths, dtype=object).astype(str), return_inverse=True)
+    return RowBatch(columns, index.astype(np.int32), np.full(n, -1, np.int64), list(files))
+
+
+def attach_shard(learner, iterator, config, spaces) -> None:
+    """Runs where the Learner lives: keep its shard and the row handling (its pipeline decides the fast path)."""
+    learner._offline_shard = (ShardRows(iterator, config), RowHandler(config, spaces, learner))
+
+
+def detach_shard(learner) -> None:
+    learner._offline_shard = None
+
+
+def train_on_shard(learner, num_iters: Optional[int], timesteps: Dict[str, Any]) -> int:
+    """Runs where the Learner lives: `num_iters` updates on its shard's batches (None: until the pass ends)."""
+    shard, rows = learner._offline_shard
+    batch_rows = learner.config.train_batch_size_per_learner
+    shard.pass_ended, steps, done = False, 0, 0
+    while (done < num_iters) if num_iters else not shard.pass_ended:
+        update_input = rows.update_input(batch_rows, shard.next_rows)
+        n = _timesteps(update_input)
+        if n == 0:
+            break
+        learner.update(**update_input, timesteps=timesteps, num_epochs=1, minibatch_size=n,
+                       shuffle_batch_per_epoch=False, reduce_metrics=False)
+        steps, done = steps + n, done + 1
+        if num_iters is None and n < batch_rows:
+            break
+    return steps
+
+
+def _timesteps(update_input: Dict[str, Any]) -> int:
+    if "episodes" in update_input:
+        return sum(len(e) for e in update_input["episodes"])
+    batch = next(iter(update_input["batch"].values()))
+    mask = batch.get("loss_mask")
+    return int(mask.sum()) if mask is not None else len(next(iter(batch.values())))
+
+
+__all__ = ["RayDataOfflineData", "read_dataset", "attach_shard", "train_on_shard"]

@@ -1,0 +1,1 @@
+"""RLlib's `ray.rllib.examples.envs.classes.utils`: helpers of its example envs."""

@@ -1,0 +1,91 @@
+"""Where offline data lives: `input_` paths, globs, folders and URIs -> the parquet files to read; `output` -> the
+folder to write to. Files and folders whose names start with '.' or '_' are skipped, as pyarrow and Ray Data do
+(a file being written has a hidden name until it is complete)."""
+import glob
+import os
+from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
+
+from relayrl.offline.deps import require
+
+LOCAL_PREFIXES = ("local://", "file://")
+_GLOB_CHARS = set("*?[")
+
+
+def _filesystem(name_or_fs: Any, kwargs: Optional[Mapping] = None):
+    """The pyarrow filesystem of config.input_filesystem / output_filesystem (None: decided by each path)."""
+    if name_or_fs is None:
+        return None
+    fs = require("pyarrow.fs", "offline data")
+    if name_or_fs == "s3":
+        return fs.S3FileSystem(**dict(kwargs or {}))
+    if name_or_fs == "gcs":
+        return fs.GcsFileSystem(**dict(kwargs or {}))
+    return name_or_fs
+
+
+def split_location(location: str, filesystem=None) -> Tuple[Any, str]:
+    """(pyarrow filesystem, path) of a path or URI: 'local://' and 'file://' mean the local disk."""
+    fs = require("pyarrow.fs", "offline data")
+    if filesystem is not None:
+        return filesystem, location.split("://", 1)[-1] if "://" in location else location
+    for prefix in LOCAL_PREFIXES:
+        if location.startswith(prefix):
+            return fs.LocalFileSystem(), os.path.abspath(location[len(prefix):])
+    if "://" in location:
+        return fs.FileSystem.from_uri(location)
+    return fs.LocalFileSystem(), os.path.abspath(os.path.expanduser(location))
+
+
+def _hidden(relative_path: str) -> bool:
+    return any(part.startswith((".", "_")) for part in relative_path.replace("\\", "/").split("/") if part)
+
+
+def input_files(inputs: Union[str, Sequence[str]], *, filesystem=None,
+                filesystem_kwargs: Optional[Mapping] = None) -> Tuple[Any, List[str]]:
+    """(filesystem, sorted parquet files) named by `input_`; ValueError naming an input that matches nothing."""
+    pafs = require("pyarrow.fs", "reading offline data")
+    inputs = [inputs] if isinstance(inputs, str) else list(inputs)
+    chosen = _filesystem(filesystem, filesystem_kwargs)
+    files: List[str] = []
+    fs = None
+    for location in inputs:
+        loc_fs, path = split_location(location, chosen)
+        if fs is not None and type(loc_fs) is not type(fs):
+            raise ValueError(f"input_ mixes filesystems ({type(fs).__name__} and {type(loc_fs).__name__} for "
+                             f"{location!r}); read from one filesystem at a time.")
+        fs = loc_fs
+        if _GLOB_CHARS & set(path):
+            if not isinstance(fs, pafs.LocalFileSystem):
+                raise ValueError(f"input_ {location!r}: globs work on local paths only; list the files or give "
+                                 "their folder.")
+            matches = sorted(p for p in glob.glob(path, recursive=True) if os.path.isfile(p))
+            found = [p for p in matches if not _hidden(os.path.basename(p))]
+        else:
+            found = _files_at(fs, path, location)
+        if not found:
+            raise ValueError(f"input_ {location!r} matches no parquet file (looked for *.parquet files in "
+                             f"{path!r}).")
+        files.extend(found)
+    return fs, sorted(dict.fromkeys(files))
+
+
+def _files_at(fs, path: str, location: str) -> List[str]:
+    pafs = require("pyarrow.fs", "reading offline data")
+    info = fs.get_file_info(path)
+    if info.type == pafs.FileType.NotFound:
+        raise ValueError(f"input_ {location!r}: no such file or folder ({path}).")
+    if info.type == pafs.FileType.File:
+        return [path]
+    selector = pafs.FileSelector(path, recursive=True)
+    prefix = path.rstrip("/") + "/"
+    return [entry.path for entry in fs.get_file_info(selector)
+            if entry.type == pafs.FileType.File and entry.path.endswith(".parquet")
+            and not _hidden(entry.path[len(prefix):] if entry.path.startswith(prefix) else entry.base_name)]
+
+
+def output_location(output: str, *, filesystem=None, filesystem_kwargs: Optional[Mapping] = None) -> Tuple[Any, str]:
+    """(filesystem, folder) that `output` names."""
+    return split_location(output, _filesystem(filesystem, filesystem_kwargs))
+
+
+__all__ = ["input_files", "output_location", "split_location", "LOCAL_PREFIXES"]

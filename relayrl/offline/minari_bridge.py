@@ -1,0 +1,152 @@
+"""Minari (Farama's offline-RL dataset format) in and out.
+
+- Reading: `config.offline_data(input_="minari://<dataset id>")` (a dataset in the local Minari store, see
+  `minari.list_local_datasets()`, or "minari://<path to a dataset folder>"): its episodes become transition rows,
+  read like parquet rows (shuffled, checked against the spaces).
+- Recording: `config.offline_data(output="minari://<dataset id>")`: the EnvRunner's finished episodes go into a
+  new Minari dataset (created on the first write, extended on later ones). Minari writes one dataset from one
+  process, so this records with in-process EnvRunners only (num_env_runners=0, evaluation_num_env_runners=0).
+"""
+import os
+import warnings
+from typing import Any, List, Optional, Sequence
+
+import numpy as np
+
+from relayrl.core.columns import Columns
+from relayrl.offline.deps import require
+from relayrl.offline.reader import OfflineDataError, RowBatch
+
+MINARI_PREFIX = "minari://"
+
+
+def minari_dataset_ids(inputs: Any) -> List[str]:
+    """The Minari datasets `input_` names (all its entries must then be Minari datasets)."""
+    inputs = [inputs] if isinstance(inputs, str) else list(inputs)
+    ids = [i[len(MINARI_PREFIX):] for i in inputs if isinstance(i, str) and i.startswith(MINARI_PREFIX)]
+    if ids and len(ids) != len(inputs):
+        raise ValueError(f"input_ mixes Minari datasets and files ({inputs}); read one kind at a time.")
+    return ids
+
+
+def load_minari_dataset(dataset_id: str):
+    minari = require("minari", "reading Minari datasets")
+    if os.path.isdir(dataset_id):
+        return minari.MinariDataset(os.path.join(dataset_id, "data") if os.path.isdir(
+            os.path.join(dataset_id, "data")) else dataset_id)
+    try:
+        return minari.load_dataset(dataset_id)
+    except Exception as error:
+        raise ValueError(f"input_ 'minari://{dataset_id}': no such local Minari dataset ({error}). Local ones: "
+                         f"{sorted(minari.list_local_datasets())}; download with `minari download {dataset_id}`.") \
+            from None
+
+
+class MinariEpisodes:
+    """The row source (see reader.RowStream) of Minari datasets: each episode's steps as transition rows."""
+
+    def __init__(self, dataset_ids: Sequence[str]):
+        self.files = [MINARI_PREFIX + d for d in dataset_ids]
+        self._datasets = [load_minari_dataset(d) for d in dataset_ids]
+        self._episodes = [(k, int(i)) for k, ds in enumerate(self._datasets) for i in ds.episode_indices]
+        self.num_rows = sum(int(ds.total_steps) for ds in self._datasets)
+        if not self._episodes or self.num_rows == 0:
+            raise OfflineDataError(f"the Minari dataset(s) {dataset_ids} hold no steps.")
+
+    def chunks(self, rng=None):
+        order = list(self._episodes)
+        if rng is not None:
+            rng.shuffle(order)
+        for dataset, index in order:
+            episode = next(iter(self._datasets[dataset].iterate_episodes([index])))
+            yield self._rows(dataset, episode)
+
+    def _rows(self, dataset: int, episode) -> RowBatch:
+        observations = episode.observations
+        if isinstance(observations, (dict, tuple)):
+            raise OfflineDataError(f"{self.files[dataset]}: episode {episode.id} has Dict/Tuple observations; "
+                                   "relayrl reads Minari datasets with Box or Discrete observations.")
+        n = len(episode.rewards)
+        columns = {
+            Columns.EPS_ID: np.full(n, f"{self.files[dataset]}#{episode.id}", dtype=object),
+            Columns.OBS: np.asarray(observations[:-1]),
+            Columns.NEXT_OBS: np.asarray(observations[1:]),
+            Columns.ACTIONS: np.asarray(episode.actions),
+            Columns.REWARDS: np.asarray(episode.rewards),
+            Columns.TERMINATEDS: np.asarray(episode.terminations, dtype=bool),
+            Columns.TRUNCATEDS: np.asarray(episode.truncations, dtype=bool),
+        }
+        return RowBatch(columns, np.full(n, dataset, dtype=np.int32), np.arange(n, dtype=np.int64), self.files)
+
+
+class MinariWriter:
+    """Writes finished single-agent episodes into a Minari dataset (created on the first write)."""
+
+    def __init__(self, dataset_id: str, *, env_spec=None, observation_space=None, action_space=None):
+        self.dataset_id = dataset_id
+        self._env_spec = env_spec
+        self._spaces = (observation_space, action_space)
+        self._dataset = None
+        self._ongoing = {}  # episode id -> its chunks so far (truncate_episodes mode hands out chunks)
+
+    def _finished(self, episodes) -> list:
+        """The chunks of each episode that ended (chunks of ongoing ones wait; the episodes are not changed)."""
+        done = []
+        for chunk in episodes:
+            if not len(chunk):
+                continue
+            chunks = self._ongoing.pop(chunk.id_, []) + [chunk]
+            if chunk.is_terminated or chunk.is_truncated:
+                done.append(chunks)
+            else:
+                self._ongoing[chunk.id_] = chunks
+        return done
+
+    def write(self, episodes) -> int:
+        """Add the episodes that ended; returns how many steps were written."""
+        minari = require("minari", "recording into a Minari dataset")
+        from minari.data_collector import EpisodeBuffer
+
+        buffers = [_buffer(e, EpisodeBuffer) for e in self._finished(episodes)]
+        if not buffers:
+            return 0
+        if self._dataset is None:
+            obs_space, act_space = self._spaces
+            try:
+                with warnings.catch_warnings():  # Minari's reminders to fill in author, permalink, ... metadata
+                    warnings.simplefilter("ignore", UserWarning)
+                    self._dataset = minari.create_dataset_from_buffers(
+                        self.dataset_id, buffers, env=self._env_spec, algorithm_name="relayrl",
+                        observation_space=obs_space, action_space=act_space,
+                        description="Episodes recorded by relayrl's EnvRunners (config.offline_data(output=...)).")
+            except ValueError as error:
+                raise ValueError(f"output 'minari://{self.dataset_id}': {error} (pick a new dataset id, or delete "
+                                 f"the old one: minari.delete_dataset({self.dataset_id!r})).") from None
+        else:
+            self._dataset.update_dataset_from_buffer(buffers)
+        return sum(len(b.rewards) for b in buffers)
+
+    def close(self) -> None:
+        """Episodes still going when the EnvRunner stops are not written (Minari holds whole episodes)."""
+        self._ongoing = {}
+
+
+def _buffer(chunks, buffer_class):
+    """One Minari episode from an episode's chunks (each chunk's last observation is the next one's first)."""
+    observations = np.concatenate([np.asarray(c.get_observations())[:-1] for c in chunks]
+                                  + [np.asarray(chunks[-1].get_observations())[-1:]])
+    n, last = len(observations) - 1, chunks[-1]
+    return buffer_class(observations=observations, actions=np.concatenate([np.asarray(c.get_actions()) for c in chunks]),
+                        rewards=[float(r) for c in chunks for r in c.get_rewards()],
+                        terminations=[False] * (n - 1) + [bool(last.is_terminated)],
+                        truncations=[False] * (n - 1) + [bool(last.is_truncated)])
+
+
+def minari_output_id(output: Optional[str]) -> Optional[str]:
+    if isinstance(output, str) and output.startswith(MINARI_PREFIX):
+        return output[len(MINARI_PREFIX):]
+    return None
+
+
+__all__ = ["MINARI_PREFIX", "MinariEpisodes", "MinariWriter", "minari_dataset_ids", "minari_output_id",
+           "load_minari_dataset"]

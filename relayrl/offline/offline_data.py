@@ -1,0 +1,160 @@
+"""`OfflineData`: the embedded path from `input_` to Learner updates (one reader, this process).
+
+`sample(n)` reads the next n timesteps (rows, or steps of episode rows), checks them against the spaces, and maps
+them with the OfflinePreLearner to the Learner's update input. With remote Learners and Ray Data, each Learner
+reads its own shard instead (relayrl/distributed/offline_ray_data.py) with the same row handling (RowHandler).
+"""
+import logging
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+
+from relayrl.core.columns import Columns
+from relayrl.offline import row_checks
+from relayrl.offline.episode_rows import ITEM_COLUMN, EpisodeRowError, decode_episode_state, episode_from_state
+from relayrl.offline.files import input_files
+from relayrl.offline.prelearner import EpisodeBatcher, OfflinePreLearner
+from relayrl.offline.reader import OfflineDataError, ParquetFiles, RowBatch, RowStream
+
+logger = logging.getLogger("relayrl")
+
+_TRANSITION_COLUMNS = (Columns.OBS, Columns.ACTIONS, Columns.REWARDS)
+_EPISODE_ROWS_PER_READ = 32
+
+
+def shuffle_rows(config) -> int:
+    """Rows the reader shuffles among: iter_batches_kwargs' local_shuffle_buffer_size, else shuffle_buffer_size
+    ('auto': max(16 train batches, 4096))."""
+    local = (config.iter_batches_kwargs or {}).get("local_shuffle_buffer_size")
+    if local is not None:
+        return int(local)
+    size = config.shuffle_buffer_size
+    if size == "auto":
+        return max(16 * config.train_batch_size_per_learner, 4096)
+    return int(size)
+
+
+def required_columns(config) -> Tuple[str, ...]:
+    """Columns every file must hold (after input_read_schema's renames)."""
+    if config.input_read_episodes:
+        return (ITEM_COLUMN,)
+    needed = _TRANSITION_COLUMNS if config.ignore_final_observation else _TRANSITION_COLUMNS + (Columns.NEXT_OBS,)
+    return needed
+
+
+def reader_renames(config) -> Dict[str, str]:
+    """{column in the files: RLlib's column} from input_read_schema ({RLlib's column: column in the files})."""
+    return {theirs: ours for ours, theirs in config.input_read_schema.items()}
+
+
+class RowHandler:
+    """Rows -> the Learner's update input: checks, decompression, the pre-learner; episode rows -> episodes."""
+
+    def __init__(self, config, spaces, learner=None):
+        self.config = config
+        self.spaces = spaces
+        self.prelearner = (config.prelearner_class or OfflinePreLearner)(config=config, spaces=spaces, learner=learner)
+        self._episodes = EpisodeBatcher()
+
+    def transitions(self, rows: RowBatch) -> Dict[str, Any]:
+        cfg = self.config
+        obs_space, act_space = self.spaces
+        row_checks.decompress(rows, cfg.input_compress_columns)
+        columns = rows.columns
+        if Columns.TERMINATEDS not in columns:
+            if "dones" not in columns:
+                raise OfflineDataError(f"offline data: {rows.where(0)}: no column 'terminateds' (nor RLlib's old "
+                                       "'dones'); name yours with input_read_schema={'terminateds': '...'}.")
+            columns[Columns.TERMINATEDS] = columns["dones"]
+        if Columns.TRUNCATEDS not in columns:
+            columns[Columns.TRUNCATEDS] = np.zeros(len(rows), bool)
+        if cfg.ignore_final_observation or Columns.NEXT_OBS not in columns:
+            columns[Columns.NEXT_OBS] = np.zeros_like(columns[Columns.OBS])
+        if obs_space is not None:
+            row_checks.conform_observations(rows, Columns.OBS, obs_space)
+            row_checks.conform_observations(rows, Columns.NEXT_OBS, obs_space)
+        if act_space is not None:
+            row_checks.conform_actions(rows, act_space)
+        row_checks.conform_rewards_and_flags(rows)
+        return self.prelearner(columns)
+
+    def episodes(self, rows: RowBatch) -> list:
+        obs_space, act_space = self.spaces
+        episodes = []
+        for i, blob in enumerate(rows.columns[ITEM_COLUMN]):
+            try:
+                episodes.append(episode_from_state(decode_episode_state(blob), obs_space, act_space))
+            except EpisodeRowError as error:
+                raise OfflineDataError(f"offline data: {rows.where(i)}, column 'item': the episode {error}.") from None
+        return episodes
+
+    def episode_batch(self, num_timesteps: int, next_rows) -> Dict[str, Any]:
+        """Exactly `num_timesteps` steps of episode rows; `next_rows(n)` reads n more rows."""
+        rows_per_read = self.config.input_read_batch_size or _EPISODE_ROWS_PER_READ
+        return {"episodes": self._episodes.batch(num_timesteps, lambda: self.episodes(next_rows(rows_per_read)))}
+
+    def update_input(self, num_timesteps: int, next_rows) -> Dict[str, Any]:
+        """The Learner's update input for `num_timesteps` timesteps read with `next_rows(n)`."""
+        if self.config.input_read_episodes:
+            return self.episode_batch(num_timesteps, next_rows)
+        return self.transitions(next_rows(num_timesteps))
+
+
+def make_reader(config) -> RowStream:
+    """The embedded reader of config.input_: parquet files, or a Minari dataset ('minari://<id>')."""
+    from relayrl.offline.minari_bridge import MinariEpisodes, minari_dataset_ids
+
+    dataset_ids = minari_dataset_ids(config.input_)
+    if dataset_ids:
+        if config.input_read_episodes:
+            raise ValueError("Minari datasets are read as transition rows: set input_read_episodes=False.")
+        source = MinariEpisodes(dataset_ids)
+    else:
+        filesystem, files = input_files(config.input_, filesystem=config.input_filesystem,
+                                        filesystem_kwargs=config.input_filesystem_kwargs)
+        source = ParquetFiles(filesystem, files, required=required_columns(config), rename=reader_renames(config),
+                              columns=(config.input_read_method_kwargs or {}).get("columns"))
+    return RowStream(source, shuffle_rows=shuffle_rows(config), seed=config.seed,
+                     materialize=config.materialize_data)
+
+
+class OfflineData:
+    """The embedded reader and row handling of an offline algorithm (RLlib's `OfflineData`)."""
+
+    _RAY_DATA_ONLY = ("map_batches_kwargs", "input_read_method_kwargs", "iter_batches_kwargs")
+
+    def __init__(self, config, spaces, learner=None):
+        self.config = config
+        self.reader = make_reader(config)
+        self.rows = RowHandler(config, spaces, learner)
+        self._warn_unused(config)
+
+    def _warn_unused(self, config) -> None:
+        unused = {name: dict(getattr(config, name)) for name in self._RAY_DATA_ONLY if getattr(config, name)}
+        unused.get("input_read_method_kwargs", {}).pop("columns", None)
+        unused.get("iter_batches_kwargs", {}).pop("local_shuffle_buffer_size", None)
+        unused = {k: v for k, v in unused.items() if v}
+        if unused:
+            logger.warning("offline data is read embedded (pyarrow): %s tune Ray Data, which reads only with "
+                           "input_reader='ray_data' or remote Learners; they have no effect here.", unused)
+
+    @property
+    def num_rows(self) -> int:
+        return self.reader.num_rows
+
+    def sample(self, num_timesteps: int) -> Dict[str, Any]:
+        """The Learner's update input for the next `num_timesteps` timesteps."""
+        return self.rows.update_input(num_timesteps, self.reader.next_batch)
+
+    def update_learners(self, learner_group, *, num_iters: Optional[int], timesteps, on_update) -> int:
+        """`num_iters` updates (None: 1), each on train_batch_size_per_learner timesteps per Learner read here (the
+        LearnerGroup shards them over remote Learners); `on_update(n)` after each. Returns the timesteps trained."""
+        n = self.config.train_batch_size_per_learner * max(learner_group.num_learners, 1)
+        for _ in range(num_iters or 1):
+            learner_group.update(**self.sample(n), timesteps=timesteps(), num_epochs=1, minibatch_size=n,
+                                 shuffle_batch_per_epoch=False, reduce_metrics=False)
+            on_update(n)
+        return n * (num_iters or 1)
+
+
+__all__ = ["OfflineData", "RowHandler", "make_reader", "shuffle_rows", "required_columns", "reader_renames"]

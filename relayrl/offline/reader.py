@@ -1,0 +1,219 @@
+"""The embedded reader: parquet files -> batches of rows (numpy columns), streaming, shuffled.
+
+Memory holds the shuffle pool and one record batch of one file, never the dataset (unless materialize_data):
+files are opened one after the other, each read record batch by record batch. Each pass over the files takes
+them in a new order (shuffling on); rows mix in a pool of `shuffle_rows` rows that is permuted whenever it is
+refilled. Every row keeps its origin (file, row in the file), so a bad value is reported where it is.
+"""
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+from relayrl.offline.arrow_columns import ColumnTypeError, column_to_numpy
+from relayrl.offline.deps import require
+
+
+_READ_ROWS = 4096  # rows per record batch read from a file
+
+
+class OfflineDataError(ValueError):
+    """Bad offline data: the message names the file (and the row and column where one is at fault)."""
+
+
+@dataclass
+class RowBatch:
+    """Rows from the files: {column: array with the rows first}, and where each row came from."""
+
+    columns: Dict[str, np.ndarray]
+    file_index: np.ndarray  # per row: index into `files`
+    row_in_file: np.ndarray  # per row: its row number in that file (0-based)
+    files: Sequence[str]
+
+    def __len__(self) -> int:
+        return len(self.file_index)
+
+    def where(self, i: int) -> str:
+        """'file F, row R' of this batch's row i (row numbers are unknown (-1) for rows read through Ray Data)."""
+        row = int(self.row_in_file[i])
+        return f"file {self.files[int(self.file_index[i])]}" + (f", row {row}" if row >= 0 else "")
+
+    def take(self, indices) -> "RowBatch":
+        return RowBatch({k: v[indices] for k, v in self.columns.items()}, self.file_index[indices],
+                        self.row_in_file[indices], self.files)
+
+
+def concatenate(batches: List[RowBatch]) -> RowBatch:
+    if len(batches) == 1:
+        return batches[0]
+    first = batches[0]
+    return RowBatch({k: np.concatenate([b.columns[k] for b in batches]) for k in first.columns},
+                    np.concatenate([b.file_index for b in batches]), np.concatenate([b.row_in_file for b in batches]),
+                    first.files)
+
+
+def shuffled_concatenate(batches: List[RowBatch], rng) -> RowBatch:
+    """The batches' rows in a random order: each row is copied once, straight to its new place."""
+    total = sum(len(b) for b in batches)
+    places = rng.permutation(total)
+
+    def scatter(parts):
+        out = np.empty((total,) + parts[0].shape[1:], dtype=np.result_type(*parts))
+        start = 0
+        for part in parts:
+            out[places[start:start + len(part)]] = part
+            start += len(part)
+        return out
+
+    first = batches[0]
+    return RowBatch({k: scatter([b.columns[k] for b in batches]) for k in first.columns},
+                    scatter([b.file_index for b in batches]), scatter([b.row_in_file for b in batches]), first.files)
+
+
+class RowStream:
+    """An endless stream of row batches from `source` (an object with `num_rows` and `chunks(rng)`: the RowBatch
+    chunks of one pass), pass after pass: batches come out of a pool of `shuffle_rows` rows, permuted whenever it
+    is refilled (0: no shuffling); with `materialize` all rows are read into memory once."""
+
+    def __init__(self, source, *, shuffle_rows: int = 0, seed: Optional[int] = None, materialize: bool = False):
+        self.source = source
+        self._shuffle_rows = int(shuffle_rows)
+        self._rng = np.random.default_rng(seed)
+        self.num_rows = source.num_rows
+        self.passes = 0  # completed passes over the source
+        self._chunks = self._stream()
+        self._pool: Optional[RowBatch] = None
+        self._pool_start = 0
+        self._memory: Optional[RowBatch] = self._read_all() if materialize else None
+
+    def _stream(self):
+        while True:
+            yield from self.source.chunks(self._rng if self._shuffle_rows else None)
+            self.passes += 1
+
+    def _read_all(self) -> RowBatch:
+        chunks, seen = [], 0
+        while seen < self.num_rows:
+            chunk = next(self._chunks)
+            chunks.append(chunk)
+            seen += len(chunk)
+        return concatenate(chunks)
+
+    def next_batch(self, num_rows: int) -> RowBatch:
+        """The next `num_rows` rows (the stream goes on into the next pass when this one ends)."""
+        if self._memory is not None:
+            indices = self._rng.integers(0, len(self._memory), num_rows) if self._shuffle_rows else \
+                (np.arange(num_rows) + self._pool_start) % len(self._memory)
+            self._pool_start = (self._pool_start + num_rows) % len(self._memory)
+            return self._memory.take(indices)
+        low_water = max(self._shuffle_rows // 2, num_rows)
+        if self._pool is None or len(self._pool) - self._pool_start < low_water:
+            self._refill(num_rows)
+        batch = self._pool.take(slice(self._pool_start, self._pool_start + num_rows))
+        self._pool_start += num_rows
+        return batch
+
+    def _refill(self, num_rows: int) -> None:
+        """Top the pool up to `shuffle_rows` (at least one batch) of rows and permute it (when shuffling)."""
+        rest = [] if self._pool is None or self._pool_start >= len(self._pool) else [
+            self._pool.take(slice(self._pool_start, None))]
+        have = sum(len(r) for r in rest)
+        target = max(self._shuffle_rows, num_rows)
+        while have < target:
+            chunk = next(self._chunks)
+            rest.append(chunk)
+            have += len(chunk)
+        pool = shuffled_concatenate(rest, self._rng) if self._shuffle_rows else concatenate(rest)
+        self._pool, self._pool_start = pool, 0
+
+
+class ParquetFiles:
+    """The row source of parquet `files`, read with pyarrow.
+
+    `required`: columns every file must have (after `rename`, {file column: RLlib column}); `columns`: read only
+    these (None: all). Every file's footer is read once up front (its columns checked, its rows counted) and kept.
+    """
+
+    def __init__(self, filesystem, files: Sequence[str], *, required: Sequence[str] = (),
+                 rename: Optional[Dict[str, str]] = None, columns: Optional[Sequence[str]] = None):
+        self._pq = require("pyarrow.parquet", "reading offline data")
+        self.filesystem = filesystem
+        self.files = list(files)
+        self._rename = dict(rename or {})
+        self._required = list(required)
+        self._columns = None if columns is None else list(columns)
+        self._metadata = [self._open(index).metadata for index in range(len(self.files))]  # footers, read once
+        self.num_rows = sum(metadata.num_rows for metadata in self._metadata)
+        if self.num_rows == 0:
+            raise OfflineDataError(f"the offline dataset is empty: its {len(self.files)} file(s) hold no rows "
+                                   f"(first: {self.files[0]}).")
+
+    def _open(self, index: int, metadata=None):
+        """The file as a pyarrow ParquetFile (its footer read, or the one read before), its columns checked."""
+        path = self.files[index]
+        try:
+            parquet = self._pq.ParquetFile(self.filesystem.open_input_file(path), metadata=metadata)
+        except Exception as error:
+            raise OfflineDataError(f"file {path} is not a readable parquet file ({type(error).__name__}: {error}); "
+                                   "it may be truncated (a writer stopped mid-file) or not parquet: remove it "
+                                   "or re-record it.") from None
+        if metadata is None:
+            self._check_schema(index, parquet.schema_arrow)
+        return parquet
+
+    def _check_schema(self, index: int, schema) -> None:
+        names = [self._rename.get(name, name) for name in schema.names]
+        missing = [c for c in self._required if c not in names]
+        if missing:
+            renames = {v: k for k, v in self._rename.items()}
+            raise OfflineDataError(
+                f"file {self.files[index]} has no column {', '.join(repr(renames.get(c, c)) for c in missing)} "
+                f"(its columns: {schema.names}). Name your columns in config.offline_data(input_read_schema="
+                "{'obs': 'your_obs_column', ...}), or, for episode rows, set input_read_episodes=True.")
+
+    def chunks(self, rng=None):
+        """The RowBatch chunks of one pass (files in a random order when `rng` is given)."""
+        order = list(range(len(self.files)))
+        if rng is not None:
+            rng.shuffle(order)
+        for index in order:
+            for columns, first in self._file_chunks(index):
+                n = len(next(iter(columns.values()))) if columns else 0
+                if n:
+                    yield RowBatch(columns, np.full(n, index, dtype=np.int32),
+                                   np.arange(first, first + n, dtype=np.int64), self.files)
+
+    def _file_chunks(self, index: int):
+        """(numpy columns, first row) per record batch of one file."""
+        parquet = self._open(index, self._metadata[index])
+        columns = self._file_columns(parquet.schema_arrow)
+        first = 0
+        try:
+            for record_batch in parquet.iter_batches(batch_size=_READ_ROWS, columns=columns, use_threads=False):
+                yield self._to_numpy(index, record_batch), first
+                first += record_batch.num_rows
+        except OfflineDataError:
+            raise
+        except Exception as error:
+            raise OfflineDataError(f"file {self.files[index]}: reading failed after row {first} "
+                                   f"({type(error).__name__}: {error}); the file may be truncated or corrupt: "
+                                   "remove it or re-record it.") from None
+
+    def _file_columns(self, schema) -> Optional[List[str]]:
+        if self._columns is None:
+            return None
+        return [name for name in schema.names if self._rename.get(name, name) in self._columns]
+
+    def _to_numpy(self, index: int, record_batch) -> Dict[str, np.ndarray]:
+        out = {}
+        schema = record_batch.schema
+        for i, name in enumerate(schema.names):
+            try:
+                out[self._rename.get(name, name)] = column_to_numpy(record_batch.column(i), schema.field(i),
+                                                                    record_batch.num_rows)
+            except ColumnTypeError as error:
+                raise OfflineDataError(f"file {self.files[index]}, column {name!r}: {error}.") from None
+        return out
+
+
+__all__ = ["RowStream", "ParquetFiles", "RowBatch", "OfflineDataError", "concatenate"]

@@ -1,0 +1,198 @@
+"""Learning from recorded data (slow; fixed seeds; budgets measured on the development machine, docs/offline.md):
+
+- 50k CartPole-v1 steps recorded from a PPO policy trained to a mean return >= 450 (its greedy actions); BC and
+  MARWIL reach an evaluation mean return of 400 within 400 updates of 256 rows;
+- PPO fine-tuning BC's weights (400 updates) reaches a mean return of 450 in fewer env steps than PPO from scratch;
+- the same BC run through Ray Data with 2 remote Learners (local cluster) reaches the bar in the same budget;
+- 10k Pendulum-v1 steps recorded from a SAC run (all its samples, early and late); CQL reaches an evaluation
+  mean return of -400 within 1500 updates.
+
+The datasets are made once per session (tmp dir).
+"""
+import numpy as np
+import pytest
+
+from relayrl import BCConfig, CQLConfig, MARWILConfig, PPOConfig, SACConfig
+from relayrl.core.columns import Columns
+from relayrl.offline.files import input_files
+from relayrl.offline.reader import ParquetFiles, RowStream
+from relayrl.testing.learning import record_policy
+
+pytestmark = pytest.mark.slow
+
+EXPERT_STEPS = 50_000
+UPDATES_PER_ITERATION = 20
+
+
+def _ppo_config(seed=0):
+    return PPOConfig().environment("CartPole-v1").debugging(seed=seed, logger_config={"type": "none"})
+
+
+def _train_ppo(algo, target: float, budget: int):
+    """Train until the mean return reaches `target` (or `budget` env steps); returns (return, env steps)."""
+    while True:
+        result = algo.train()
+        ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
+        if ret >= target or steps >= budget:
+            return ret, steps
+
+
+def _returns_of_finished_episodes(folder: str) -> np.ndarray:
+    fs, files = input_files(folder)
+    source = ParquetFiles(fs, files)
+    rows = RowStream(source).next_batch(source.num_rows).columns
+    totals, done = {}, set()
+    for eps_id, reward, term, trunc in zip(rows[Columns.EPS_ID], rows[Columns.REWARDS], rows[Columns.TERMINATEDS],
+                                           rows[Columns.TRUNCATEDS]):
+        totals[eps_id] = totals.get(eps_id, 0.0) + reward
+        if term or trunc:
+            done.add(eps_id)
+    return np.array([totals[i] for i in done])
+
+
+@pytest.fixture(scope="session")
+def expert_cartpole(tmp_path_factory):
+    """(folder of 50k recorded expert steps, PPO's env steps from scratch to a mean return of 450)."""
+    algo = _ppo_config().build_algo()
+    try:
+        ret, scratch_steps = _train_ppo(algo, 450.0, 300_000)
+        assert ret >= 450.0
+        weights = algo.learner_group.get_weights()
+    finally:
+        algo.stop()
+    folder = tmp_path_factory.mktemp("expert_cartpole")
+    record_policy(_ppo_config(), weights, str(folder), EXPERT_STEPS)
+    returns = _returns_of_finished_episodes(str(folder))
+    assert returns.mean() >= 450.0, returns.mean()
+    return str(folder), scratch_steps
+
+
+def _offline_config(config_class, data, **kwargs):
+    return (config_class().environment("CartPole-v1")
+            .offline_data(input_=data, dataset_num_iters_per_learner=UPDATES_PER_ITERATION, **kwargs)
+            .evaluation(evaluation_interval=1, evaluation_duration=10,
+                        evaluation_config={"explore": False, "metrics_num_episodes_for_smoothing": 10})
+            .debugging(seed=0, logger_config={"type": "none"}))
+
+
+def _train_to(config, target: float, max_updates: int, *, go_on: bool = False):
+    """Train until the evaluation's mean return (last 10 greedy episodes) reaches `target` (with `go_on`: for all
+    `max_updates`); returns (the algorithm, the best return, the updates it took to reach `target` or None). The
+    caller stops the algorithm."""
+    algo = config.build_algo()
+    updates, best, reached = 0, float("-inf"), None
+    while updates < max_updates and (go_on or best < target):
+        result = algo.train()
+        updates += UPDATES_PER_ITERATION
+        best = max(best, result["evaluation"]["env_runners"]["episode_return_mean"])
+        if reached is None and best >= target:
+            reached = updates
+    return algo, best, reached
+
+
+@pytest.fixture(scope="session")
+def bc_weights(expert_cartpole):
+    """BC with PPO's network (PPO fine-tunes these weights) for 400 updates: (weights, updates it took to reach 400)."""
+    config = _offline_config(BCConfig, expert_cartpole[0]).rl_module(model_config=PPOConfig().model_config)
+    algo, best, reached = _train_to(config, 400.0, 400, go_on=True)
+    try:
+        return algo.learner_group.get_weights(), reached
+    finally:
+        algo.stop()
+
+
+def test_bc_reaches_400(bc_weights):
+    assert bc_weights[1] is not None and bc_weights[1] <= 400
+
+
+def test_marwil_reaches_400(expert_cartpole):
+    algo, best, reached = _train_to(_offline_config(MARWILConfig, expert_cartpole[0]), 400.0, 400)
+    algo.stop()
+    assert reached is not None, best
+
+
+def test_bc_then_ppo_reaches_450_in_fewer_env_steps_than_ppo_from_scratch(expert_cartpole, bc_weights):
+    """RLlib's train_w_bc_finetune_w_ppo.py flow: BC's module is PPO's, so PPO starts from BC's policy."""
+    scratch_steps = expert_cartpole[1]
+    algo = _ppo_config().build_algo()
+    try:
+        algo.learner_group.set_weights(bc_weights[0])
+        algo.sync_weights()
+        ret, steps = _train_ppo(algo, 450.0, scratch_steps)
+    finally:
+        algo.stop()
+    assert ret >= 450.0 and steps < scratch_steps, (ret, steps, scratch_steps)
+
+
+def test_bc_through_ray_data_with_two_remote_learners(expert_cartpole, bc_weights):
+    """The embedded BC run's result, read through Ray Data by 2 Learner actors (DDP, each its own shard)."""
+    import ray
+
+    ray.init(address="local", num_cpus=4, include_dashboard=False)  # 2 Learners + the Ray Data read tasks
+    try:
+        config = (_offline_config(BCConfig, expert_cartpole[0]).learners(num_learners=2)
+                  .rl_module(model_config=PPOConfig().model_config))
+        algo, best, reached = _train_to(config, 400.0, 400)
+        algo.stop()
+    finally:
+        ray.shutdown()
+    assert reached is not None, (best, "embedded reached 400 after", bc_weights[1])
+
+
+@pytest.fixture(scope="session")
+def sac_pendulum(tmp_path_factory):
+    """Every step of a 10k-step SAC run on Pendulum-v1 (random, improving and good episodes)."""
+    folder = tmp_path_factory.mktemp("sac_pendulum")
+    algo = (SACConfig().environment("Pendulum-v1").offline_data(output=str(folder), output_write_episodes=False)
+            .debugging(seed=0, logger_config={"type": "none"}).build_algo())
+    try:
+        while algo.train()["num_env_steps_sampled_lifetime"] < 10_000:
+            pass
+    finally:
+        algo.stop()
+    return str(folder)
+
+
+def test_cql_reaches_minus_400(sac_pendulum):
+    config = (CQLConfig().environment("Pendulum-v1")
+              .offline_data(input_=sac_pendulum, dataset_num_iters_per_learner=100)
+              .training(train_batch_size_per_learner=128, bc_iters=0, min_q_weight=1.0, actor_lr=1e-3,
+                        critic_lr=3e-3, alpha_lr=3e-3, tau=0.05)
+              .rl_module(model_config={"fcnet_hiddens": [64, 64]})
+              .evaluation(evaluation_interval=1, evaluation_duration=5,
+                          evaluation_config={"explore": False, "metrics_num_episodes_for_smoothing": 5})
+              .debugging(seed=0, logger_config={"type": "none"}))
+    algo = config.build_algo()
+    try:
+        updates, ret = 0, float("-inf")
+        while updates < 1500 and ret < -400.0:
+            ret = algo.train()["evaluation"]["env_runners"]["episode_return_mean"]
+            updates += 100
+    finally:
+        algo.stop()
+    assert ret >= -400.0, (ret, updates)
+
+
+def test_remote_env_runners_record_too(tmp_path):
+    """Recording from EnvRunner actors: each writes its own run-<worker index>-* files."""
+    import ray
+
+    ray.init(address="local", num_cpus=2, include_dashboard=False)
+    try:
+        config = (PPOConfig().environment("CartPole-v1").env_runners(num_env_runners=2, num_envs_per_env_runner=1)
+                  .training(train_batch_size=200, minibatch_size=100, num_epochs=1)
+                  .offline_data(output=str(tmp_path), output_write_episodes=False)
+                  .debugging(seed=0, logger_config={"type": "none"}))
+        algo = config.build_algo()
+        try:
+            sampled = algo.train()["num_env_steps_sampled_lifetime"]
+        finally:
+            algo.stop()  # the actors write what they hold when they stop
+    finally:
+        ray.shutdown()
+    files = sorted(tmp_path.rglob("*.parquet"))
+    workers = {f.parent.name.split("-")[1] for f in files}
+    assert workers == {"000001", "000002"}
+    import pyarrow.parquet as pq
+
+    assert sum(pq.read_metadata(f).num_rows for f in files) == sampled
