@@ -8,9 +8,13 @@ flags, action logits and log-probs, eps_id strings), written the way relayrl's r
 with pyarrow, iterate its record batches, turn every column into a numpy array (tensor columns flattened and
 reshaped). relayrl's reader does that and more: it checks each file's columns up front, keeps each row's origin
 (file and row, for error messages) and streams the rows through its shuffle pool into 256-row batches, in order
-(`shuffle 0`) and shuffled (its default, 'auto': a 4096-row pool, files in a new order each pass). Rounds
-alternate (plain, relayrl in order, relayrl shuffled) in one process; each reads every row once. One RESULT line
-with the median rows/s of each and the ratios to the plain loop (goal >= 0.8).
+(`shuffle 0`) and shuffled (its default, 'auto': a 4096-row pool, files in a new order each pass). The shuffled
+reads are also compared with the plain loop doing the same shuffle (files in a random order, a 4096-row pool
+topped up at half and permuted with numpy, 256-row batches). Rounds alternate (plain, plain shuffled, relayrl in
+order, relayrl shuffled) in one process; each reads every row once, and rates are rows per second of the
+process's CPU time (`--clock wall` for wall-clock time; on a shared, loaded machine CPU time swings much less).
+One RESULT line with the median rows/s of each and the ratios: relayrl in order against the plain loop,
+relayrl shuffled against the plain shuffled loop (goal >= 0.8 each) and against the plain in-order loop.
 """
 import argparse
 import json
@@ -45,11 +49,11 @@ def write_files(folder: pathlib.Path, rows: int, rows_per_file: int) -> None:
         pq.write_table(pa.Table.from_arrays(arrays, schema=pa.schema(fields)), folder / f"part-{start:09d}.parquet")
 
 
-def plain_pyarrow(files) -> int:
+def _numpy_batches(files):
+    """The plain loop's reads: each file's record batches, every column as a numpy array."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows = 0
     for path in files:
         for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
             columns = {}
@@ -58,8 +62,26 @@ def plain_pyarrow(files) -> int:
                     columns[name] = column.flatten().to_numpy().reshape(len(column), -1)
                 else:
                     columns[name] = column.to_numpy(zero_copy_only=False)
-            rows += batch.num_rows
-    return rows
+            yield columns, batch.num_rows
+
+
+def plain_pyarrow(files) -> int:
+    return sum(rows for _, rows in _numpy_batches(files))
+
+
+def plain_pyarrow_shuffled(files, pool_rows: int = 4096, batch_rows: int = 256) -> int:
+    """The same shuffled reads as relayrl's default, written plainly: files in a random order, a pool topped up
+    with the next record batch whenever it falls below half of `pool_rows` and permuted, 256-row batches out."""
+    rng = np.random.default_rng(0)
+    pool, start, size, rows = {}, 0, 0, 0
+    for columns, n in _numpy_batches([files[i] for i in rng.permutation(len(files))]):
+        perm = rng.permutation(size - start + n)
+        pool = {k: np.concatenate([pool[k][start:], v])[perm] if pool else v[perm] for k, v in columns.items()}
+        start, size = 0, len(perm)
+        while size - start >= max(pool_rows // 2, batch_rows):
+            out = {k: v[start:start + batch_rows] for k, v in pool.items()}
+            start, rows = start + batch_rows, rows + len(out["obs"])
+    return rows + size - start
 
 
 def relayrl_reader(folder, total: int, shuffle_rows) -> int:
@@ -79,24 +101,30 @@ def main(argv=None) -> dict:
     parser.add_argument("--rows", type=int, default=400_000)
     parser.add_argument("--rows-per-file", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
     args = parser.parse_args(argv)
     folder = pathlib.Path(tempfile.mkdtemp(prefix="relayrl_read_"))
     write_files(folder, args.rows, args.rows_per_file)
     files = sorted(str(p) for p in folder.glob("*.parquet"))
     readers = {"plain_pyarrow": lambda: plain_pyarrow(files),
+               "plain_pyarrow_shuffled": lambda: plain_pyarrow_shuffled(files),
                "relayrl_in_order": lambda: relayrl_reader(folder, args.rows, 0),
                "relayrl_shuffled": lambda: relayrl_reader(folder, args.rows, 4096)}
     rates = {name: [] for name in readers}
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     for _ in range(args.rounds):
         for name, read in readers.items():
-            start = time.perf_counter()
+            start = clock()
             rows = read()
-            rates[name].append(rows / (time.perf_counter() - start))
+            rates[name].append(rows / (clock() - start))
     medians = {name: statistics.median(values) for name, values in rates.items()}
     result = {f"{name}_rows_per_s": round(value) for name, value in medians.items()}
-    result.update({f"{name}_vs_plain": round(medians[name] / medians["plain_pyarrow"], 2)
-                   for name in ("relayrl_in_order", "relayrl_shuffled")})
-    result.update({"rows": args.rows, "rows_per_file": args.rows_per_file, "rounds": args.rounds})
+    result.update({"relayrl_in_order_vs_plain": round(medians["relayrl_in_order"] / medians["plain_pyarrow"], 2),
+                   "relayrl_shuffled_vs_plain_shuffled": round(
+                       medians["relayrl_shuffled"] / medians["plain_pyarrow_shuffled"], 2),
+                   "relayrl_shuffled_vs_plain": round(medians["relayrl_shuffled"] / medians["plain_pyarrow"], 2)})
+    result.update({"rows": args.rows, "rows_per_file": args.rows_per_file, "rounds": args.rounds,
+                   "clock": args.clock})
     print("RESULT " + json.dumps(result))
     return result
 

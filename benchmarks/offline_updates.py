@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/offline_updates.py [--algo bc|cql|both] [--updates 300] [--rounds 3]
                                                    [--rows 20000] [--d3rlpy /work/peers/d3/bin/python]
+                                                   [--baseline DIR]
 
 The data: `--rows` transitions recorded with relayrl's writer (CartPole-v1 from an untrained PPO policy for BC,
 Pendulum-v1 from an untrained SAC policy for CQL), read by relayrl from the parquet files and by d3rlpy from an
@@ -11,7 +12,10 @@ torch.set_num_threads(1)), `--warmup` updates before the timed window. relayrl's
 dataset_num_iters_per_learner = the update count (reading, checking and the Learner pipeline included); d3rlpy's
 runs its `fit` loop (replay-buffer sampling included). Each side runs in its own process per round and the
 rounds alternate (relayrl, d3rlpy, relayrl, ...); each prints a RESULT line, and the last line is one RESULT json
-with the medians and their ratio (relayrl / d3rlpy; goal >= 2).
+with the medians and their ratio (relayrl / d3rlpy; goal >= 2). Each side also reports `cpu_updates_per_s`
+(updates per second of the process's CPU time): on a shared, loaded machine wall-clock rates swing with the
+load, CPU time much less. `--baseline DIR` adds a third side in the same rounds: relayrl's worker importing
+relayrl from DIR (e.g. an archive of main: `git archive main | tar -x -C DIR`), for before/after ratios.
 """
 import argparse
 import json
@@ -76,23 +80,31 @@ def relayrl_worker(algo: str, data: str, updates: int, warmup: int) -> dict:
         built.config.offline_data(dataset_num_iters_per_learner=updates)
         built.config.freeze()
         start = time.perf_counter()
+        cpu_start = time.process_time()
         built.train()
+        cpu_seconds = time.process_time() - cpu_start
         seconds = time.perf_counter() - start
         fast = built.offline_data.rows.prelearner.uses_fast_path
     finally:
         built.stop()
     return {"peer": "relayrl", "algo": algo, "updates": updates, "seconds": round(seconds, 3),
-            "updates_per_s": round(updates / seconds, 2), "fast_path": fast}
+            "updates_per_s": round(updates / seconds, 2), "cpu_updates_per_s": round(updates / cpu_seconds, 2),
+            "fast_path": fast}
 
 
-def _run(cmd) -> dict:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(HERE.parent)}
+def _run(cmd, pythonpath=HERE.parent) -> dict:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(pythonpath)}
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
             print(line, flush=True)
             return json.loads(line[len("RESULT "):])
     return {"error": (proc.stderr or proc.stdout)[-1500:]}
+
+
+def _median(runs, key):
+    values = [r[key] for r in runs if key in r]
+    return statistics.median(values) if values else None
 
 
 def main(argv=None) -> dict:
@@ -104,6 +116,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--rows", type=int, default=20000)
     parser.add_argument("--data", type=pathlib.Path, default=None, help="folder for the recorded data (kept)")
     parser.add_argument("--d3rlpy", default="/work/peers/d3/bin/python", help="python of d3rlpy's venv")
+    parser.add_argument("--baseline", type=pathlib.Path, default=None,
+                        help="a relayrl tree to time as a third side (before/after comparisons)")
     parser.add_argument("--worker", choices=("bc", "cql"), help=argparse.SUPPRESS)
     parser.add_argument("--input", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -117,18 +131,24 @@ def main(argv=None) -> dict:
     summary = {}
     for algo in (("bc", "cql") if args.algo == "both" else (args.algo,)):
         data = make_data(folder, algo, args.rows)
-        rounds = {"relayrl": [], "d3rlpy": []}
+        rounds = {"relayrl": [], "d3rlpy": [], **({"baseline": []} if args.baseline else {})}
+        worker = [sys.executable, __file__, "--worker", algo, "--input", str(data), "--updates", str(args.updates),
+                  "--warmup", str(args.warmup)]
         for _ in range(args.rounds):
-            rounds["relayrl"].append(_run([sys.executable, __file__, "--worker", algo, "--input", str(data),
-                                           "--updates", str(args.updates), "--warmup", str(args.warmup)]))
+            rounds["relayrl"].append(_run(worker))
+            if args.baseline:
+                rounds["baseline"].append(_run(worker, args.baseline))
             rounds["d3rlpy"].append(_run([args.d3rlpy, str(HERE / "peer_d3rlpy_offline.py"), "--algo", algo,
                                           "--data", str(folder / f"{algo}.npz"), "--updates", str(args.updates),
                                           "--warmup", str(args.warmup)]))
-        medians = {name: statistics.median(r["updates_per_s"] for r in runs if "updates_per_s" in r)
-                   if any("updates_per_s" in r for r in runs) else None for name, runs in rounds.items()}
-        ratio = medians["relayrl"] / medians["d3rlpy"] if all(medians.values()) else None
-        summary[algo] = {"relayrl_updates_per_s": medians["relayrl"], "d3rlpy_updates_per_s": medians["d3rlpy"],
-                         "ratio": None if ratio is None else round(ratio, 2), "rounds": rounds}
+        summary[algo] = {"rounds": rounds}
+        for rate in ("updates_per_s", "cpu_updates_per_s"):
+            medians = {name: _median(runs, rate) for name, runs in rounds.items()}
+            summary[algo].update({f"{name}_{rate}": value for name, value in medians.items()})
+            for name in ("relayrl", "baseline"):
+                if medians.get(name) and medians["d3rlpy"]:
+                    summary[algo][f"{name}_ratio" + ("_cpu" if rate.startswith("cpu") else "")] = round(
+                        medians[name] / medians["d3rlpy"], 2)
     print("RESULT " + json.dumps({k: {kk: vv for kk, vv in v.items() if kk != "rounds"} for k, v in summary.items()}))
     return summary
 

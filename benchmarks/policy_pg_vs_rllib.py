@@ -1,6 +1,6 @@
 """Seed 001's policy-gradient Policy, side by side in one run: relayrl vs RLlib 2.60's old API stack.
 
-    python benchmarks/policy_pg_vs_rllib.py [--peers /work/peers/venv/bin/python] [--repeats 1]
+    python benchmarks/policy_pg_vs_rllib.py [--peers /work/peers/venv/bin/python] [--repeats 1] [--before TREE]
 
 Both build the same policy with build_policy_class (postprocess_fn = discounted returns, loss -mean(logp * adv)),
 CartPole-v1, lr 0.0004, train batch 200, seed 0, one learn_on_batch per iteration, and stop at the first
@@ -9,7 +9,10 @@ in the peers' venv. Both run as fresh subprocesses with OMP_NUM_THREADS=1, timed
 starting the process to its RESULT line, printed as 150 is reached (interpreter, imports, build, training; as
 benchmarks/run.py times every time to a bar), `time_s` to its exit (the interpreter's teardown and, for RLlib,
 Ray's shutdown included), `train_time_s` from the built algorithm to 150 (as each script reports it). With
---repeats N the runs alternate (relayrl, RLlib, ...) so machine load hits both alike. Prints one `RESULT {json}` line per run and the speed ratios of the medians.
+--repeats N the runs alternate (relayrl, RLlib, ...) so machine load hits both alike. `--before TREE` (a source tree
+of another relayrl version, e.g. `git archive main | tar -x -C /tmp/base`) adds its run to each round (before, after,
+RLlib): both versions against RLlib in the same run. Prints one `RESULT {json}` line per run and the speed ratios of
+the medians.
 """
 import argparse
 import json
@@ -63,11 +66,19 @@ def _run(library: str, cmd: list) -> dict:
             "train_time_s": train_time, "env_steps_per_s": round(steps / train_time, 1)}
 
 
-def run_relayrl() -> dict:
-    root = pathlib.Path(__file__).resolve().parents[1]
-    env_path = os.environ.get("PYTHONPATH", "")
-    os.environ["PYTHONPATH"] = f"{root}{os.pathsep}{env_path}" if env_path else str(root)
-    return _run("relayrl", [sys.executable, str(pathlib.Path(__file__).resolve()), "--child"])
+def run_relayrl(root: pathlib.Path = pathlib.Path(__file__).resolve().parents[1], library: str = "relayrl") -> dict:
+    """The relayrl child of the tree `root` (its relayrl, its examples, its copy of this script)."""
+    env_path = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    env_path = [p for p in env_path if p and pathlib.Path(p).resolve() != pathlib.Path(__file__).resolve().parents[1]]
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(root)] + env_path)
+    try:
+        return _run(library, [sys.executable, str(root / "benchmarks" / pathlib.Path(__file__).name), "--child"])
+    finally:
+        if saved is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = saved
 
 
 def run_rllib(python: str) -> dict:
@@ -83,6 +94,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--peers", default="/work/peers/venv/bin/python")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--before", type=pathlib.Path, default=None, help="another relayrl source tree to run too")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -90,18 +102,29 @@ def main() -> None:
     from run import precompile
 
     precompile()  # as pip install does: the timed runs do not compile relayrl's source on import
-    runs = {"relayrl": [], "rllib_oldstack": []}
+    runners = [run_relayrl, lambda: run_rllib(args.peers)]
+    if args.before is not None:
+        import compileall
+
+        for folder in ("relayrl", "examples"):
+            compileall.compile_dir(str(args.before.resolve() / folder), quiet=1)
+        runners.insert(0, lambda: run_relayrl(args.before.resolve(), "relayrl_before"))
+    runs = {}
     for _ in range(args.repeats):
-        for run in (run_relayrl, lambda: run_rllib(args.peers)):
+        for run in runners:
             result = run()
-            runs[result["library"]].append(result)
+            runs.setdefault(result["library"], []).append(result)
             print("RESULT " + json.dumps(result), flush=True)
     keys = ("env_steps_per_s", "to_bar_s", "time_s", "train_time_s")
-    ours, theirs = ({k: _median([r[k] for r in runs[lib]]) for k in keys} for lib in ("relayrl", "rllib_oldstack"))
-    print(f"ratio (medians of {args.repeats}) env_steps_per_s {ours['env_steps_per_s'] / theirs['env_steps_per_s']:.1f}x, "
-          f"wall time to 150 {theirs['to_bar_s'] / ours['to_bar_s']:.1f}x (process start to the RESULT line), "
-          f"process start to exit {theirs['time_s'] / ours['time_s']:.1f}x, "
-          f"training time to 150 {theirs['train_time_s'] / ours['train_time_s']:.1f}x")
+    medians = {lib: {k: _median([r[k] for r in results]) for k in keys} for lib, results in runs.items()}
+    theirs = medians["rllib_oldstack"]
+    for lib in [lib for lib in medians if lib != "rllib_oldstack"]:
+        ours = medians[lib]
+        print(f"{lib} vs RLlib (medians of {args.repeats}): env_steps_per_s "
+              f"{ours['env_steps_per_s'] / theirs['env_steps_per_s']:.1f}x, "
+              f"wall time to 150 {theirs['to_bar_s'] / ours['to_bar_s']:.1f}x (process start to the RESULT line), "
+              f"process start to exit {theirs['time_s'] / ours['time_s']:.1f}x, "
+              f"training time to 150 {theirs['train_time_s'] / ours['train_time_s']:.1f}x")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ _PUBLIC = {
     "CheckpointError": "relayrl.checkpoints.errors",
     "EnvRunnerFailedError": "relayrl.distributed.env_runner_actors",
     "SingleAgentEpisode": "relayrl.episodes.single_agent_episode",
+    "MultiAgentEpisode": "relayrl.episodes.multi_agent_episode",
+    "MultiAgentEnv": "relayrl.env.multi_agent_env",
     "EnvRunner": "relayrl.env.env_runner",
     "SingleAgentEnvRunner": "relayrl.env.env_runner",
     "EnvRunnerGroup": "relayrl.env.env_runner_group",
@@ -64,11 +66,27 @@ __all__ = sorted(_PUBLIC) + ["__version__"]
 
 
 def __getattr__(name):
-    if name not in _PUBLIC:
-        raise AttributeError(f"module 'relayrl' has no attribute '{name}'")
-    value = getattr(importlib.import_module(_PUBLIC[name]), name)
+    module = _PUBLIC.get(name) or _rllib_path_source(name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+def _rllib_path_source(name: str) -> str:
+    """Every public name of RLlib's paths (relayrl/compat_paths.py) is importable from relayrl too; a name two paths
+    hold as different objects (the torch and TF default models) only from its path."""
+    if name.startswith("__"):
+        raise AttributeError(f"module 'relayrl' has no attribute '{name}'")
+    from relayrl.compat_paths import RLLIB_PATHS, names_of, top_level_sources
+
+    sources = top_level_sources(name)
+    if len(sources) == 1:
+        return sources[0]
+    if not sources:
+        raise AttributeError(f"module 'relayrl' has no attribute '{name}'")
+    paths = sorted(path for path in RLLIB_PATHS if name in names_of(path))
+    raise AttributeError(f"relayrl has several `{name}`s ({', '.join(sources)}): import it from its path, one of "
+                         f"{', '.join(paths)}.")
 
 
 def __dir__():

@@ -120,7 +120,9 @@ RLLIB_PATHS: Dict[str, Exports] = {
     "relayrl.connectors.module_to_env": _connectors(*_MODULE_TO_ENV),
     "relayrl.connectors.common": _connectors(*_COMMON),
     # env
-    "relayrl.env": _same("relayrl.env.env_context", "EnvContext"),
+    "relayrl.env": {**_same("relayrl.env.env_context", "EnvContext"),
+                    **_same("relayrl.env.multi_agent_env", "MultiAgentEnv"),
+                    **_same("relayrl.env.wrappers.pettingzoo_env", "PettingZooEnv", "ParallelPettingZooEnv")},
     "relayrl.env.env_runner": _same("relayrl.env.env_runner", "EnvRunner"),
     "relayrl.env.single_agent_env_runner": _same("relayrl.env.env_runner", "SingleAgentEnvRunner"),
     "relayrl.env.env_runner_group": _same("relayrl.env.env_runner_group", "EnvRunnerGroup"),
@@ -244,6 +246,12 @@ def names_of(module_name: str) -> Dict[str, str]:
     if isinstance(exports, str):
         return {name: exports for name in importlib.import_module(exports).__all__}
     return dict(exports)
+
+
+def top_level_sources(name: str) -> List[str]:
+    """The relayrl modules holding `name` among the table's paths (`from relayrl import name` uses the one there
+    is; where two paths hold different objects under one name, the caller names both)."""
+    return sorted({names[name] for names in map(names_of, RLLIB_PATHS) if name in names})
 
 
 def exports(module_name: str) -> Tuple[Callable, Callable, List[str]]:

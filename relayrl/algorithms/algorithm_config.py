@@ -408,6 +408,11 @@ class AlgorithmConfig(ConfigBuildersMixin):
             return
         if not self.SUPPORTS_MULTI_AGENT:
             name = type(self).__name__.replace("Config", "")
+            if self.READS_OFFLINE_DATA:
+                raise ValueError(f"{name} trains one single-agent module from offline data: multi-agent offline "
+                                 "input (config.multi_agent(policies=...)) is not supported yet. Train one module "
+                                 "per agent with a single-agent config, each from its agent's rows (recordings "
+                                 "name them in the `module_id` column).")
             raise ValueError(f"{name} does not train multi-agent configs (config.multi_agent(policies=...)) yet; "
                              "use one of relayrl's algorithms (PPO, IMPALA, APPO, DQN, SAC), or a single-agent env.")
         to_train = self.policies_to_train

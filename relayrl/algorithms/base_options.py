@@ -54,9 +54,11 @@ _CALLBACK_FNS = Check("a callable, a list of callables, or None",
                                                              and all(map(callable, v))),
                       Optional[Union[Callable, list]])
 def _env_names(value: Any, import_name: Callable) -> Any:
+    """A checkpoint's env: a "module:Class" path resolved through `import_name` (its Trust), a gymnasium
+    "module:EnvId" string's module imported only as the trust model allows (`import_name.import_env_module`)."""
     from relayrl.env.registry import resolve_env_spec
 
-    return resolve_env_spec(value, import_name)
+    return resolve_env_spec(value, import_name, import_module=import_name.import_env_module)
 
 
 def _type_is_path(value: Any) -> bool:

@@ -29,6 +29,7 @@ OPTION_KINDS = {
     "exploration_config": ("exploration",),
     "replay_buffer_config": ("replay buffer",),
     "learner_class": ("learner",),
+    "env_runner_cls": ("env runner",),
     "model_config": ("model config",),
     "rl_module_spec": ("module spec", "RL module", "model config"),
     "policies": ("policy spec", "policy"),
@@ -122,7 +123,7 @@ def _resolve_names(table, option, value: Any, trust: Trust, where: Where) -> Any
         return value
     trust = trust.for_kinds(OPTION_KINDS.get(option.name, ()))
     try:
-        resolved = option.resolve_names(value, lambda path, what: trust.resolve(path, what=f"{where} ({what})"))
+        resolved = option.resolve_names(value, _NamesThrough(trust, where))
     except CheckpointError:
         raise
     except (ValueError, TypeError) as error:
@@ -130,6 +131,21 @@ def _resolve_names(table, option, value: Any, trust: Trust, where: Where) -> Any
     if option.name == "env":
         _require_resolvable_env(resolved, where)
     return resolved
+
+
+class _NamesThrough:
+    """What an option's `resolve_names` looks names up with: `names(path, what)` gives the object a
+    "module:qualname" path stands for, `names.import_env_module(module)` the module of a "module:EnvId" env
+    string; both through the checkpoint's Trust."""
+
+    def __init__(self, trust: Trust, where: Where):
+        self.trust, self.where = trust, where
+
+    def __call__(self, path: str, what: str) -> Any:
+        return self.trust.resolve(path, what=f"{self.where} ({what})")
+
+    def import_env_module(self, module_name: str):
+        return self.trust.import_env_module(module_name, what=str(self.where))
 
 
 def _require_resolvable_env(env: Any, where: Where) -> None:

@@ -22,15 +22,27 @@ from relayrl.metrics.metrics_logger import MetricsLogger
 
 
 def local_env_runner(algorithm, policy_id: Optional[str], module_id: Optional[str]):
-    module_id = module_id or policy_id or DEFAULT_MODULE_ID
-    if module_id != DEFAULT_MODULE_ID:
-        raise ValueError(f"compute_single_action/compute_actions: unknown module_id {module_id!r}; this single-agent "
-                         f"algorithm has only {DEFAULT_MODULE_ID!r}.")
     runner = algorithm.env_runner
     if runner is None:
         raise ValueError("compute_single_action/compute_actions run on the local EnvRunner, and this algorithm has "
                          "none; build it with the default EnvRunnerGroup (local_env_runner=True).")
+    module_id = module_id or policy_id or DEFAULT_MODULE_ID
+    if module_id != DEFAULT_MODULE_ID and not getattr(runner, "MULTI_AGENT", False):
+        raise ValueError(f"compute_single_action/compute_actions: unknown module_id {module_id!r}; this single-agent "
+                         f"algorithm has only {DEFAULT_MODULE_ID!r}.")
     return runner
+
+
+def _multi_agent_actions(runner, module_id, observations, state, *, infos, explore, timestep):
+    """compute_actions_on_runner's result for a MultiAgentEnvRunner (multi_agent_inference.py)."""
+    from relayrl.algorithms.multi_agent_inference import compute_multi_agent_actions
+
+    if state is not None:
+        raise ValueError("compute_single_action/compute_actions with a recurrent state is single-agent only; sample "
+                         "with the multi-agent EnvRunner to carry each agent's state.")
+    actions = compute_multi_agent_actions(runner, module_id, observations, explore=explore, infos=infos,
+                                          timestep=timestep)
+    return actions, [[] for _ in actions], [{} for _ in actions]
 
 
 def compute_actions_on_runner(runner, observations: List[Any], *, states: Optional[List[Any]] = None,
@@ -145,9 +157,14 @@ def compute_single_action(algorithm, observation=None, state=None, *, info=None,
                          "compute_single_action(input_dict={'obs': obs}).")
     runner = local_env_runner(algorithm, policy_id, module_id)
     explore = algorithm.config.explore if explore is None else bool(explore)
-    actions, state_outs, extras = compute_actions_on_runner(
-        runner, [observation], states=None if state is None else [state], infos=None if info is None else [info],
-        explore=explore, timestep=timestep, unsquash_action=unsquash_action, clip_action=clip_action)
+    if getattr(runner, "MULTI_AGENT", False):
+        actions, state_outs, extras = _multi_agent_actions(
+            runner, module_id or policy_id, [observation], state, infos=None if info is None else [info],
+            explore=explore, timestep=timestep)
+    else:
+        actions, state_outs, extras = compute_actions_on_runner(
+            runner, [observation], states=None if state is None else [state], infos=None if info is None else [info],
+            explore=explore, timestep=timestep, unsquash_action=unsquash_action, clip_action=clip_action)
     if state is not None or full_fetch:
         return actions[0], state_outs[0], extras[0]
     return actions[0]
@@ -164,9 +181,13 @@ def compute_actions(algorithm, observations, state=None, *, info=None, policy_id
         raise ValueError("compute_actions got no observations.")
     states = [state[k] for k in keys] if keys is not None and state is not None else state
     infos = [info.get(k) for k in keys] if keys is not None and isinstance(info, dict) else info
-    actions, state_outs, extras = compute_actions_on_runner(
-        runner, obs_list, states=None if states is None else list(states), infos=infos, explore=explore,
-        timestep=timestep, unsquash_action=unsquash_actions, clip_action=clip_actions)
+    if getattr(runner, "MULTI_AGENT", False):
+        actions, state_outs, extras = _multi_agent_actions(runner, module_id or policy_id, obs_list, state,
+                                                           infos=infos, explore=explore, timestep=timestep)
+    else:
+        actions, state_outs, extras = compute_actions_on_runner(
+            runner, obs_list, states=None if states is None else list(states), infos=infos, explore=explore,
+            timestep=timestep, unsquash_action=unsquash_actions, clip_action=clip_actions)
     if keys is not None:
         actions_out: Any = dict(zip(keys, actions))
         states_out: Any = dict(zip(keys, state_outs))

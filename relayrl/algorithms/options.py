@@ -216,7 +216,7 @@ class Option:
     positional: bool = False  # may be passed positionally, e.g. config.environment("CartPole-v1")
     cli: bool = True  # False for values a command line cannot express (callables, spaces, objects)
     # How a value may name code by a string path, e.g. env="pkg.module:MyEnv": (value, import_name) -> the
-    # value with such paths resolved through `import_name` (a checkpoint's Trust when loading one).
+    # value with such paths resolved through `import_name` (a checkpoint's Trust: config_json.py's _NamesThrough).
     resolve_names: Optional[Callable[[Any, Callable], Any]] = None
     # reset_config (Tune's PBT) may change it in place: the code reads it afresh at each use, or a Learner /
     # EnvRunner hook (Learner.when_config_changes) applies it. Other options need a rebuild.

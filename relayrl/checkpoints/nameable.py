@@ -44,6 +44,10 @@ NAMEABLE: Dict[str, Tuple[str, ...]] = {
     "relayrl.algorithms.appo.default_appo_rl_module": ("DefaultAPPOTorchRLModule",),
     f"{_EXAMPLES}.rl_modules.classes.rock_paper_scissors_heuristic_rlm": ("AlwaysSameHeuristicRLM",
                                                                          "BeatLastHeuristicRLM"),
+    # EnvRunners (env_runner_cls; the external-env server listens only when an algorithm builds it)
+    "relayrl.env.env_runner": ("EnvRunner",),
+    "relayrl.env.multi_agent_env_runner": ("MultiAgentEnvRunner",),
+    "relayrl.env.external.env_runner_server_for_external_inference": ("EnvRunnerServerForExternalInference",),
     # learners
     "relayrl.algorithms.ppo.ppo_learner": ("PPOLearner",),
     "relayrl.algorithms.dqn.dqn_learner": ("DQNLearner",),
@@ -100,6 +104,11 @@ NAMEABLE: Dict[str, Tuple[str, ...]] = {
     f"{_EXAMPLES}.envs.classes.multi_agent.rock_paper_scissors": ("RockPaperScissors",),
     f"{_EXAMPLES}.envs.classes.multi_agent.tic_tac_toe": ("TicTacToe",),
 }
+
+# Modules a checkpoint's gymnasium "module:EnvId" env string may name (gym.make imports the module, which
+# registers EnvId): env packages whose import only registers their ids. ale_py: "ale_py:ALE/Pong-v5", the string
+# RLlib's Atari examples use.
+ENV_MODULES: Tuple[str, ...] = ("ale_py",)
 
 # Classes of a nameable kind that a checkpoint may not name, and why ("module:Class" -> reason).
 _ABSTRACT = "an abstract base: a config names one of its subclasses"

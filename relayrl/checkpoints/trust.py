@@ -21,7 +21,7 @@ import sys
 from typing import Any, Dict, FrozenSet, Iterable, Optional, Union
 
 from relayrl.checkpoints.errors import CheckpointError
-from relayrl.checkpoints.nameable import is_declared
+from relayrl.checkpoints.nameable import ENV_MODULES, is_declared
 
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 # The class attribute that marks relayrl's base classes (and so their subclasses) with their kind ("env",
@@ -95,6 +95,20 @@ class Trust:
 
     def trusts_module(self, module_name: str) -> bool:
         return any(module_name == m or module_name.startswith(m + ".") for m in self._modules)
+
+    def import_env_module(self, module_name: str, *, what: str):
+        """The module a checkpoint's gymnasium "module:EnvId" env string names (importing it registers EnvId): one
+        this process imported already (importing it again runs nothing), one on relayrl's list
+        (nameable.ENV_MODULES) or one the caller trusts (`trusted=["my_envs"]`); anything else is refused."""
+        if module_name in sys.modules:
+            return sys.modules[module_name]
+        if _DOTTED.match(module_name) and (module_name in ENV_MODULES or self.trusts_module(module_name)):
+            return importlib.import_module(module_name)
+        raise CheckpointError(
+            f"{what} names the env module `{module_name}`, which this process has not imported and which is not on "
+            "relayrl's list of env modules a checkpoint may import (relayrl/checkpoints/nameable.py's ENV_MODULES), "
+            "so nothing is imported. If you trust it, import it before loading or pass "
+            f"from_checkpoint(path, trusted=['{module_name}']).")
 
     def resolve(self, name: str, *, what: str) -> Any:
         """The object `name` ("module:qualname") stands for; `what` says where the checkpoint names it."""

@@ -12,28 +12,25 @@ from relayrl.connectors.common.add_observations_from_episodes_to_batch import (
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 from relayrl.env.current_env_runner import set_current_env_runner
 from relayrl.env.env_context import EnvContext
-from relayrl.env.episode_limits import episode_limits_wrapper
 from relayrl.core.devices import device_for
 from relayrl.env.env_runner_state import EnvRunnerState
-from relayrl.env.env_failures import SubEnvFailuresError, SubEnvRecovery  # noqa: F401 (SubEnvFailuresError: its old home)
+from relayrl.env.env_stepper import EnvStepper, SubEnvFailuresError  # noqa: F401 (SubEnvFailuresError: its old home)
 from relayrl.env.episode_stats import EpisodeStats
-from relayrl.env.reward_clipping import RewardClipping
-from relayrl.env.native_vector_env import make_native_vector_env, wants_native
-from relayrl.env.registry import make_env_creator
 from relayrl.env.sampling import SampleAmount, SamplingPlan, plan_sampling
-from relayrl.env.vector_env import batch_actions, foreach_sub_env, info_at, make_vector_env, unbatch
+from relayrl.env.vector_env import batch_actions, info_at, unbatch
 from relayrl.episodes.single_agent_episode import SingleAgentEpisode
-from relayrl.env.wrappers.video_recorder import ITERATION_ATTRIBUTE, video_recorder_for
 from relayrl.exploration.env_runner_exploration import build_env_runner_exploration
 from relayrl.metrics.metrics_logger import MetricsLogger
 
 logger = logging.getLogger("relayrl")
 
 
-class EnvRunner(SubEnvRecovery, EnvRunnerState):
-    """Single-agent EnvRunner (RLlib's SingleAgentEnvRunner). Its checkpoint state: env_runner_state.py."""
+class EnvRunner(EnvRunnerState):
+    """Single-agent EnvRunner (RLlib's SingleAgentEnvRunner). Its checkpoint state: env_runner_state.py; its
+    envs (building, stepping, failure recovery, reward clipping): env_stepper.py."""
 
     EPISODE_STATS = EpisodeStats  # the per-episode metrics (MultiAgentEnvRunner adds the agents' and modules')
+    MULTI_AGENT = False  # which vector env the stepper builds
     _checkpoint_kind = "env runner"  # a stored config may name this class and its subclasses (checkpoints/trust.py)
 
     def __init__(self, *, config, worker_index: int = 0, num_workers: Optional[int] = None,
@@ -59,8 +56,9 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         self.num_env_steps_sampled_lifetime = 0  # the `timestep` Exploration objects see
         self.weights_seq_no = 0  # the version of the weights it acts with (set by IMPALA's broadcasts: policy lag)
         self.training_iteration = 0  # the Algorithm's iteration in progress (only told when videos are recorded)
-        self._records_video = False
-        self._consecutive_env_failures = 0  # sub-env failures since the last good step (see _recover_from_env_failure)
+        self._sampling_explore = self.config.explore  # the sample() in progress's (a failed env's restart uses it)
+        self._stepper = EnvStepper(self.config, worker_index=worker_index, num_workers=self.num_workers,
+                                   metrics=self.metrics, multi_agent=self.MULTI_AGENT, restart=self._restart_envs)
         self._inference_rng = None  # numpy inference's sampling Generator (env/sampling/numpy_actions.py)
         self.make_env()
         self.make_module()
@@ -69,27 +67,33 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
     # -- construction ------------------------------------------------------------------------
     def make_env(self) -> None:
         """(Re)create the vector env from the config; the next sample() starts fresh episodes."""
-        if self.env is not None:
-            self.env.close()
         self._forget_ongoing()  # ongoing episodes end with the old env
-        self.env = make_native_vector_env(self.config, num_envs=self.config.num_envs_per_env_runner,
-                                          worker_index=self.worker_index)
-        self._records_video = False
-        if self.env is None:
-            native = wants_native(self.config)  # (no vector entry point: SYNC, warned)
-            record_video = video_recorder_for(self.config, self.worker_index, self.num_workers,
-                                              iteration=self.training_iteration)
-            self._records_video = record_video is not None
-            self.env = make_vector_env(
-                make_env_creator(self.config.env), self.config.env_config,
-                num_envs=self.config.num_envs_per_env_runner, worker_index=self.worker_index,
-                num_workers=self.num_workers, mode="SYNC" if native else self.config.gym_env_vectorize_mode,
-                check_env=not self.config.disable_env_checking, wrap=episode_limits_wrapper(self.config),
-                record_video=record_video,
-            )
+        self.env = self._stepper.make(iteration=self.training_iteration)
         self._callbacks("on_environment_created", env_runner=self, metrics_logger=self.metrics, env=self.env,
                         env_context=EnvContext(self.config.env_config, self.worker_index, 0, self.num_workers))
         self.num_envs = self.env.num_envs
+        self._set_env_spaces()
+        self._episodes = []
+        self._cached_to_module = None
+        self._reward_clipping = self._stepper.reward_clipping
+        self._needs_reset = True
+        self._next_step_resets = set()  # sub-envs whose next step is an auto-reset (NEXT_STEP envs: NextStepRecorder)
+
+    def _restart_envs(self) -> None:
+        """A sub-env failed (restart_failed_sub_environments): new envs, new episodes (EnvStepper.recover)."""
+        self.make_env()
+        self._reset_envs(self._sampling_explore)
+
+    @property
+    def _consecutive_env_failures(self) -> int:  # (checkpointed: env_runner_state.py's STATE_ATTRIBUTES)
+        return self._stepper.consecutive_failures
+
+    @_consecutive_env_failures.setter
+    def _consecutive_env_failures(self, value: int) -> None:
+        self._stepper.consecutive_failures = value
+
+    def _set_env_spaces(self) -> None:
+        """The env's spaces (and the module's, kept when only the env is remade)."""
         self._single_env_action_space = self.env.single_action_space
         module_spaces = getattr(self, "_spaces", {}).get(DEFAULT_MODULE_ID)
         self._spaces = {
@@ -101,11 +105,6 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         }
         if module_spaces is not None:  # make_env() alone keeps the module (and its spaces)
             self._spaces[DEFAULT_MODULE_ID] = module_spaces
-        self._episodes: List[SingleAgentEpisode] = []
-        self._cached_to_module = None
-        self._reward_clipping = RewardClipping(self.config.clip_rewards, self.num_envs)
-        self._needs_reset = True
-        self._next_step_resets = set()  # sub-envs whose next step is an auto-reset (NEXT_STEP envs: NextStepRecorder)
 
     def make_module(self) -> None:
         """Build the connector pipelines and the (inference-only) RLModule for the env's spaces."""
@@ -148,8 +147,9 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         complete = num_episodes is not None or self.config.batch_mode == "complete_episodes"
         if num_timesteps is None and num_episodes is None:
             num_timesteps = self.config.get_rollout_fragment_length(self.worker_index) * self.num_envs
+        self._sampling_explore = explore
         if self._needs_reset or force_reset or num_episodes is not None:
-            self._reset_envs_or_recover(explore)
+            self._stepper.guarded(lambda: self._reset_envs(explore))
         amount = self._sample_amount(num_timesteps, num_episodes, complete)
         plan = self._plan_sampling(explore, random_actions, num_timesteps, amount)
         steps = self._run(plan, amount)
@@ -176,14 +176,15 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         puts the step into the episodes (env/sampling/). Returns the env steps taken."""
         actions, recorder, explore, steps = plan.actions, plan.recorder, plan.actions.explore, 0
         clip_rewards = self._reward_clipping.use(self.config.clip_rewards)
+        step = self._stepper.step
         while not amount.reached(steps):
             to_env = actions(self.num_env_steps_sampled_lifetime + steps)
             chosen = to_env.pop(Columns.ACTIONS)
-            stepped = self._step_envs(batch_actions(self._single_env_action_space,
-                                                    to_env.pop(Columns.ACTIONS_FOR_ENV, chosen)), explore)
+            stepped = step(batch_actions(self._single_env_action_space, to_env.pop(Columns.ACTIONS_FOR_ENV, chosen)))
             if stepped is None:  # a sub-env failed and the envs were recreated (restart_failed_sub_environments)
                 recorder.drop_pending()
                 actions.restart()
+                clip_rewards = self._reward_clipping.use(self.config.clip_rewards)  # (the new envs')
                 continue
             observations, rewards, terminateds, truncateds, infos = stepped
             finished = recorder.record(chosen, to_env, observations, clip_rewards(rewards), terminateds,
@@ -318,12 +319,11 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
     def set_training_iteration(self, iteration: int) -> None:
         """The Algorithm's iteration in progress (1 = the first train()), named in this runner's video files."""
         self.training_iteration = iteration
-        if self._records_video:  # the recorder is sub-env 0's outermost wrapper; the other sub-envs ignore it
-            self.env.set_attr(ITERATION_ATTRIBUTE, iteration)
+        self._stepper.set_training_iteration(iteration)
 
     def foreach_env(self, func: Callable) -> List:
         """`func(sub_env)` for every sub-env of this runner's vector env; returns the results."""
-        return foreach_sub_env(self.env, func)
+        return self._stepper.foreach_env(func)
 
     def ping(self) -> str:
         return "pong"
@@ -335,9 +335,8 @@ class EnvRunner(SubEnvRecovery, EnvRunnerState):
         writer, self._offline_writer = getattr(self, "_offline_writer", None), None
         if writer is not None:
             writer.close()
-        if self.env is not None:
-            self.env.close()
-            self.env = None
+        self._stepper.close()
+        self.env = None
 
 
 def _offline_writer(env_runner):

@@ -9,6 +9,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from relayrl.env.env_runner import EnvRunner
+from relayrl.env.runner_options import check_runner_options
 from relayrl.env.wrappers.video_recorder import recording_worker_index
 
 logger = logging.getLogger("relayrl")
@@ -31,6 +32,7 @@ class EnvRunnerGroup:
         """
         self.config = config
         self._env_runner_cls = env_runner_cls or default_env_runner_class(config)
+        check_runner_options(config, multi_agent=getattr(self._env_runner_cls, "MULTI_AGENT", False))
         self._on_recreated = on_env_runners_recreated
         self._local_env_runner = self._env_runner_cls(config=config, worker_index=0) if local_env_runner else None
         self._in_process: List[Any] = [

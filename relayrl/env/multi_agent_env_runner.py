@@ -12,16 +12,12 @@ from typing import Any, Dict, List, Optional
 from relayrl.connectors.common.agent_to_module_mapping import MEMORIZED_MAP_STRUCTURE
 from relayrl.core.columns import Columns
 from relayrl.core.devices import device_for
-from relayrl.env.env_context import EnvContext
 from relayrl.env.env_runner import EnvRunner
 from relayrl.env.multi_agent_episode_stats import MultiAgentEpisodeStats
 from relayrl.env.multi_agent_vector_env import MultiAgentVectorEnv
-from relayrl.env.registry import make_env_creator
-from relayrl.env.reward_clipping import RewardClipping
 from relayrl.env.sampling import SampleAmount
 from relayrl.env.sampling.multi_agent_plan import plan_multi_agent_sampling
 from relayrl.env.unmapped_module_spaces import check_module_spaces, spaces_by_module
-from relayrl.env.vector_env import vectorize_mode_name
 from relayrl.episodes.multi_agent_episode import MultiAgentEpisode
 from relayrl.exploration.env_runner_exploration import build_env_runner_exploration
 
@@ -31,39 +27,18 @@ class MultiAgentEnvRunner(EnvRunner):
     truncate_episodes mode, the cut chunks of ongoing ones)."""
 
     EPISODE_STATS = MultiAgentEpisodeStats
+    MULTI_AGENT = True  # the stepper builds a MultiAgentVectorEnv
 
     def __init__(self, *, config, **kwargs):
-        if config.clip_rewards:
-            raise ValueError("clip_rewards is not available for multi-agent envs yet; clip the rewards in your "
-                             "MultiAgentEnv, or set config.environment(clip_rewards=None).")
         self._cached_map_structure: Dict[str, list] = {}  # which (episode, agent) each row of the cached batch is
         super().__init__(config=config, **kwargs)
 
     # -- construction ----------------------------------------------------------------------------
-    def make_env(self) -> None:
-        if self.env is not None:
-            self.env.close()
-        self._forget_ongoing()
-        config = self.config
-        mode = vectorize_mode_name(config.gym_env_vectorize_mode)
-        if mode != "SYNC":
-            raise ValueError(f"gym_env_vectorize_mode={mode!r} is not available for multi-agent envs yet; use 'SYNC' "
-                             "(and num_env_runners > 0 for parallel sampling).")
-        self.env = MultiAgentVectorEnv(make_env_creator(config.env), config.env_config,
-                                       num_envs=config.num_envs_per_env_runner, worker_index=self.worker_index,
-                                       num_workers=self.num_workers, check_env=not config.disable_env_checking)
-        self._callbacks("on_environment_created", env_runner=self, metrics_logger=self.metrics, env=self.env,
-                        env_context=EnvContext(config.env_config, self.worker_index, 0, self.num_workers))
-        self.num_envs = self.env.num_envs
+    def _set_env_spaces(self) -> None:
         old = getattr(self, "_spaces", {})
         agent_spaces = (self.env.single_observation_space, self.env.single_action_space)
         self._spaces = {"__env__": agent_spaces, "__env_single__": agent_spaces}
         self._spaces.update({k: v for k, v in old.items() if not k.startswith("__")})  # the modules' spaces stay
-        self._episodes: List[MultiAgentEpisode] = []
-        self._cached_to_module = None
-        self._reward_clipping = RewardClipping(None, self.num_envs)  # (clip_rewards is refused: never clips)
-        self._next_step_resets = set()  # (MultiAgentVectorEnv resets in its step: never a next-step reset)
-        self._needs_reset = True
 
     def make_module(self) -> None:
         """The multi-agent pipelines and the MultiRLModule (a sub-module per policy) for the env's spaces."""
@@ -101,14 +76,17 @@ class MultiAgentEnvRunner(EnvRunner):
         actions, recorder, explore = plan.actions, plan.recorder, plan.actions.explore
         env_steps = agent_steps = 0
         by_agents = self.config.count_steps_by == "agent_steps"
+        clip_rewards, step = self._reward_clipping.use(self.config.clip_rewards), self._stepper.step
         while not amount.reached(agent_steps if by_agents else env_steps):
             to_env = actions(self.num_env_steps_sampled_lifetime + env_steps)
-            stepped = self._step_envs(to_env.get(Columns.ACTIONS_FOR_ENV, to_env[Columns.ACTIONS]), explore)
+            stepped = step(to_env.get(Columns.ACTIONS_FOR_ENV, to_env[Columns.ACTIONS]))
             if stepped is None:  # a sub-env failed and the envs were recreated (restart_failed_sub_environments)
                 recorder.drop_pending()
                 actions.restart()
+                clip_rewards = self._reward_clipping.use(self.config.clip_rewards)  # (the new envs')
                 continue
-            finished, acted = recorder.record(to_env, *stepped)
+            observations, rewards, *rest = stepped
+            finished, acted = recorder.record(to_env, observations, clip_rewards(rewards), *rest)
             env_steps += self.num_envs
             agent_steps += acted
             if self._cb_step:

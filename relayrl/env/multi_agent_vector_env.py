@@ -4,6 +4,7 @@ from typing import Any, Callable, List, Optional
 import gymnasium as gym
 
 from relayrl.env.env_context import EnvContext
+from relayrl.env.episode_limits import user_env
 from relayrl.env.multi_agent_env import MultiAgentEnv
 from relayrl.env.multi_agent_env_checks import MultiAgentEnvChecks
 
@@ -15,17 +16,18 @@ class MultiAgentVectorEnv:
     `resets`: for an env whose episode ended (`"__all__"`), the (observations, infos) of its new episode,
     reset in the same call (as gymnasium's SAME_STEP autoreset), else None. Every reset() and step() result is
     checked against the MultiAgentEnv contract (env/multi_agent_env_checks.py) unless `check_env` is False.
+    `wrap`: applied to each env (env/episode_limits.py's MultiAgentEpisodeLimits).
     """
 
     def __init__(self, creator: Callable, env_config: dict, *, num_envs: int, worker_index: int, num_workers: int,
-                 check_env: bool = True):
+                 check_env: bool = True, wrap: Optional[Callable[[MultiAgentEnv], MultiAgentEnv]] = None):
         self.envs: List[MultiAgentEnv] = []
         for i in range(num_envs):
             env = creator(EnvContext(env_config, worker_index, i, num_workers))
             if not isinstance(env, MultiAgentEnv):
                 raise TypeError(f"The env creator returned {type(env).__name__}, not a MultiAgentEnv; a multi-agent "
                                 "config (config.multi_agent(...)) needs a MultiAgentEnv (see make_multi_agent).")
-            self.envs.append(env)
+            self.envs.append(env if wrap is None else wrap(env))
         self.num_envs = num_envs
         first = self.envs[0]
         agents = list(first.possible_agents) or list(getattr(first, "observation_spaces", None) or {})
@@ -33,7 +35,7 @@ class MultiAgentVectorEnv:
         self.single_observation_space = gym.spaces.Dict({aid: first.get_observation_space(aid) for aid in agents})
         self.single_action_space = gym.spaces.Dict({aid: first.get_action_space(aid) for aid in agents})
         self.observation_space, self.action_space = self.single_observation_space, self.single_action_space
-        self._checks = [MultiAgentEnvChecks(env, self.single_observation_space,
+        self._checks = [MultiAgentEnvChecks(user_env(env), self.single_observation_space,
                                             f"sub-env {i} of EnvRunner worker_index={worker_index}")
                         for i, env in enumerate(self.envs)] if check_env else None
 
@@ -73,7 +75,7 @@ class MultiAgentVectorEnv:
             env.close()
 
     def __repr__(self) -> str:
-        return f"MultiAgentVectorEnv({self.num_envs} x {type(self.envs[0]).__name__})"
+        return f"MultiAgentVectorEnv({self.num_envs} x {type(user_env(self.envs[0])).__name__})"
 
 
 def agent_spaces(env: Any) -> tuple:

@@ -24,7 +24,7 @@ import gymnasium as gym
 from gymnasium.vector import AutoresetMode
 
 from relayrl.env.atari_vector_env import make_atari_vector_env, why_no_atari_vector_env
-from relayrl.env.registry import EnvDependencyMissing, is_registered_env, resolve_env_spec
+from relayrl.env.registry import EnvDependencyMissing, gym_env_id, is_registered_env, resolve_env_spec
 from relayrl.env.vector_env import vectorize_mode_name
 from relayrl.env.wrappers.atari_wrappers import is_atari_id
 
@@ -49,7 +49,7 @@ def wants_native(config) -> bool:
 
 def native_env_id(env_spec, env_config=None) -> Optional[str]:
     """The gymnasium id whose own vector env relayrl can use, or None (why not: `why_not_native`)."""
-    env_spec = resolve_env_spec(env_spec)
+    env_spec = gym_env_id(resolve_env_spec(env_spec))
     if is_atari_id(env_spec):
         return env_spec if why_no_atari_vector_env(dict(env_config or {})) is None else None
     if not isinstance(env_spec, str) or not is_registered_env(env_spec):
@@ -61,6 +61,7 @@ def native_env_id(env_spec, env_config=None) -> Optional[str]:
 
 
 def why_not_native(env_spec, env_config=None) -> str:
+    env_spec = gym_env_id(env_spec)
     if is_atari_id(env_spec):
         return why_no_atari_vector_env(dict(env_config or {}))
     if isinstance(env_spec, str) and env_spec in gym.registry:

@@ -1,13 +1,22 @@
 """Turning `config.env` (registered name, gymnasium id, class or creator) into env instances.
 
+Strings resolve as gymnasium resolves them, plus relayrl's own forms: a register_env() name, a gymnasium id
+(`ALE/...` ids with the Atari preprocessing), gymnasium's `"module:EnvId"` (the module is imported, e.g.
+ale-py's `"ale_py:ALE/Pong-v5"`, then EnvId is made as if given alone), or a `"module:Class"` /
+`"module.Class"` path to an env class or creator. The one function that imports a module for an env string
+is `import_env_module`, which takes the import hook: importlib for a config built in this process, the
+checkpoint's trust model for a config loaded from a checkpoint (relayrl/checkpoints/trust.py).
+
 Names come from `relayrl.register_env` or, as in RLlib, from Ray Tune's `ray.tune.registry.register_env`. Tune's
 registry is also how a name reaches Ray's other processes (EnvRunner actors, Tune trials): relayrl copies its own
 names there before it makes actors (`share_registered_envs_with_ray`), and looks a name up there when this process
 uses Ray (relayrl/tune/env_names.py). Without Ray nothing here imports it.
 """
+import importlib
 import inspect
+import re
 import sys
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, Optional, Tuple
 
 import gymnasium as gym
 
@@ -62,15 +71,63 @@ def _accepts_positional_arg(cls) -> bool:
 
 
 def is_registered_env(name: str) -> bool:
-    """Whether `name` is a register_env() name or a gymnasium id (making it imports nothing it names)."""
-    return name in gym.registry or registered_env_creator(name) is not None
+    """Whether `name` is a register_env() name or a gymnasium id (making it imports nothing it names); a
+    "module:EnvId" string counts once its module was imported (resolve_env_spec)."""
+    return gym_env_id(name) in gym.registry or registered_env_creator(name) is not None
 
 
-def resolve_env_spec(env_spec, import_name: ImportObject = import_object):
-    """`env_spec` with a "module:Class" / "module.Class" path replaced by the object (through `import_name`)."""
-    if isinstance(env_spec, str) and not is_registered_env(env_spec) and (":" in env_spec or "." in env_spec):
-        return import_name(module_and_name(env_spec), what=f"the env {env_spec!r}")
-    return env_spec
+_PYTHON_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+def split_module_env_id(env_spec) -> Optional[Tuple[str, str]]:
+    """("module", "EnvId") for gymnasium's "module:EnvId" form, e.g. ("ale_py", "ALE/Pong-v5"); None for anything
+    else. What follows the colon is an env id where it is no Python name ("pkg.mod:MyEnv" stays a path to an
+    object: resolve_env_spec imports the object)."""
+    if not isinstance(env_spec, str):
+        return None
+    module_name, sep, env_id = env_spec.partition(":")
+    if not sep or not _PYTHON_PATH.match(module_name) or not env_id or _PYTHON_PATH.match(env_id):
+        return None
+    return module_name, env_id
+
+
+def gym_env_id(env_spec):
+    """The gymnasium id a "module:EnvId" string names ("ale_py:ALE/Pong-v5" -> "ALE/Pong-v5"); other values as
+    they are."""
+    module_and_id = split_module_env_id(env_spec)
+    return env_spec if module_and_id is None else module_and_id[1]
+
+
+def import_env_module(env_spec: str, import_module: Callable = importlib.import_module) -> str:
+    """Import the module of a "module:EnvId" string through `import_module` (importlib, or a checkpoint's trust
+    model), so that it registers EnvId with gymnasium, as gym.make("module:EnvId") does; returns EnvId."""
+    module_name, env_id = split_module_env_id(env_spec)
+    try:
+        import_module(module_name)
+    except ImportError as error:
+        hint = ' (pip install "relayrl[atari]")' if module_name == "ale_py" else ""
+        raise ValueError(f"the env {env_spec!r}: cannot import module {module_name!r} ({error}){hint}.") from None
+    if module_name == "ale_py":
+        from relayrl.env.wrappers.atari_wrappers import register_atari_envs
+
+        register_atari_envs()  # (ale-py registers its ALE ids only when asked)
+    if env_id not in gym.registry:
+        ids = [i for i in gym.registry if i.split("/")[0] == env_id.split("/")[0]] or list(gym.registry)
+        raise ValueError(f"the env {env_spec!r}: importing {module_name!r} registered no gymnasium id {env_id!r}."
+                         f"{did_you_mean(env_id, ids)}")
+    return env_id
+
+
+def resolve_env_spec(env_spec, import_name: ImportObject = import_object, import_module: Optional[Callable] = None):
+    """`env_spec` with a "module:Class" / "module.Class" path replaced by the object (through `import_name`); a
+    gymnasium "module:EnvId" string stays the string, its module imported (import_env_module, through
+    `import_module`: importlib by default)."""
+    if not isinstance(env_spec, str) or is_registered_env(env_spec) or not (":" in env_spec or "." in env_spec):
+        return env_spec
+    if split_module_env_id(env_spec) is not None:
+        import_env_module(env_spec, import_module or importlib.import_module)
+        return env_spec
+    return import_name(module_and_name(env_spec), what=f"the env {env_spec!r}")
 
 
 class EnvDependencyMissing(ValueError):
@@ -97,6 +154,7 @@ def make_env_creator(env_spec) -> Callable[[EnvContext], gym.Env]:
         creator = registered_env_creator(env_spec)
         if creator is not None:
             return creator
+        env_spec = gym_env_id(env_spec)  # "module:EnvId": its module is imported, EnvId registered
         if env_spec.startswith("ALE/"):  # ale-py's games, with the standard preprocessing (env/wrappers/atari_wrappers.py)
             from relayrl.env.wrappers.atari_wrappers import make_atari_env, register_atari_envs
 

@@ -1,7 +1,11 @@
 """The `clip_rewards` option: episodes (what the Learner trains on) get the clipped rewards, while the
 returns reported (`episode_return_mean/min/max`) stay the env's own scores, as RLlib's and SB3's Atari
-set-ups report game scores rather than sums of clipped rewards."""
-from typing import Callable, List, Optional
+set-ups report game scores rather than sums of clipped rewards.
+
+Every runner clips through its EnvStepper's clipping object (env_stepper.py): `RewardClipping` for a
+vector env's reward array, `MultiAgentRewardClipping` for a MultiAgentVectorEnv's {agent_id: reward} dicts
+(each agent's reward clipped; the score the sum of the agents' unclipped rewards)."""
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -25,10 +29,15 @@ class RewardClipping:
         return self
 
     def __call__(self, rewards: np.ndarray) -> np.ndarray:
+        """The clipped rewards; the unclipped ones are added to the sub-envs' scores."""
         if not self.active:
             return rewards
         self.scores += rewards
         return self._clip(rewards)
+
+    def clipped(self, rewards: np.ndarray) -> np.ndarray:
+        """The clipped rewards, keeping no score (for runners whose episodes sum the unclipped ones themselves)."""
+        return self._clip(rewards) if self.active else rewards
 
     def take_score(self, env_index: int) -> Optional[float]:
         if not self.active:
@@ -46,6 +55,23 @@ class RewardClipping:
     def set_state(self, scores: Optional[List[float]]) -> None:
         if self.active and scores is not None:
             self.scores = np.asarray(scores, dtype=np.float64)
+
+
+class MultiAgentRewardClipping(RewardClipping):
+    """RewardClipping for a MultiAgentVectorEnv: `rewards` is one {agent_id: reward} dict per env."""
+
+    def __call__(self, rewards: List[Dict]) -> List[Dict]:
+        if not self.active:
+            return rewards
+        for i, by_agent in enumerate(rewards):
+            self.scores[i] += sum(by_agent.values())
+        return self.clipped(rewards)
+
+    def clipped(self, rewards: List[Dict]) -> List[Dict]:
+        if not self.active:
+            return rewards
+        clip = self._clip
+        return [{agent_id: float(clip(reward)) for agent_id, reward in by_agent.items()} for by_agent in rewards]
 
 
 def clip_function(clip) -> Optional[Callable[[np.ndarray], np.ndarray]]:

@@ -18,10 +18,11 @@ OLD_RESULT_KEYS: Dict[str, str] = {
     "episodes_total": "env_runners/num_episodes_lifetime",
     "timesteps_this_iter": "env_runners/num_env_steps_sampled",
     "timesteps_total": "num_env_steps_sampled_lifetime",
-    "policy_reward_mean": "env_runners/episode_return_mean",  # per policy; relayrl is single-agent (see below)
+    "policy_reward_mean": "env_runners/module_episode_returns_mean",  # per policy (see below)
     "custom_metrics": "env_runners/custom_metrics",
 }
-_NOTES = {"policy_reward_mean": " (old RLlib listed only the non-default policies: {} for a single agent)"}
+_NOTES = {"policy_reward_mean": " (per policy in multi-agent runs; old RLlib listed only the non-default policies: {} "
+                               "for a single agent)"}
 
 
 def _get(result: Mapping, path: str, default: Any = None) -> Any:
@@ -45,7 +46,8 @@ def add_legacy_result_keys(result: Dict[str, Any]) -> None:
             if value is not None:
                 scope[old] = value
         # Per-policy returns of the non-default policies (old RLlib left the default one out): single-agent, none.
-        scope["policy_reward_mean"] = {}
+        returns = _get(scope, OLD_RESULT_KEYS["policy_reward_mean"], {}) or {}
+        scope["policy_reward_mean"] = {pid: value for pid, value in returns.items() if pid != "default_policy"}
         scope["custom_metrics"] = dict(_get(scope, "env_runners/custom_metrics", {}))
 
 

@@ -14,7 +14,7 @@ from relayrl.offline import row_checks
 from relayrl.offline.episode_rows import ITEM_COLUMN, EpisodeRowError, decode_episode_state, episode_from_state
 from relayrl.offline.files import input_files
 from relayrl.offline.prelearner import EpisodeBatcher, OfflinePreLearner
-from relayrl.offline.reader import OfflineDataError, ParquetFiles, RowBatch, RowStream
+from relayrl.offline.reader import MULTI_AGENT_FIX, OfflineDataError, ParquetFiles, RowBatch, RowStream
 
 logger = logging.getLogger("relayrl")
 
@@ -83,9 +83,13 @@ class RowHandler:
         episodes = []
         for i, blob in enumerate(rows.columns[ITEM_COLUMN]):
             try:
-                episodes.append(episode_from_state(decode_episode_state(blob), obs_space, act_space))
+                episode = episode_from_state(decode_episode_state(blob), obs_space, act_space)
             except EpisodeRowError as error:
                 raise OfflineDataError(f"offline data: {rows.where(i)}, column 'item': the episode {error}.") from None
+            if episode.agent_id is not None:
+                raise OfflineDataError(f"offline data: {rows.where(i)}, column 'item': the episode is agent "
+                                       f"{episode.agent_id!r}'s part of a multi-agent episode: {MULTI_AGENT_FIX}")
+            episodes.append(episode)
         return episodes
 
     def episode_batch(self, num_timesteps: int, next_rows) -> Dict[str, Any]:

@@ -15,6 +15,11 @@ from relayrl.offline.deps import require
 
 
 _READ_ROWS = 4096  # rows per record batch read from a file
+_AGENT_ID = "agent_id"
+
+MULTI_AGENT_FIX = ("reading multi-agent recordings is not supported yet (recording them is). Train one "
+                   "single-agent module per agent: split the rows by their `module_id` column (pyarrow or pandas) "
+                   "into one dataset each.")
 
 
 class OfflineDataError(ValueError):
@@ -61,13 +66,23 @@ def shuffled_concatenate(batches: List[RowBatch], rng) -> RowBatch:
         out = np.empty((total,) + parts[0].shape[1:], dtype=np.result_type(*parts))
         start = 0
         for part in parts:
-            out[places[start:start + len(part)]] = part
+            part = np.ascontiguousarray(part, dtype=out.dtype)  # (both sides seen alike by _rows_as_items)
+            _rows_as_items(out)[places[start:start + len(part)]] = _rows_as_items(part)
             start += len(part)
         return out
 
     first = batches[0]
     return RowBatch({k: scatter([b.columns[k] for b in batches]) for k in first.columns},
                     scatter([b.file_index for b in batches]), scatter([b.row_in_file for b in batches]), first.files)
+
+
+def _rows_as_items(array: np.ndarray) -> np.ndarray:
+    """A C-contiguous array of rows with several numbers each, seen as one opaque item per row: numpy's fancy
+    indexing then moves each row in one step (a pool's scatter of 4-float rows: 122 -> 36 us per 8192 rows)."""
+    row_bytes = array.dtype.itemsize * int(np.prod(array.shape[1:]))
+    if array.ndim < 2 or array.dtype.hasobject or not array.flags.c_contiguous or not row_bytes:
+        return array
+    return array.view(np.dtype((np.void, row_bytes))).reshape(len(array))
 
 
 class RowStream:
@@ -159,6 +174,7 @@ class ParquetFiles:
                                    "or re-record it.") from None
         if metadata is None:
             self._check_schema(index, parquet.schema_arrow)
+            self._check_single_agent(index, parquet)
         return parquet
 
     def _check_schema(self, index: int, schema) -> None:
@@ -170,6 +186,23 @@ class ParquetFiles:
                 f"file {self.files[index]} has no column {', '.join(repr(renames.get(c, c)) for c in missing)} "
                 f"(its columns: {schema.names}). Name your columns in config.offline_data(input_read_schema="
                 "{'obs': 'your_obs_column', ...}), or, for episode rows, set input_read_episodes=True.")
+
+    def _check_single_agent(self, index: int, parquet) -> None:
+        """Multi-agent transition rows name their agent; single-agent ones hold none (an all-null column, which the
+        footer's types and statistics tell without reading any rows)."""
+        names = [self._rename.get(name, name) for name in parquet.schema_arrow.names]
+        if _AGENT_ID not in names:
+            return
+        column = names.index(_AGENT_ID)
+        if require("pyarrow", "reading offline data").types.is_null(parquet.schema_arrow.field(column).type):
+            return
+        metadata = parquet.metadata
+        for group in range(metadata.num_row_groups):
+            chunk = metadata.row_group(group).column(column)
+            stats = chunk.statistics
+            if stats is None or not stats.has_null_count or stats.null_count != metadata.row_group(group).num_rows:
+                raise OfflineDataError(f"file {self.files[index]} holds multi-agent rows (its column "
+                                       f"{parquet.schema_arrow.names[column]!r} names agents): {MULTI_AGENT_FIX}")
 
     def chunks(self, rng=None):
         """The RowBatch chunks of one pass (files in a random order when `rng` is given)."""

@@ -1,188 +1,138 @@
-"""The fast path of `TorchPolicy.compute_actions`: the default MLP + categorical sampling in numpy.
+"""The fast path of a Policy's `compute_actions`: the default MLP and categorical sampling in numpy, through the
+same numpy forward pass and sampler as the RLModule EnvRunners (relayrl/modules/numpy_forward.py's `NumpyMLP`,
+relayrl/env/sampling/numpy_actions.py's `NumpyCategoricalPolicy`).
 
-Acting on one or a few observations per step, torch's per-call overhead is most of the time; the same
-network in numpy is several times faster. It applies only where it gives the same distribution and columns
-as the torch path: the default FullyConnectedNetwork, TorchCategorical, no state, no action_sampler_fn /
-action_distribution_fn and no extra_action_out (which may read the torch model). The numpy weights are
-re-read whenever a parameter changed: torch's in-place version counters (most optimizer steps, set_weights,
-in-place edits) and the policy's count of its own optimizer steps (fused optimizers bump no torch counter).
+Acting on one or a few observations per step, torch's (and eager TF's) per-call overhead is most of the time;
+the same network in numpy is several times faster. It applies only where it gives the same distribution and
+columns as the framework's path: the default model (FullyConnectedNetwork / TFFullyConnectedNetwork) with
+tanh / relu / linear activations on a flat observation space, a categorical distribution, no RNN state, no
+action_sampler_fn / action_distribution_fn, and no extra action output but ValueNetworkMixin's `vf_preds`
+(then the model's own value MLP runs in numpy too: PPOTorchPolicy). The conditions per framework:
+`plan_torch_numpy_forward` here, tf_numpy_forward.py.
+
+Columns as the framework's path: `action_dist_inputs` (float32 logits), `action_prob`, `action_logp` (float32;
+with explore=False the argmax's actual log-probability, as `dist.logp(deterministic_sample())`), int64
+actions, and `vf_preds` last. One row (one sub-env) samples through `NumpyCategoricalPolicy.sample_row`,
+several through its Gumbel-max `act`: both draw exact Categorical samples from the policy's own numpy
+Generator (checkpointed with the runner, seeded from torch's so seeded runs repeat).
 """
-import math
-from operator import attrgetter
-from typing import Optional
+from typing import Callable, Optional, Tuple
 
+import gymnasium as gym
 import numpy as np
-import torch
 
-from relayrl.policy.models.fully_connected import FullyConnectedNetwork
-from relayrl.policy.models.torch_action_dist import TorchCategorical
+from relayrl.env.sampling.numpy_actions import NumpyCategoricalPolicy
+from relayrl.modules.numpy_forward import NumpyMLP
 from relayrl.policy.sample_batch import SampleBatch
 
-
-def _relu(x, out=None):
-    return np.maximum(x, 0.0, out=out)
-
-
-# activations take out= (the one-row path applies them in place)
-_ACTIVATIONS = {torch.nn.Tanh: np.tanh, torch.nn.ReLU: _relu}
-NUMPY_ACTIVATIONS = {"tanh": np.tanh, "relu": _relu, "linear": None, None: None}
-
-_VERSION = attrgetter("_version")  # torch's in-place version counter of a parameter
+# read_mlps(): (the logits MLP, the value MLP or None), numpy over the model's current weights
+ReadMLPs = Callable[[], Tuple[NumpyMLP, Optional[NumpyMLP]]]
 
 
-class NumpyCategoricalMLP:
-    """The MLP's layers as numpy arrays (re-read when `version()` changes) and categorical sampling.
-    `read_layers()` gives [(weights [in, out], bias), activation function, ...]; tf_numpy_forward.py plans the
-    same object for the TF default model."""
+class PolicyNumpyForward:
+    """A policy's numpy acting path (module docstring). `version()` changes whenever the weights `read_mlps()`
+    returned are stale (TF: the policy's count of its updates; torch: never, the MLPs are views of the
+    parameters, which every update changes in place)."""
 
-    # the columns `extra_row` adds to sample_row's, in the general path's order (numpy_value_forward.py adds one)
-    extra_columns: tuple = ()
-
-    @classmethod
-    def plan(cls, policy) -> Optional["NumpyCategoricalMLP"]:
-        from relayrl.policy.torch_policy import TorchPolicy
-
-        if type(policy).extra_action_out is not TorchPolicy.extra_action_out or not mlp_applies(policy):
-            return None
-        modules = list(policy.model._hidden) + [policy.model._logits]
-        return cls(layer_reader(modules), versions_of(policy, modules),
-                   seed=int(torch.randint(2 ** 31 - 1, (1,)).item()))
-
-    def __init__(self, read_layers, version, seed: int):
-        self._read_layers = read_layers
-        self._version = version
-        self._versions = None
-        self._layers = []  # [(weights [in, out], bias, in-place activation or None, one-row buffer or None)]
+    def __init__(self, read_mlps: ReadMLPs, version: Callable, seed: int):
+        self._read_mlps, self._version = read_mlps, version
+        self._versions = object()  # (never equal: the first _refresh reads the MLPs)
         self.rng = np.random.default_rng(seed)
+        self._refresh()
+        self.extra_columns = () if self._values is None else (SampleBatch.VF_PREDS,)
+
+    @property
+    def rng(self) -> np.random.Generator:
+        return self._rng
+
+    @rng.setter
+    def rng(self, rng: np.random.Generator) -> None:
+        self._rng = rng
+        self._sampler = NumpyCategoricalPolicy(None, rng)
 
     def _refresh(self) -> None:
         versions = self._version()
         if versions != self._versions:
-            self._reload()
+            self._logits, self._values = self._read_mlps()
             self._versions = versions
 
-    def _reload(self) -> None:
-        """Re-read the weights (they changed)."""
-        self._layers = _compile(self._read_layers())
-
     def compute(self, obs, explore: bool):
+        """compute_actions' (actions, extra outputs) for a batch of observations."""
         self._refresh()
         x = np.asarray(obs, dtype=np.float32).reshape(len(obs), -1)
-        return self._compute_one(x, explore) if len(x) == 1 else self._compute_rows(x, explore)
-
-    def _compute_rows(self, x, explore: bool):
-        for weights, bias, activation, _ in self._layers:
-            x = x @ weights
-            x += bias
-            if activation is not None:
-                activation(x, out=x)
-        logits = x
-        shifted = logits - logits.max(axis=1, keepdims=True)
-        log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-        if explore:
-            cumulative = np.exp(log_probs).cumsum(axis=1)
-            draws = self.rng.random((len(x), 1)) * cumulative[:, -1:]
-            actions = (draws > cumulative).sum(axis=1)
-            actions = np.minimum(actions, logits.shape[1] - 1)
+        if len(x) == 1:
+            action, logits, probability, logp = self.sample_row(x[0], explore)
+            probability_and_logp = np.array([probability, logp], dtype=np.float32)  # one allocation for both
+            actions = np.array([action], dtype=np.int64)
+            extra = {SampleBatch.ACTION_DIST_INPUTS: logits[None], SampleBatch.ACTION_PROB: probability_and_logp[:1],
+                     SampleBatch.ACTION_LOGP: probability_and_logp[1:]}
         else:
-            actions = log_probs.argmax(axis=1)
-        logp = log_probs[np.arange(len(x)), actions]
-        return actions.astype(np.int64), {SampleBatch.ACTION_DIST_INPUTS: logits,
-                                          SampleBatch.ACTION_PROB: np.exp(logp), SampleBatch.ACTION_LOGP: logp}
+            logits = self._logits(x)
+            if explore:  # Gumbel-max (its log-probs too)
+                sampled = self._sampler.act(logits, True)
+                actions, logp = sampled[SampleBatch.ACTIONS], sampled[SampleBatch.ACTION_LOGP]
+            else:  # the argmax with its actual log-probability (the framework path's logp(deterministic_sample()))
+                actions = logits.argmax(-1)
+                logp = self._sampler.log_probs(logits, actions)
+            actions = actions.astype(np.int64, copy=False)
+            extra = {SampleBatch.ACTION_DIST_INPUTS: logits, SampleBatch.ACTION_PROB: np.exp(logp),
+                     SampleBatch.ACTION_LOGP: logp}
+        if self._values is not None:  # vf_preds last, as ValueNetworkMixin.extra_action_out adds it
+            extra[SampleBatch.VF_PREDS] = self._values.row(x[0])[:1] if len(x) == 1 else self._values(x)[:, 0]
+        return actions, extra
 
-    def _compute_one(self, x, explore: bool):
-        """`compute` on one observation, through `sample_row`. The returned arrays are fresh (the runner keeps
-        views of them)."""
-        action, logits, probability, logp = self.sample_row(x[0], explore)
-        probability_and_logp = np.array([probability, logp], dtype=np.float32)  # one allocation for both columns
-        return np.array([action], dtype=np.int64), {
-            SampleBatch.ACTION_DIST_INPUTS: logits[None],
-            SampleBatch.ACTION_PROB: probability_and_logp[:1], SampleBatch.ACTION_LOGP: probability_and_logp[1:]}
+    def sample_row(self, x: np.ndarray, explore: bool) -> tuple:
+        """(action, logits [k] (fresh), probability, log-probability) for one flat observation `x` [n]."""
+        logits = self._logits.row(x)
+        action, probability, logp = self._sampler.sample_row(logits, explore)
+        return action, logits, probability, logp
 
-    def sample_row(self, x, explore: bool):
-        """(action, logits [A] (fresh), probability, log-probability) for one flat observation `x` [n]: the layers
-        in float32 as vector-matrix products into preallocated hidden buffers (the same float32 values as the
-        batched path's matrix products: tested), then the softmax and the draw on the few logits as Python
-        floats (float64). Each numpy call costs ~1 us of overhead, more than the arithmetic on a few logits; the
-        batched path's float32 softmax gives the same actions and values equal to float32 precision
-        (tests/policy/test_policy_fast_paths.py)."""
-        for weights, bias, activation, buffer in self._layers:
-            x = np.dot(x, weights, out=buffer)
-            x += bias
-            if activation is not None:
-                activation(x, out=x)
-        values = x.tolist()
-        top = max(values)
-        exps = [math.exp(value - top) for value in values]
-        total = sum(exps)
-        if explore:
-            # the first action whose cumulative weight reaches the draw (the batched path's
-            # (draw > cumulative).sum(); a NaN draw or weight compares False there and here: action 0)
-            draw, action, last = self.rng.random() * total, 0, len(exps) - 1
-            edge = exps[0]
-            while action < last and draw > edge:
-                action += 1
-                edge += exps[action]
-        else:
-            action = values.index(top)  # the first maximum, as argmax
-        return action, x, exps[action] / total, values[action] - top - math.log(total)
-
-    def extra_row(self, x) -> tuple:
+    def extra_row(self, x: np.ndarray) -> tuple:
         """The values of `extra_columns` for one flat observation `x` [n] (after sample_row on it)."""
-        return ()
+        return () if self._values is None else (self._values.row(x)[0],)
 
 
-def mlp_applies(policy) -> bool:
-    """The policy acts through the default FullyConnectedNetwork's logits MLP and TorchCategorical, nothing else,
-    and every step of its optimizers is one the fast path sees (the caller checks extra_action_out)."""
+def plan_torch_numpy_forward(policy) -> Optional[PolicyNumpyForward]:
+    """The fast path of a TorchPolicy, or None where it does not apply (module docstring)."""
+    import torch
+
+    from relayrl.policy.models.fully_connected import FullyConnectedNetwork
+    from relayrl.policy.models.torch_action_dist import TorchCategorical
+
     model = policy.model
-    return (type(model) is FullyConnectedNetwork and policy.dist_class is TorchCategorical
-            and policy._action_sampler_fn is None and policy._action_distribution_fn is None
-            and not policy._state_inputs and modules_fit(model._hidden) and not _fused_steps_unseen(policy))
+    if not (type(model) is FullyConnectedNetwork and policy.dist_class is TorchCategorical
+            and acts_plainly(policy) and isinstance(policy.observation_space, gym.spaces.Box)):
+        return None
+    with_values = _only_value_extra_output(policy)
+    if with_values is None:
+        return None
+    logits = NumpyMLP.from_sequentials(model._hidden, model._logits)
+    values = None
+    if with_values and model._value_hidden is not None:  # (shared value layers: the torch path computes them)
+        values = NumpyMLP.from_sequentials(model._value_hidden, model._value_head)
+    if logits is None or (with_values and values is None):
+        return None
+    return PolicyNumpyForward(lambda: (logits, values), version=lambda: 0,
+                              seed=int(torch.randint(2 ** 31 - 1, (1,)).item()))
 
 
-def modules_fit(modules) -> bool:
-    return all(type(m) in _ACTIVATIONS or isinstance(m, torch.nn.Linear) for m in modules)
+def acts_plainly(policy) -> bool:
+    """No sampler or distribution function of its own and no RNN state (either framework)."""
+    return policy._action_sampler_fn is None and policy._action_distribution_fn is None and not policy._state_inputs
 
 
-def layer_reader(modules: list):
-    """read_layers() for torch modules: [(weights [in, out], bias), activation function, ...]."""
-    def read_layers():
-        return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy())
-                if isinstance(m, torch.nn.Linear) else _ACTIVATIONS[type(m)] for m in modules]
-    return read_layers
+def _only_value_extra_output(policy) -> Optional[bool]:
+    """False: no extra action output; True: only ValueNetworkMixin's vf_preds, with the critic in use; None:
+    another one (the fast path does not apply)."""
+    from relayrl.policy.model_policy import ModelPolicy
+    from relayrl.policy.torch_mixins import ValueNetworkMixin
 
-
-def versions_of(policy, modules: list):
-    """version() for torch modules: torch's in-place version counters change with set_weights, in-place edits
-    and most optimizer steps; the policy's own counter with every step it takes (fused optimizers leave the
-    torch counters alone)."""
-    params = [p for m in modules for p in m.parameters()]
-    return lambda: (policy._weights_version, *map(_VERSION, params))
-
-
-def _fused_steps_unseen(policy) -> bool:
-    """True where a fused optimizer may step outside the TorchPolicy methods that count steps (an overriding
-    learn_on_batch / apply_gradients): its updates would change no counter the fast path sees."""
-    from relayrl.policy.torch_policy import TorchPolicy
-
-    kind = type(policy)
-    if kind.learn_on_batch is TorchPolicy.learn_on_batch and kind.apply_gradients is TorchPolicy.apply_gradients:
+    owners = {klass for klass in type(policy).__mro__ if "extra_action_out" in vars(klass)}
+    if owners == {ModelPolicy}:
         return False
-    return any(group.get("fused") for optimizer in policy._optimizers for group in optimizer.param_groups)
+    if owners == {ValueNetworkMixin, ModelPolicy} and getattr(policy, "_use_critic", False):
+        return True
+    return None
 
 
-def _compile(layers: list) -> list:
-    """read_layers()'s [(weights, bias), activation, ...] as (weights, bias, in-place activation, buffer) per
-    linear layer; every layer but the last (the logits, handed out) gets a reusable (out,) buffer for one row."""
-    compiled = []
-    for item in layers:
-        if callable(item):
-            weights, bias, _, buffer = compiled[-1]
-            compiled[-1] = (weights, bias, item, buffer)
-        else:
-            weights, bias = item
-            compiled.append((weights, bias, None, np.empty(weights.shape[1], dtype=np.result_type(weights, bias))))
-    if compiled:
-        compiled[-1] = compiled[-1][:3] + (None,)
-    return compiled
+__all__ = ["PolicyNumpyForward", "plan_torch_numpy_forward"]

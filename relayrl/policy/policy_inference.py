@@ -3,7 +3,8 @@
 As RLlib's old stack: `policy_id` picks the policy, `explore=None` follows the config, prev_action /
 prev_reward / info / episode reach the policy; with `state` or full_fetch=True the result is
 (action, state_out, extra_fetches). Box actions are clipped to the action space, as the runner clips what
-it sends to the env (clip_action=False leaves them).
+it sends to the env (clip_action=False leaves them). Observations are preprocessed as the runner preprocesses
+the env's (relayrl/policy/preprocessors.py: Discrete one-hot, Dict / Tuple flattened).
 """
 from typing import Any
 
@@ -14,13 +15,14 @@ from relayrl.core.columns import DEFAULT_POLICY_ID
 
 
 def _policy(algorithm, policy_id, module_id):
+    """(the policy, its observations' preprocessor or None)."""
     pid = module_id or policy_id or DEFAULT_POLICY_ID
-    policy = algorithm.get_policy(pid)
+    runner = algorithm.env_runner_group.local_worker()
+    policy = runner.get_policy(pid)
     if policy is None:
-        known = sorted(algorithm.env_runner_group.local_worker().policy_map)
         raise ValueError(f"compute_single_action/compute_actions: unknown policy_id {pid!r}; this algorithm has "
-                         f"{known}.")
-    return policy
+                         f"{sorted(runner.policy_map)}.")
+    return policy, runner.preprocessors.get(pid)
 
 
 def _clip(policy, action, clip_action):
@@ -33,8 +35,10 @@ def _clip(policy, action, clip_action):
 def policy_compute_single_action(algorithm, observation=None, state=None, *, prev_action=None, prev_reward=None,
                                  info=None, input_dict=None, policy_id=None, module_id=None, full_fetch=False,
                                  explore=None, timestep=None, episode=None, clip_action=None, **kwargs):
-    policy = _policy(algorithm, policy_id, module_id)
+    policy, preprocessor = _policy(algorithm, policy_id, module_id)
     explore = algorithm.config.explore if explore is None else bool(explore)
+    if preprocessor is not None and observation is not None:
+        observation = preprocessor.transform(observation)
     action, state_out, extra = policy.compute_single_action(
         observation, state, prev_action=prev_action, prev_reward=prev_reward, info=info, input_dict=input_dict,
         episode=episode, explore=explore, timestep=timestep)
@@ -48,10 +52,15 @@ def policy_compute_actions(algorithm, observations, state=None, *, prev_action=N
                            policy_id=None, module_id=None, full_fetch=False, explore=None, timestep=None,
                            episodes=None, clip_actions=None, **kwargs) -> Any:
     """A dict {agent_id: obs} gives dicts keyed the same; a list / array of observations a stacked array."""
-    policy = _policy(algorithm, policy_id, module_id)
+    policy, preprocessor = _policy(algorithm, policy_id, module_id)
     explore = algorithm.config.explore if explore is None else bool(explore)
     keys = list(observations) if isinstance(observations, dict) else None
-    obs = np.stack([np.asarray(observations[k]) for k in keys]) if keys is not None else np.asarray(observations)
+    if preprocessor is not None:
+        obs = preprocessor.transform_batch([observations[k] for k in keys] if keys is not None else list(observations))
+    elif keys is not None:
+        obs = np.stack([np.asarray(observations[k]) for k in keys])
+    else:
+        obs = np.asarray(observations)
     if keys is not None and state is not None:
         state = [np.stack([np.asarray(state[k][j]) for k in keys]) for j in range(len(state[keys[0]]))]
     actions, state_out, extra = policy.compute_actions(obs, state, prev_action_batch=prev_action,

@@ -28,9 +28,6 @@ class TorchPolicy(ModelPolicy):
                              max_seq_len=max_seq_len, get_batch_divisibility_req=get_batch_divisibility_req)
         self.device = torch.device("cpu")
         self._optimizers = _as_list(self.optimizer())
-        # bumped by every optimizer step through the policy: torch's fused optimizers update the weights in
-        # place without bumping their version counters, which is all the numpy fast path could watch otherwise
-        self._weights_version = 0
         self.cur_lr = self.config.get("lr")
 
     @staticmethod
@@ -42,7 +39,8 @@ class TorchPolicy(ModelPolicy):
         if self.model is None or not list(self.model.parameters()):
             return []
         # torch's fused Adam (as the Learners use: one kernel per step), minus torch's first-call import of
-        # torch._dynamo (~5 s on a loaded machine); the fast path counts its steps (_weights_version)
+        # torch._dynamo (~5 s on a loaded machine); the numpy fast path reads views of the weights, so it sees
+        # its in-place steps
         from relayrl.learner.optimizers import make_adam
 
         return make_adam(self.model.parameters(), lr=self.config.get("lr", 1e-3))
@@ -60,10 +58,9 @@ class TorchPolicy(ModelPolicy):
         return [np.asarray(_numpy(s)) for s in self._state_inputs]
 
     def _plan_numpy_forward(self):
-        from relayrl.policy.numpy_forward import NumpyCategoricalMLP
-        from relayrl.policy.numpy_value_forward import NumpyCategoricalMLPWithValues
+        from relayrl.policy.numpy_forward import plan_torch_numpy_forward
 
-        return NumpyCategoricalMLP.plan(self) or NumpyCategoricalMLPWithValues.plan(self)
+        return plan_torch_numpy_forward(self)
 
     def _acting(self):
         return torch.no_grad()
@@ -134,7 +131,6 @@ class TorchPolicy(ModelPolicy):
             p.grad = None if g is None else torch.as_tensor(g, dtype=p.dtype)
         for optimizer in self._optimizers:
             optimizer.step()
-        self._weights_version += 1
         self.num_grad_updates += 1
 
     def learn_on_batch(self, postprocessed_batch: SampleBatch) -> dict[str, Any]:
@@ -148,7 +144,6 @@ class TorchPolicy(ModelPolicy):
             _, fetches = self.compute_gradients(postprocessed_batch)
         for optimizer in self._optimizers:
             optimizer.step()  # the gradients are already in .grad: no copy back
-        self._weights_version += 1
         self.num_grad_updates += 1
         return self._learn_on_batch_result(fetches, result)
 

@@ -2,6 +2,7 @@
 import pytest
 
 from relayrl import PPOConfig
+from relayrl.checkpoints import CheckpointError
 from relayrl.env.env_runner import EnvRunner
 
 
@@ -22,7 +23,9 @@ def test_the_algorithm_samples_with_the_configured_class_and_a_checkpoint_keeps_
     assert type(algo.env_runner) is CountingRunner and CountingRunner.samples >= 1
     algo.save(str(tmp_path))
     algo.stop()
-    restored = type(algo).from_checkpoint(str(tmp_path))
+    with pytest.raises(CheckpointError, match=r"CountingRunner`.*trusted=\[CountingRunner\]"):  # (a user's class)
+        type(algo).from_checkpoint(str(tmp_path))
+    restored = type(algo).from_checkpoint(str(tmp_path), trusted=[CountingRunner])
     assert type(restored.env_runner) is CountingRunner
     restored.stop()
 

@@ -153,8 +153,14 @@ def test_random_actions_come_from_each_acting_agents_space():
     assert all(len(sent) == 1 and list(sent.values())[0] in (0, 1) for sent in envs[0].sent)
 
 
-def test_clip_rewards_is_refused_for_multi_agent_envs_with_the_fix():
+def test_clip_rewards_clips_each_agents_reward_and_reports_the_unclipped_return():
     config = config_for(make_multi_agent("CartPole-v1"), {"p0", "p1"}, by_id)
-    config.environment(env_config={"num_agents": 2}, clip_rewards=True)
-    with pytest.raises(ValueError, match="clip_rewards is not available for multi-agent envs"):
-        MultiAgentEnvRunner(config=config)
+    config.environment(env_config={"num_agents": 2}, clip_rewards=0.5)
+    runner = MultiAgentEnvRunner(config=config)
+    episodes = runner.sample(num_episodes=2)
+    for episode in episodes:
+        assert all(np.all(a.get_rewards() == 0.5) for a in episode.agent_episodes.values())
+    # CartPole pays 1.0 per agent step: the reported return is the unclipped sum
+    returns = runner.get_metrics()["episode_return_mean"]
+    expected = [float(sum(len(a) for a in e.agent_episodes.values())) for e in episodes]
+    assert sorted(returns["values"]) == sorted(expected)

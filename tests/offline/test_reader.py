@@ -82,6 +82,18 @@ def test_shuffled_rows_come_evenly_and_out_of_order(tmp_path):
     assert counts.min() >= 6 and counts.max() <= 14  # 10 passes: every row about 10 times
 
 
+def test_shuffled_rows_keep_their_columns_and_origin_together(tmp_path):
+    _write_parts(tmp_path / "d")
+    batch = _stream(tmp_path / "d", shuffle_rows=64, seed=1).next_batch(120)
+    ids = batch.columns[Columns.OBS][:, 0].astype(int)
+    assert not (np.diff(ids) == 1).all()
+    np.testing.assert_array_equal(batch.columns[Columns.OBS], np.repeat(ids[:, None], 3, axis=1))
+    np.testing.assert_array_equal(batch.columns[Columns.NEXT_OBS], np.repeat(ids[:, None] + 1, 3, axis=1))
+    np.testing.assert_array_equal(batch.columns[Columns.ACTIONS], ids % 2)
+    assert list(batch.columns[Columns.EPS_ID]) == [f"e{i // 10}" for i in ids]
+    np.testing.assert_array_equal(batch.file_index * 50 + batch.row_in_file, ids)
+
+
 def test_memory_holds_the_pool_not_the_dataset(tmp_path):
     for k in range(20):
         write_rows(tmp_path / f"d/part{k:02d}.parquet", 100, start=100 * k)
@@ -145,6 +157,38 @@ def test_episode_rows_read_as_transitions_say_so(tmp_path):
     os.makedirs(tmp_path / "d")
     pq.write_table(pa.table({"item": [b"x"]}), tmp_path / "d/a.parquet")
     assert "input_read_episodes=True" in _train_error(tmp_path)
+
+
+def test_multi_agent_rows_are_refused_when_the_algorithm_is_built(tmp_path):
+    write_rows(tmp_path / "d/a.parquet", 20, **{Columns.AGENT_ID: np.full(20, None, dtype=object)})  # single-agent
+    path = write_rows(tmp_path / "d/b.parquet", 20, **{Columns.AGENT_ID: np.arange(20) % 2,
+                                                        Columns.MODULE_ID: np.array(["p0", "p1"] * 10, dtype=object)})
+    with pytest.raises(OfflineDataError) as info:
+        _config(tmp_path / "d").build_algo()
+    message = str(info.value)
+    assert f"file {path} holds multi-agent rows" in message and "not supported yet" in message
+    assert "module_id" in message
+
+
+def test_multi_agent_episode_rows_are_refused_naming_file_and_row(tmp_path):
+    from relayrl.episodes.single_agent_episode import SingleAgentEpisode
+    from relayrl.offline.episode_rows import encode_episode
+
+    obs = np.zeros((4, 3), np.float32)
+    items = [encode_episode(SingleAgentEpisode(observations=list(obs), actions=[0, 1, 0], rewards=[1.0] * 3,
+                                               agent_id=agent_id, module_id=module_id))
+             for agent_id, module_id in ((None, None), ("a1", "p1"))]
+    os.makedirs(tmp_path / "d")
+    pq.write_table(pa.table({"item": items}), tmp_path / "d/a.parquet")
+    message = _train_error(tmp_path, input_read_episodes=True, shuffle_buffer_size=0)
+    assert f"file {tmp_path / 'd/a.parquet'}, row 1" in message and "agent 'a1'" in message
+    assert "not supported yet" in message
+
+
+def test_multi_agent_configs_of_offline_algorithms_are_refused():
+    config = _config("/data").multi_agent(policies={"p0", "p1"}, policy_mapping_fn=lambda aid, *a, **kw: "p0")
+    with pytest.raises(ValueError, match="multi-agent offline input .* is not supported yet"):
+        config.validate()
 
 
 def test_observations_of_the_wrong_shape_name_file_row_and_column(tmp_path):

@@ -1,13 +1,12 @@
 """The Policy API's acting fast paths give what the general code gives: the one-row numpy forward pass
-(numpy_forward.py: the same actions, values to float32 precision), the one-env step (rollout/one_env_step.py:
-exactly) and the trajectory's column stacking."""
+(numpy_forward.py: the batched logits and log-probabilities to float32 precision, the softmax distribution), the
+one-env step (rollout/one_env_step.py: exactly) and the trajectory's column stacking."""
 import numpy as np
 import pytest
 import torch
 
 from relayrl.algorithms.algorithm import Algorithm
 from relayrl.evaluation.postprocessing import compute_advantages
-from relayrl.policy.numpy_forward import NumpyCategoricalMLP
 from relayrl.policy.policy_template import build_policy_class
 from relayrl.policy.rollout import one_env_step
 from relayrl.policy.rollout.trajectory import _stack
@@ -34,30 +33,47 @@ def _algo(**extra):
 
 @pytest.mark.parametrize("activation", ["tanh", "relu"])
 def test_one_row_forward_equals_the_batched_path(activation):
+    """NumpyMLP.row (the one-env path) gives the batched call's float32 logits; both samplers (the one-row inverse
+    CDF and the batched Gumbel-max) give the same log-probabilities, right to float32 precision."""
     algo = _algo(model={"fcnet_hiddens": [32, 16], "fcnet_activation": activation})
     policy = algo.get_policy()
-    one, batched = NumpyCategoricalMLP.plan(policy), NumpyCategoricalMLP.plan(policy)
-    one.rng, batched.rng = np.random.default_rng(7), np.random.default_rng(7)
+    fast = policy._numpy_forward()
     rows = np.random.default_rng(0).normal(scale=3.0, size=(400, 1, 4)).astype(np.float32)
     for explore in (True, False):
         for row in rows:
-            a, extra_a = one.compute(row, explore)  # one row: _compute_one
-            batched._refresh()
-            b, extra_b = batched._compute_rows(row, explore)  # the general path, on the same row
-            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()  # the same actions from the same draws
+            a, extra_a = fast.compute(row, explore)  # one row: NumpyMLP.row + NumpyCategoricalPolicy.sample_row
+            b, extra_b = fast.compute(np.concatenate([row, row]), explore)  # batched: NumpyMLP + Gumbel-max
+            assert a.dtype == b.dtype == np.int64 and a.shape == (1,) and b.shape == (2,)
             for key in extra_b:
-                assert extra_a[key].dtype == extra_b[key].dtype and extra_a[key].shape == extra_b[key].shape
+                assert extra_a[key].dtype == extra_b[key].dtype and extra_a[key].shape == (1,) + extra_b[key].shape[1:]
             logits = extra_a["action_dist_inputs"]
-            assert logits.tobytes() == extra_b["action_dist_inputs"].tobytes()  # the layers: the same float32 ops
-            # the softmax: float64 on one row, float32 batched; equal to float32 precision, and right
-            expected_logp = torch.log_softmax(torch.from_numpy(logits).double(), -1)[0, int(a[0])].item()
-            for key, expected in (("action_logp", expected_logp), ("action_prob", np.exp(expected_logp))):
-                assert extra_a[key] == pytest.approx(extra_b[key], rel=1e-6, abs=1e-6), key
-                assert extra_a[key][0] == pytest.approx(expected, rel=1e-6, abs=1e-7), key
+            np.testing.assert_allclose(logits[0], extra_b["action_dist_inputs"][0], rtol=1e-6, atol=1e-6)
+            expected = torch.log_softmax(torch.from_numpy(logits).double(), -1)[0]
+            assert extra_a["action_logp"][0] == pytest.approx(expected[int(a[0])].item(), rel=1e-6, abs=1e-7)
+            assert extra_a["action_prob"][0] == pytest.approx(np.exp(expected[int(a[0])].item()), rel=1e-6, abs=1e-7)
+            assert extra_b["action_logp"][1] == pytest.approx(expected[int(b[1])].item(), rel=1e-6, abs=1e-6)
+            if not explore:
+                assert a[0] == b[0] == int(np.argmax(logits[0]))
     # the hidden buffers are reused, the returned arrays are not
-    _, first = one.compute(rows[0], True)
-    _, second = one.compute(rows[1], True)
+    _, first = fast.compute(rows[0], True)
+    _, second = fast.compute(rows[1], True)
     assert not np.shares_memory(first["action_dist_inputs"], second["action_dist_inputs"])
+    algo.stop()
+
+
+def test_both_samplers_draw_the_softmax_distribution():
+    """The one-row sampler and the batched one are Categorical samples of the same logits (frequencies)."""
+    algo = _algo(model={"fcnet_hiddens": [8]})
+    fast = algo.get_policy()._numpy_forward()
+    fast.rng = np.random.default_rng(5)
+    obs = np.array([[0.3, -1.0, 2.0, 0.5]], np.float32)
+    logits = fast.compute(obs, False)[1]["action_dist_inputs"][0].astype(np.float64)
+    probs = np.exp(logits - np.logaddexp.reduce(logits))
+    one = np.array([fast.compute(obs, True)[0][0] for _ in range(4000)])
+    batched = fast.compute(np.repeat(obs, 4000, axis=0), True)[0]
+    for actions in (one, batched):
+        freq = np.bincount(actions, minlength=len(probs)) / len(actions)
+        np.testing.assert_allclose(freq, probs, atol=0.03)
     algo.stop()
 
 
@@ -160,7 +176,9 @@ def test_the_numpy_forward_follows_a_fused_optimizers_steps():
     algo.stop()
 
 
-def test_no_numpy_forward_where_an_overriding_update_steps_a_fused_optimizer():
+def test_the_numpy_forward_follows_an_overriding_update_of_a_fused_optimizer():
+    """The numpy MLP reads views of the parameters: an update the policy's own methods do not see (an overriding
+    learn_on_batch stepping a fused optimizer) is seen all the same."""
     class OwnUpdate(PG.with_updates(name="OwnUpdatePG", optimizer_fn=_fused_adam)):
         def learn_on_batch(self, samples):
             return super().learn_on_batch(samples)
@@ -171,7 +189,13 @@ def test_no_numpy_forward_where_an_overriding_update_steps_a_fused_optimizer():
 
     algo = OwnAlgo(config={"env": "CartPole-v1", "train_batch_size": 100, "seed": 3,
                            "logger_config": {"type": "none"}})
-    assert algo.get_policy()._numpy_forward() is None
+    policy = algo.get_policy()
+    assert policy._numpy_forward() is not None
+    obs = np.random.default_rng(0).normal(size=(1, 4)).astype(np.float32)
+    for _ in range(2):
+        algo.train()
+        _, _, extra = policy.compute_actions(obs)
+        np.testing.assert_allclose(extra["action_dist_inputs"], _logits_now(policy, obs), rtol=1e-5, atol=1e-6)
     algo.stop()
 
 

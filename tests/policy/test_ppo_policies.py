@@ -189,7 +189,7 @@ def _sampled_batch(policy, n=32):
 def test_ppo_torch_policy_learns_cartpole_with_the_default_training_step():
     """One learn_on_batch per iteration (the default training_step), lr 4e-4, train batch 200, seed 0: mean
     return 150 within 40,000 env steps. Measured: 150 at 21,200 env steps, ~2.5 s (load ~4.4, 2 cores; acting through
-    torch instead of numpy_value_forward.py: 24,200 env steps, ~12 s at load ~0.6)."""
+    torch instead of the numpy forward: 24,200 env steps, ~12 s at load ~0.6)."""
     ret, steps = train_until(config_for(PPOTorchPolicy, lr=4e-4, train_batch_size=200), target=150, budget=40_000)
     assert ret >= 150, (ret, steps)
 
@@ -241,7 +241,7 @@ def test_ppo_tf_policy_trains_in_an_algorithm(tracing):
         algo.stop()
 
 
-# -- acting in numpy (numpy_value_forward.py) --------------------------------------------------------------------
+# -- acting in numpy (relayrl/policy/numpy_forward.py) --------------------------------------------------------------------
 
 def _torch_forward(policy, obs):
     import torch
@@ -254,10 +254,8 @@ def _torch_forward(policy, obs):
 def test_ppo_torch_policy_acts_in_numpy_with_the_models_values():
     """The value fast path plans for PPOTorchPolicy; its vf_preds and logits are the torch model's (one row and a
     batch), and it follows an update that changes the value layers only."""
-    from relayrl.policy.numpy_value_forward import NumpyCategoricalMLPWithValues
-
     policy = PPOTorchPolicy(ENV.observation_space, ENV.action_space, SMALL)
-    assert isinstance(policy._numpy_forward(), NumpyCategoricalMLPWithValues)
+    assert policy._numpy_forward().extra_columns == ("vf_preds",)
     obs = np.random.default_rng(2).normal(size=(5, 4)).astype(np.float32)
     for rows in (obs[:1], obs):
         _, _, extra = policy.compute_actions(rows)

@@ -119,6 +119,49 @@ def test_unregistered_env_is_named_and_can_be_passed(saved, tmp_path):
     Algorithm.from_checkpoint(root, trusted=[CountingCallbacks]).stop()
 
 
+_ENV_MODULE = """
+import gymnasium as gym, pathlib
+pathlib.Path({marker!r}).write_text("imported")  # (a module's import is code: it ran)
+gym.register("Tampered46-v0", entry_point="gymnasium.envs.classic_control:CartPoleEnv", max_episode_steps=50)
+"""
+
+
+def test_a_module_env_string_imports_only_modules_the_trust_model_allows(saved, tmp_path, monkeypatch):
+    """gymnasium's "module:EnvId" form imports the module (which registers EnvId): from a checkpoint, only a
+    module this process imported already, one on relayrl's ENV_MODULES list (ale_py) or one passed in trusted=."""
+    import gymnasium as gym
+
+    marker, module = tmp_path / "imported", "env_module_46"
+    (tmp_path / f"{module}.py").write_text(_ENV_MODULE.format(marker=str(marker)))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    root = _copy(saved, tmp_path)
+    _set_option(root, "env", f"{module}:Tampered46-v0")
+    with pytest.raises(CheckpointError, match=rf"env module `{module}`.*trusted=\['{module}'\]"):
+        Algorithm.from_checkpoint(root, trusted=[CountingCallbacks])
+    assert not marker.exists() and module not in sys.modules
+    try:
+        algo = Algorithm.from_checkpoint(root, trusted=[CountingCallbacks, module])  # the caller trusts it
+        try:
+            assert marker.exists() and algo.config.env == f"{module}:Tampered46-v0"
+            assert algo.env_runner.env.envs[0].spec.id == "Tampered46-v0"
+        finally:
+            algo.stop()
+    finally:
+        sys.modules.pop(module, None)
+        gym.registry.pop("Tampered46-v0", None)
+
+
+def test_a_checkpoint_may_name_ale_py_for_its_env():
+    from relayrl.checkpoints.trust import Trust
+
+    pytest.importorskip("ale_py")
+    assert Trust().import_env_module("ale_py", what="env").__name__ == "ale_py"  # (on relayrl's ENV_MODULES)
+    assert "antigravity" not in sys.modules  # importing it would open a web browser
+    with pytest.raises(CheckpointError, match="env module `antigravity`"):
+        Trust().import_env_module("antigravity", what="env")
+    assert "antigravity" not in sys.modules
+
+
 def test_a_function_resolves_only_when_trusted(tmp_path):
     config = _config().environment(make_cartpole)
     algo = config.build_algo()

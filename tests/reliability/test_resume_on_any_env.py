@@ -11,6 +11,7 @@ nameable). The default run takes one combination per algorithm, the slow run the
 restore: tests/tune/test_resume_custom_env.py).
 """
 import copy
+import itertools
 import logging
 
 import gymnasium as gym
@@ -185,11 +186,11 @@ def test_resume(algorithm, env_kind, how, tmp_path, caplog):
     _check_resume(algorithm, env_kind, how, tmp_path, caplog)
 
 
+# The slow run: every other combination.
+REST = [c for c in itertools.product(ALGORITHMS, ENV_KINDS, HOWS) if c not in DEFAULT]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("how", HOWS)
-@pytest.mark.parametrize("env_kind", ENV_KINDS)
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("algorithm,env_kind,how", REST)
 def test_resume_matrix(algorithm, env_kind, how, tmp_path, caplog):
-    if (algorithm, env_kind, how) in DEFAULT:
-        pytest.skip("in the default run")
     _check_resume(algorithm, env_kind, how, tmp_path, caplog)

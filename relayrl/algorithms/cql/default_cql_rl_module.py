@@ -4,13 +4,15 @@ and from the policy at s and at s' (all rated at s, as the CQL paper and d3rlpy 
 
 The policy's samples carry no gradient (the conservative term trains the critics only); the policy runs once per
 state and its distribution is sampled `num_actions` times (not once per repeated state). The three kinds of actions
-go through each critic in one forward pass.
+go through each critic in one forward pass, run in cache-sized row chunks on the CPU
+(relayrl/modules/chunked_relu_mlp.py).
 """
 import gymnasium as gym
 import torch
 
 from relayrl.algorithms.sac.default_sac_rl_module import DefaultSACTorchRLModule
 from relayrl.core.columns import Columns
+from relayrl.modules.chunked_relu_mlp import run_layers_chunked
 from relayrl.modules.mlp import run_layers
 from relayrl.modules.squashed_gaussian import TanhSquashedGaussian
 
@@ -46,13 +48,20 @@ class DefaultCQLTorchRLModule(DefaultSACTorchRLModule):
             next_actions, next_logp = TanhSquashedGaussian(next_inputs).rsample_with_logp()
             random_actions = torch.rand_like(curr_actions) * 2.0 - 1.0
         actions = torch.cat([random_actions, curr_actions, next_actions])
-        q_values = self._q_values(obs_repeat.repeat(3, *([1] * (obs.dim() - 1))), actions)
+        q_values = self._sampled_q_values(obs_repeat.repeat(3, *([1] * (obs.dim() - 1))), actions)
         for net, values in enumerate(q_values):
             rand, curr, nxt = values.view(3, n, k).unbind(0)
             for key, value in ((Q_RAND_REPEAT, rand), (Q_CURR_REPEAT, curr), (Q_NEXT_REPEAT, nxt)):
                 out[key if net == 0 else twin_key(key)] = value
         out[LOGPS_CURR_REPEAT], out[LOGPS_NEXT_REPEAT] = curr_logp.view(n, k), next_logp.view(n, k)
         return out
+
+    def _sampled_q_values(self, obs, actions):
+        """Each critic's Q(s, a) over the sampled actions' many rows (`_q_values`' values and gradients)."""
+        if self._images:
+            return self._q_values(obs, actions)
+        x = torch.cat([obs, actions.to(obs.dtype)], dim=-1)
+        return [run_layers_chunked(x, encoder, head).squeeze(-1) for encoder, head in self._q_nets(False)]
 
 
 __all__ = ["DefaultCQLTorchRLModule", "twin_key", "Q_RAND_REPEAT", "Q_CURR_REPEAT", "Q_NEXT_REPEAT",

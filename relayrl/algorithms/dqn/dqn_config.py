@@ -189,8 +189,9 @@ class DQNConfig(AlgorithmConfig):
                 raise ValueError(f"{name}={value!r} asks for {what}, which relayrl's DQN does not implement yet. "
                                  f"Fix: leave {name} at its default ({default!r}).")
         if self.is_multi_agent and self.model_config.get("use_lstm"):
-            raise ValueError("Multi-agent DQN with use_lstm=True is not supported yet: the multi-agent replay buffer "
-                             "samples single transitions, not sequences. Fix: use_lstm=False, or one agent.")
+            name = type(self).__name__.replace("Config", "")
+            raise ValueError(f"Multi-agent {name} with use_lstm=True is not supported yet: the multi-agent replay "
+                             "buffer samples single transitions, not sequences. Fix: use_lstm=False, or one agent.")
         max_seq_len = self.model_config.get("max_seq_len", 20)
         if self.burn_in_len and 0 < max_seq_len <= self.burn_in_len:  # RLlib's check
             raise ValueError(f"burn_in_len={self.burn_in_len} is larger than or equal to max_seq_len={max_seq_len}: "

@@ -19,6 +19,7 @@ Same distribution, columns and dtypes as the torch path (Discrete: `action_dist_
 `actions` int64, `action_logp` float32); the random stream is the runner's own numpy Generator,
 seeded from torch's so seeded runs repeat, and checkpointed with the runner.
 """
+import math
 from typing import Any, Dict, Optional
 
 import numpy as np
@@ -73,7 +74,8 @@ class NumpyPolicy:
 
 
 class NumpyCategoricalPolicy(NumpyPolicy):
-    """TorchCategorical in numpy: Gumbel-max sampling and a log-softmax."""
+    """TorchCategorical in numpy: Gumbel-max sampling and a log-softmax. The Policy API's numpy fast path
+    (relayrl/policy/numpy_forward.py) samples with it too, one row at a time through `sample_row`."""
 
     DISTRIBUTION = TorchCategorical
 
@@ -88,14 +90,37 @@ class NumpyCategoricalPolicy(NumpyPolicy):
             return {Columns.ACTION_DIST_INPUTS: logits, Columns.ACTIONS: actions,
                     Columns.ACTION_LOGP: np.zeros(len(actions), np.float32)}
         actions = (logits + self._rng.gumbel(size=logits.shape)).argmax(-1)  # Gumbel-max: a Categorical sample
+        return {Columns.ACTION_DIST_INPUTS: logits, Columns.ACTIONS: actions,
+                Columns.ACTION_LOGP: self.log_probs(logits, actions)}
+
+    def log_probs(self, logits: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """The log-softmax of `logits` [B, k] at `actions` [B], float32."""
         rows = self._rows
         if len(rows) != len(actions):
             rows = self._rows = np.arange(len(actions))
         # Log-softmax at the actions as logit - logsumexp, one ufunc reduction; in float64 so the
         # difference of two large numbers keeps float32 precision for log-probs near 0.
         wide = logits.astype(np.float64)
-        logp = (wide[rows, actions] - np.logaddexp.reduce(wide, axis=-1)).astype(np.float32)
-        return {Columns.ACTION_DIST_INPUTS: logits, Columns.ACTIONS: actions, Columns.ACTION_LOGP: logp}
+        return (wide[rows, actions] - np.logaddexp.reduce(wide, axis=-1)).astype(np.float32)
+
+    def sample_row(self, logits: np.ndarray, explore: bool) -> tuple:
+        """(action, probability, log-probability) for one row of logits [k], explore=False the argmax (the
+        first maximum) and its actual probability. The softmax and the draw (one uniform, the first action
+        whose cumulative weight reaches it) run on Python floats (float64): on a few logits each numpy call's
+        overhead costs more than its arithmetic. A NaN weight is never reached (action 0, as argmax)."""
+        values = logits.tolist()
+        top = max(values)
+        exps = [math.exp(value - top) for value in values]
+        total = sum(exps)
+        if explore:
+            draw, action, last = self._rng.random() * total, 0, len(exps) - 1
+            edge = exps[0]
+            while action < last and draw > edge:
+                action += 1
+                edge += exps[action]
+        else:
+            action = values.index(top)
+        return action, exps[action] / total, values[action] - top - math.log(total)
 
 
 def runner_allows_numpy_policy(runner, distribution=TorchCategorical) -> bool:

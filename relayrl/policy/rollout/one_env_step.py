@@ -12,7 +12,8 @@ It applies when (checked per `sample()` call, and the numpy switch per step):
 - the policy keeps ModelPolicy's `compute_actions` / `compute_actions_from_input_dict`, has no RNN state and
   its numpy forward pass applies (`_disable_numpy_forward` not set; a fast path with `extra_columns`, PPO's
   `vf_preds`, adds them last, as the general step orders them);
-- no callbacks object defines `on_episode_step`.
+- no callbacks object defines `on_episode_step`;
+- rewards are not clipped and failed sub-envs are not restarted (the general step asks the EnvStepper).
 """
 import gymnasium as gym
 import numpy as np
@@ -39,14 +40,15 @@ class OneEnvNumpyStep:
         return (runner.num_envs == 1 and type(runner.env) is OneEnvSyncVectorEnv
                 and isinstance(runner.env.single_action_space, gym.spaces.Discrete)
                 and not runner.callbacks.episode_step and isinstance(policy, ModelPolicy)
+                and not runner._stepper.reward_clipping.active and not runner.config.restart_failed_sub_environments
                 and kind.compute_actions is ModelPolicy.compute_actions
                 and kind.compute_actions_from_input_dict is ModelPolicy.compute_actions_from_input_dict
                 and not policy._state_inputs and not runner._episodes[0].user_state
                 and policy._numpy_forward() is not None and not policy.config.get("_disable_numpy_forward"))
 
     @staticmethod
-    def step(runner, explore: bool) -> None:
-        """One env step, as PolicyRunner._step does it for n == 1 (see the module docstring)."""
+    def step(runner, explore: bool) -> int:
+        """One env step, as PolicyRunner._step does it for n == 1 (see the module docstring); returns 1."""
         policy = runner.policy
         if policy.config.get("_disable_numpy_forward"):  # switched off mid-fragment (by a callback)
             return runner._step(explore)
@@ -76,6 +78,7 @@ class OneEnvNumpyStep:
             episode.prev_action, episode.prev_reward = action, reward
         runner._obs, runner._infos = next_obs, [info]
         runner.global_vars["timestep"] += 1
+        return 1
 
 
 __all__ = ["OneEnvNumpyStep"]

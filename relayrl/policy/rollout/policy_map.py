@@ -8,6 +8,7 @@ import torch
 
 from relayrl.core.policy_spec import PolicySpec
 from relayrl.policy.policy_config_checks import PolicyConfig
+from relayrl.policy.preprocessors import get_preprocessor
 
 
 def policy_config(config, spec: PolicySpec) -> dict[str, Any]:
@@ -28,14 +29,16 @@ def policy_config(config, spec: PolicySpec) -> dict[str, Any]:
 
 
 def build_policy_map(specs: dict[str, PolicySpec], config, agent_spaces: dict[Any, tuple], *, seed: int | None,
-                     mapping_fn: Callable, callbacks) -> dict[str, Any]:
-    """{policy_id: Policy}; a spec without spaces takes those of the first agent that maps to it."""
+                     mapping_fn: Callable, callbacks) -> tuple[dict[str, Any], dict[str, Any]]:
+    """({policy_id: Policy}, {policy_id: its observations' Preprocessor or None}); a spec without spaces takes
+    those of the first agent that maps to it. A policy is built for the preprocessed observation space
+    (preprocessors.py: Discrete one-hot, Dict / Tuple flattened), as RLlib's old stack builds it."""
     if seed is not None:  # the same seed gives the same initial weights on every runner and the driver
         torch.manual_seed(int(config.seed))
         np.random.seed(int(seed))
         if "tensorflow" in sys.modules:  # a TF policy's class is defined, so TF is imported: seed it too
             sys.modules["tensorflow"].random.set_seed(int(seed))
-    policy_map = {}
+    policy_map, preprocessors = {}, {}
     for pid, spec in specs.items():
         obs_space, act_space = spec.observation_space, spec.action_space
         if obs_space is None or act_space is None:
@@ -47,10 +50,13 @@ def build_policy_map(specs: dict[str, PolicySpec], config, agent_spaces: dict[An
         if spec.policy_class is None:
             raise ValueError(f"policies[{pid!r}] has no policy_class and the algorithm has no "
                              "get_default_policy_class(config): give PolicySpec(policy_class=MyPolicy).")
+        preprocessors[pid] = preprocessor = get_preprocessor(obs_space)
+        if preprocessor is not None:
+            obs_space = preprocessor.observation_space
         policy = spec.policy_class(obs_space, act_space, policy_config(config, spec))
         policy.callbacks = callbacks
         policy_map[pid] = policy
-    return policy_map
+    return policy_map, preprocessors
 
 
 def trainable_policy_ids(config, policy_map: dict[str, Any]) -> list[str]:

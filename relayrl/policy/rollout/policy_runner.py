@@ -4,6 +4,11 @@ The old API stack's RolloutWorker, small: one `compute_actions` call per vector 
 kept per episode (`Trajectory`), and each finished or cut trajectory goes through the policy's
 `postprocess_trajectory` and `on_postprocess_trajectory` before it joins the batch `sample()` returns. The
 same class runs in the driver and as a Ray actor (through relayrl.distributed's EnvRunnerActors).
+
+Its envs are an EnvStepper's (relayrl/env/env_stepper.py), as every runner's: the same vector env, env checks,
+episode limits, videos, sub-env failure recovery and reward clipping as the RLModule EnvRunners (the rows
+hold the clipped rewards, the episodes' returns the env's own). Observations reach the policy preprocessed
+(preprocessors.py: Discrete one-hot, Dict / Tuple flattened), and the rows hold them so.
 """
 from collections.abc import Callable
 from functools import partial
@@ -13,10 +18,9 @@ import gymnasium as gym
 import numpy as np
 
 from relayrl.core.columns import DEFAULT_POLICY_ID
-from relayrl.env.episode_limits import episode_limits_wrapper
+from relayrl.env.env_stepper import EnvStepper
 from relayrl.env.episode_stats import EpisodeStats
-from relayrl.env.registry import make_env_creator
-from relayrl.env.vector_env import batch_actions, foreach_sub_env, infos_per_env, make_vector_env
+from relayrl.env.vector_env import batch_actions, infos_per_env
 from relayrl.metrics.metrics_logger import MetricsLogger
 from relayrl.policy.policy_callbacks import PolicyCallbacks, episode_kwargs
 from relayrl.policy.rollout.episode import SINGLE_AGENT_ID, PolicyEpisode
@@ -33,31 +37,25 @@ class PolicyRunner(PolicyRunnerState):
 
     POLICY_SPECS: dict[str, Any] = {}
     POLICY_MAPPING_FN: Callable | None = None
+    MULTI_AGENT = False  # which vector env the stepper builds
 
     def __init__(self, *, config, worker_index: int = 0, num_workers: int | None = None,
                  recreated_worker: bool = False):
         seed = self._init_common(config, worker_index, num_workers, recreated_worker)
-        self.env = make_vector_env(make_env_creator(config.env), config.env_config,
-                                   num_envs=config.num_envs_per_env_runner, worker_index=worker_index,
-                                   num_workers=self.num_workers, mode="SYNC",
-                                   check_env=not config.disable_env_checking, wrap=episode_limits_wrapper(config))
-        self.env = OneEnvSyncVectorEnv.adopt(self.env)
-        self.num_envs = self.env.num_envs
         spaces = {SINGLE_AGENT_ID: (self.env.single_observation_space, self.env.single_action_space)}
-        self.policy_map = build_policy_map(self.POLICY_SPECS, config, spaces, seed=seed,
-                                           mapping_fn=self._map, callbacks=self.callbacks)
+        self.policy_map, self.preprocessors = build_policy_map(self.POLICY_SPECS, config, spaces, seed=seed,
+                                                               mapping_fn=self._map, callbacks=self.callbacks)
         self.policy_id = self._map(SINGLE_AGENT_ID)
         self.policy = self.policy_map[self.policy_id]
+        self._preprocess = self._preprocessing(self.preprocessors[self.policy_id])
         self._unroll_id = 0
         self._first_seed = seed  # a checkpoint taken before the first step restores to this reset
-        self._obs, infos = self.env.reset(seed=seed)
-        self._infos = infos_per_env(infos, self.num_envs)
-        self._episodes = [self._new_episode(i) for i in range(self.num_envs)]
         self._pending: list[SampleBatch] = []  # finished trajectories not yet returned (complete_episodes)
         self._num_finished = 0  # episodes finished so far (sample(num_episodes=n) counts them)
+        self._stepper.guarded(lambda: self._restart_episodes(seed=seed))
 
     def _init_common(self, config, worker_index: int, num_workers: int | None, recreated_worker: bool):
-        """What every runner keeps (config, index, metrics, callbacks, global vars); returns its seed."""
+        """What every runner keeps (config, index, metrics, callbacks, global vars, its envs); returns its seed."""
         self.config = config
         self.worker_index = worker_index
         self.num_workers = config.num_env_runners if num_workers is None else num_workers
@@ -66,7 +64,27 @@ class PolicyRunner(PolicyRunnerState):
         self._stats = EpisodeStats(self.metrics, config.metrics_num_episodes_for_smoothing)
         self.callbacks = PolicyCallbacks(config)
         self.global_vars: dict[str, Any] = {"timestep": 0}
+        self.training_iteration = 0  # the Algorithm's iteration in progress (only told when videos are recorded)
+        self._stepper = EnvStepper(config, worker_index=worker_index, num_workers=self.num_workers,
+                                   metrics=self.metrics, multi_agent=self.MULTI_AGENT, restart=self._restart_envs,
+                                   next_step_autoreset=False, adapt=OneEnvSyncVectorEnv.adopt)
+        self.make_env()
         return None if config.seed is None else int(config.seed) + 1000 * worker_index
+
+    def make_env(self) -> None:
+        """(Re)create the vector env from the config (the stepper's); the ongoing episodes restart with it."""
+        self.env = self._stepper.make(iteration=self.training_iteration)
+        self.num_envs = self.env.num_envs
+
+    def _restart_envs(self) -> None:
+        """A sub-env failed (restart_failed_sub_environments): new envs, new episodes (EnvStepper.recover)."""
+        self.make_env()
+        self._restart_episodes()
+
+    @staticmethod
+    def _preprocessing(preprocessor) -> Callable:
+        """observations (batched) -> what the policy gets (preprocessors.py)."""
+        return (lambda observations: observations) if preprocessor is None else preprocessor.transform_batch
 
     # -- policies --------------------------------------------------------------------------------------
     def _map(self, agent_id) -> str:
@@ -119,13 +137,18 @@ class PolicyRunner(PolicyRunnerState):
         return func(self, *args, **kwargs)
 
     def foreach_env(self, func: Callable) -> list:
-        return foreach_sub_env(self.env, func)
+        return self._stepper.foreach_env(func)
+
+    def set_training_iteration(self, iteration: int) -> None:
+        """The Algorithm's iteration in progress, named in this runner's video files."""
+        self.training_iteration = iteration
+        self._stepper.set_training_iteration(iteration)
 
     def get_metrics(self) -> dict[str, Any]:
         return self.metrics.reduce_for_merge()
 
     def stop(self) -> None:
-        self.env.close()
+        self._stepper.close()
 
     # -- sampling ----------------------------------------------------------------------------------------
     def sample(self, explore: bool | None = None, num_timesteps: int | None = None, num_episodes: int | None = None,
@@ -138,21 +161,20 @@ class PolicyRunner(PolicyRunnerState):
         `force_reset=True` drops the ongoing episodes and resets the envs first."""
         config = self.config
         explore = config.explore if explore is None else explore
+        self._stepper.reward_clipping.use(config.clip_rewards)  # (reset_config may change it)
         if force_reset:
-            self._restart_episodes()
+            self._stepper.guarded(self._restart_episodes)
         steps = 0
         step = partial(OneEnvNumpyStep.step, self) if OneEnvNumpyStep.applies(self) else self._step
         if num_episodes is not None:
             finished = self._num_finished
             while self._num_finished - finished < num_episodes:
-                step(explore)
-                steps += self.num_envs
+                steps += step(explore)
         else:
             target = num_timesteps if num_timesteps is not None else self.rollout_fragment_length() * self.num_envs
             complete = num_timesteps is None and config.batch_mode == "complete_episodes"
             while (sum(b.count for b in self._pending) if complete else steps) < target:
-                step(explore)
-                steps += self.num_envs
+                steps += step(explore)
             if not complete:
                 for i in range(self.num_envs):
                     self._cut(i)
@@ -167,7 +189,8 @@ class PolicyRunner(PolicyRunnerState):
 
     def _restart_episodes(self, seed: int | None = None) -> None:
         """Drop the ongoing episodes (their rows are not returned) and reset every sub-env."""
-        self._obs, infos = self.env.reset(seed=seed)
+        observations, infos = self.env.reset(seed=seed)
+        self._obs = self._preprocess(observations)
         self._infos = infos_per_env(infos, self.num_envs)
         self._episodes = [self._new_episode(i) for i in range(self.num_envs)]
 
@@ -178,7 +201,8 @@ class PolicyRunner(PolicyRunnerState):
         batch_size = self.config.train_batch_size
         return max(1, -(-batch_size // (max(self.num_workers, 1) * self.num_envs)))
 
-    def _step(self, explore: bool) -> None:
+    def _step(self, explore: bool) -> int:
+        """One vector step of every sub-env; the env steps taken (0: a failed sub-env was recovered from)."""
         n, policy = self.num_envs, self.policy
         episodes = self._episodes
         if n == 1:  # one sub-env: a view, not np.stack's copy (the same values)
@@ -198,9 +222,14 @@ class PolicyRunner(PolicyRunnerState):
         env_actions = batch_actions(space, actions if isinstance(actions, np.ndarray) else list(actions))
         if isinstance(space, gym.spaces.Box):
             env_actions = np.clip(env_actions, space.low, space.high)
-        next_obs, rewards, terminateds, truncateds, infos = self.env.step(env_actions)
+        stepped = self._stepper.step(env_actions)
+        if stepped is None:  # a sub-env failed: new envs and episodes (restart_failed_sub_environments)
+            return 0
+        next_obs, scores, terminateds, truncateds, infos = stepped
+        rewards = self._stepper.reward_clipping.clipped(scores)  # the rows' (the episodes' returns: the scores)
+        next_obs = self._preprocess(next_obs)
         infos_list = infos_per_env(infos, n)
-        final_obs = infos.get("final_obs")
+        final_obs = self._final_observations(infos)
         for i, episode in enumerate(episodes):
             done = bool(terminateds[i] or truncateds[i])
             row = {SampleBatch.OBS: self._obs[i], SampleBatch.ACTIONS: actions[i],
@@ -216,7 +245,7 @@ class PolicyRunner(PolicyRunnerState):
                 row[key] = values[i]
             episode.trajectory.add(row)
             episode.length += 1
-            episode.add_step(SINGLE_AGENT_ID, self.policy_id, rewards[i], infos_list[i])
+            episode.add_step(SINGLE_AGENT_ID, self.policy_id, scores[i], infos_list[i])
             for handler in self.callbacks.episode_step:
                 handler(**episode_kwargs(self, episode, i))
             if done:
@@ -226,6 +255,15 @@ class PolicyRunner(PolicyRunnerState):
                 episode.prev_action, episode.prev_reward = actions[i], float(rewards[i])
         self._obs, self._infos = next_obs, infos_list
         self.global_vars["timestep"] += n
+        return n
+
+    def _final_observations(self, infos: dict):
+        """The preprocessed final observations of the sub-envs whose episode ended (by index), or None."""
+        final_obs = infos.get("final_obs")
+        if final_obs is None or self.preprocessors[self.policy_id] is None:
+            return final_obs
+        ended = infos["_final_obs"]
+        return {i: self._preprocess([final_obs[i]])[0] for i in range(self.num_envs) if ended[i]}
 
     def _new_episode(self, i: int) -> PolicyEpisode:
         episode = PolicyEpisode(i, worker=self)

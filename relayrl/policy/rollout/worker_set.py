@@ -7,6 +7,7 @@ hands the steps and episode metrics to `on_sampled` (the Algorithm counts and re
 from collections.abc import Callable
 from typing import Any
 
+from relayrl.env.runner_options import check_policy_runner_options
 from relayrl.policy.rollout.policy_runner import PolicyRunner
 from relayrl.policy.sample_batch import concat_samples
 
@@ -22,8 +23,9 @@ def policy_runner_class(policy_specs: dict[str, Any], mapping_fn: Callable | Non
 
 def env_is_multi_agent(config) -> bool:
     """Whether the config's env is a MultiAgentEnv (one instance is made and closed to see)."""
+    from relayrl.env.env_context import EnvContext
     from relayrl.env.multi_agent_env import MultiAgentEnv
-    from relayrl.policy.rollout.multi_agent_policy_runner import make_env
+    from relayrl.env.registry import make_env_creator
 
     env_spec = config.env
     if isinstance(env_spec, type):
@@ -33,7 +35,7 @@ def env_is_multi_agent(config) -> bool:
 
         if env_spec in gym.registry:
             return False
-    env = make_env(config, 0, config.num_env_runners)
+    env = make_env_creator(env_spec)(EnvContext(config.env_config, 0, 0, config.num_env_runners))
     try:
         return isinstance(env, MultiAgentEnv)
     finally:
@@ -43,6 +45,7 @@ def env_is_multi_agent(config) -> bool:
 class PolicyWorkerSet:
     def __init__(self, config, policy_specs: dict[str, Any], mapping_fn: Callable | None = None,
                  on_sampled: Callable | None = None):
+        check_policy_runner_options(config)
         self.config = config
         self.runner_cls = policy_runner_class(policy_specs, mapping_fn, env_is_multi_agent(config))
         self._local = self.runner_cls(config=config, worker_index=0, num_workers=config.num_env_runners)
@@ -122,6 +125,10 @@ class PolicyWorkerSet:
         return out
 
     foreach_env_runner = foreach_worker
+
+    def set_training_iteration(self, iteration: int) -> None:
+        """The Algorithm's iteration in progress, for the runner that records videos (its files name it)."""
+        self.foreach_worker(lambda runner: runner.set_training_iteration(iteration))
 
     def foreach_policy(self, func: Callable) -> list:
         return [r for results in self.foreach_worker(lambda w: w.foreach_policy(func)) for r in results]
