@@ -17,13 +17,10 @@ from lstm_stateless import LSTM_PPO, _mean_std_filter  # noqa: E402
 
 
 def appo_config(seed: int):
-    from gymnasium.wrappers import TimeLimit
-
     from relayrl import APPOConfig, DefaultModelConfig
-    from relayrl.env.registry import register_env
-    from relayrl.testing import StatelessCartPole
+    from relayrl.testing.learning import stateless_cartpole
 
-    register_env("StatelessCartPole-v1", lambda cfg: TimeLimit(StatelessCartPole(cfg), max_episode_steps=500))
+    stateless_cartpole()  # registers StatelessCartPole-v1 (TimeLimit 500)
     return (APPOConfig().environment("StatelessCartPole-v1")
             .env_runners(env_to_module_connector=_mean_std_filter, num_envs_per_env_runner=32,
                          rollout_fragment_length=32)

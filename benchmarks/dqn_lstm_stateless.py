@@ -28,13 +28,10 @@ LSTM_DQN = dict(
 
 def lstm_dqn_config(*, use_lstm: bool = True, seed: int = 0, **training):
     """The benchmark's (and the learning test's) DQN config; `training` overrides LSTM_DQN's training()."""
-    from gymnasium.wrappers import TimeLimit
-
     from relayrl import DefaultModelConfig, DQNConfig
-    from relayrl.env.registry import register_env
-    from relayrl.testing import StatelessCartPole
+    from relayrl.testing.learning import stateless_cartpole
 
-    register_env("StatelessCartPole-v1", lambda cfg: TimeLimit(StatelessCartPole(cfg), max_episode_steps=500))
+    stateless_cartpole()  # registers StatelessCartPole-v1 (TimeLimit 500)
     model = dict(LSTM_DQN["model_config"])
     if not use_lstm:
         model.update(use_lstm=False)

@@ -47,14 +47,11 @@ LSTM_PPO = dict(
 
 def lstm_ppo_config(*, use_lstm: bool = True, seed: int = 0):
     """The benchmark's (and the learning test's) PPO config on StatelessCartPole (TimeLimit 500)."""
-    from gymnasium.wrappers import TimeLimit
-
     from relayrl import DefaultModelConfig, PPOConfig
     from relayrl.connectors import MeanStdFilter
-    from relayrl.env.registry import register_env
-    from relayrl.testing import StatelessCartPole
+    from relayrl.testing.learning import stateless_cartpole
 
-    register_env("StatelessCartPole-v1", lambda cfg: TimeLimit(StatelessCartPole(cfg), max_episode_steps=500))
+    stateless_cartpole()  # registers StatelessCartPole-v1 (TimeLimit 500)
     model = dict(LSTM_PPO["model_config"])
     if not use_lstm:
         model.update(use_lstm=False, fcnet_hiddens=[64])

@@ -158,7 +158,7 @@ def measure(peers_python, suite: str = "ppo", runs: int = 3, quick: bool = False
     if suite in ("ray", "all"):
         figures["ray"] = run_relayrl_script("ray_overhead.py")
     if suite == "atari":  # not in "all": it needs the atari extra here and ale-py in the peers' venv
-        figures["atari"] = measure_atari(peers_python)
+        figures["atari"] = measure_atari(peers_python, runs)
     if suite not in ("ppo", "all"):
         return figures
     # --quick shortens each figure's measurement; otherwise every figure runs with its own defaults.
@@ -219,31 +219,49 @@ def multi_agent_rows(f: dict) -> list:
     return rows
 
 
-# relayrl's Pong runs: its defaults, and the two-core setting (ale-py's threaded vector env, a Learner on two torch
-# threads, as many as SB3's torch and RLlib's Learner use here).
-ATARI_RELAYRL = {"relayrl": (), "relayrl_2cores": ("--vectorize-mode", "VECTOR_ENTRY_POINT", "--learner-cpus", "2")}
+# relayrl's Pong runs: its defaults (no speed setting: it picks ale-py's threaded vector env and a Learner on the
+# usable cores), and the settings that were the defaults before 2026-12-04 (SYNC, one Learner thread).
+ATARI_RELAYRL = {"relayrl": (), "relayrl_sync_1thread": ("--vectorize-mode", "SYNC", "--learner-cpus", "1")}
 
 
-def measure_atari(peers_python) -> dict:
-    out = {name: run_relayrl_script("atari_ppo.py", *args) for name, args in ATARI_RELAYRL.items()}
+def measure_atari(peers_python, rounds: int = 1) -> dict:
+    """Each round runs every library once, in turn (a load that comes and goes hits them alike); per library the
+    median round by env steps/s, and each round's runs under "rounds" (the table's ratios are the median of the
+    per-round ratios)."""
+    runners = {name: (lambda args=args: run_relayrl_script("atari_ppo.py", *args))
+               for name, args in ATARI_RELAYRL.items()}
     for name, anchor in (ATARI.items() if peers_python else ()):
-        out[name] = run_peer(peers_python, anchor, timeout_s=1200)
+        runners[name] = lambda anchor=anchor: run_peer(peers_python, anchor, timeout_s=1200)
+    out = {"rounds": [{name: run() for name, run in runners.items()} for _ in range(rounds)]}
+    for name in runners:
+        ranked = sorted((r[name] for r in out["rounds"]), key=lambda run: run.get("sps", 0))
+        out[name] = ranked[(len(ranked) - 1) // 2]
     return out
+
+
+def _median_round_ratio(rounds: list, mine: str, peer: str):
+    ratios = sorted(r[mine]["sps"] / r[peer]["sps"] for r in rounds if r[mine].get("sps") and r[peer].get("sps"))
+    return (ratios[(len(ratios) - 1) // 2], ratios[0], ratios[-1]) if ratios else None
 
 
 def atari_rows(f: dict) -> list:
     runs = f.get("atari", {})
     sb3, rllib = runs.get("sb3", {}), runs.get("rllib", {})
+    rounds = runs.get("rounds") or [runs]  # (JSON files from before the rounds: one)
     labels = {"relayrl": "PPO ALE/Pong-v5, 8 envs, env steps/s (sampling + learning), relayrl's defaults",
-              "relayrl_2cores": "same, relayrl with VECTOR_ENTRY_POINT and num_cpus_per_learner=2"}
+              "relayrl_sync_1thread": "same, relayrl with SYNC and num_cpus_per_learner=1 (the defaults before)"}
     rows = []
     for name, label in labels.items():
         mine = runs.get(name, {})
         if "sps" not in mine:
             rows.append((label, mine.get("error", "-")[:60], "-", "-", "-", "-"))
             continue
-        peers = (("SB3", sb3), ("RLlib", rllib))
-        ratios = [f"{mine['sps'] / peer['sps']:.1f}x {peer_name}" for peer_name, peer in peers if peer.get("sps")]
+        ratios = []
+        for peer_name, peer in (("SB3", "sb3"), ("RLlib", "rllib")):
+            ratio = _median_round_ratio(rounds, name, peer)
+            if ratio:
+                ratios.append(f"{ratio[0]:.1f}x {peer_name}" + (f" ({ratio[1]:.1f}-{ratio[2]:.1f}x over "
+                                                                 f"{len(rounds)} rounds)" if len(rounds) > 1 else ""))
         rows.append((label, f"{mine['sps']:,.0f}", f"{sb3['sps']:,.0f}" if sb3.get("sps") else "-",
                      f"{rllib['sps']:,.0f}" if rllib.get("sps") else "-", "-", ", ".join(ratios) or "-"))
     return rows
@@ -427,7 +445,7 @@ def main(argv=None):
                         help="python of a venv with ray[rllib] and stable-baselines3 (see ../shared/anchors)")
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument("--suite", choices=("ppo", "offpolicy", "impala", "multiagent", "ray", "atari", "all"), default="ppo")
-    parser.add_argument("--runs", type=int, default=3, help="PPO CartPole to 450 runs for relayrl and SB3 (median)")
+    parser.add_argument("--runs", type=int, default=3, help="PPO CartPole to 450 runs for relayrl and SB3 (median); atari: interleaved rounds")
     parser.add_argument("--quick", action="store_true",
                         help="check that the suite runs: each figure measured briefly, too rough to quote")
     parser.add_argument("--table-from", type=pathlib.Path, default=None,

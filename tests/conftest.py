@@ -4,6 +4,11 @@ import sys
 
 import pytest
 
+# One torch thread in the tests (and the processes they start): their networks are tiny, and on a machine shared
+# with other jobs threads that wait for each other stall. relayrl's own choice of threads (learner/torch_threads.py)
+# is tested on its own (tests/learner/test_torch_threads.py); a test may still set the variable itself.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _results_dir_in_tmp(tmp_path_factory):

@@ -54,6 +54,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
             config.environment(env)
         config.validate()
         self.validate_config(config)
+        self.resolved_defaults = self._resolve_defaults(config)  # lines saying what was picked for this run
         config.freeze()
         if built_by_tune:
             self._init_tune_trainable(tune_entries, kwargs["storage"])
@@ -76,6 +77,19 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         self._callbacks("on_algorithm_init", algorithm=self, metrics_logger=self.metrics)
         if built_by_tune:
             self._remember_initial_state()  # reuse_actors: Tune's reset() starts the next trial from here
+
+    def _resolve_defaults(self, config) -> List[str]:
+        """The run-dependent defaults (relayrl/algorithms/resolved_defaults/): the env's own vector env where safe,
+        a stateful module's sequence settings. Policy-API algorithms run their own runners and keep the config."""
+        from relayrl.algorithms.resolved_defaults import resolve_defaults
+        from relayrl.policy.policy_algorithm import policy_class_for
+
+        if policy_class_for(self, config) is not None:
+            return []
+        notes = resolve_defaults(config)
+        if notes:
+            config.validate()  # the values picked must fit the rest, as the user's do
+        return notes
 
     def _make_result_logger(self, config, logger_creator):
         """RLlib's `logger_creator(config)` (an object with on_result(), maybe logdir and close()),

@@ -96,6 +96,7 @@ class AlgorithmConfig(ConfigBuildersMixin):
         self._in_evaluation = False
         self._algo_class = algo_class
         self._values = {o.name: _copy_value(o.default) for o in self._option_table}
+        self._given: set = set()  # options the user set (builders, attributes, dicts): resolved defaults keep out
 
     # -- the table ----------------------------------------------------------------------------
 
@@ -133,8 +134,11 @@ class AlgorithmConfig(ConfigBuildersMixin):
         """All Option records of this config class (inherited first), with this class's defaults."""
         return cls._option_table.options()
 
-    def _set_options(self, updates: Mapping) -> None:
-        """Check every value, then set them all (so a bad value leaves the config unchanged)."""
+    def _set_options(self, updates: Mapping, *, given: bool = True) -> None:
+        """Check every value, then set them all (so a bad value leaves the config unchanged).
+
+        `given`: the user chose them (a default resolved when the algorithm is built never replaces such a
+        value; relayrl/algorithms/resolved_defaults.py); False for values relayrl picks itself."""
         if self._is_frozen:
             names = ", ".join(f"`{n}`" for n in updates)
             raise AttributeError(f"Cannot set {names} on a frozen {type(self).__name__} (the "
@@ -142,6 +146,18 @@ class AlgorithmConfig(ConfigBuildersMixin):
         table = self._option_table
         checked = {name: _own_plain_data(table[name].check_value(value)) for name, value in updates.items()}
         self._values.update(checked)
+        if given:
+            self.__dict__.setdefault("_given", set()).update(checked)
+
+    def is_given(self, name: str) -> bool:
+        """Whether the user set option `name` (by a builder, an attribute or a dict), so that no default resolved
+        for the run (e.g. for a stateful module) replaces it."""
+        return self._option_table.resolve(name, owner=type(self).__name__).name in self.__dict__.get("_given", ())
+
+    def mark_given(self, names=None) -> None:
+        """Count `names` (all options when None) as set by the user, e.g. a config restored from a checkpoint,
+        whose values are the ones its run trained with."""
+        self.__dict__.setdefault("_given", set()).update(self._values if names is None else names)
 
     # -- plain attributes ---------------------------------------------------------------------
 
@@ -259,6 +275,21 @@ class AlgorithmConfig(ConfigBuildersMixin):
     def algo_class(self, value) -> None:
         self._algo_class = value
 
+    # What a stateful default module (use_lstm=True) learns with, measured (docs/stateful_modules.md), applied where
+    # the user set nothing (relayrl/algorithms/resolved_defaults/stateful_module.py): options, model_config fields,
+    # and for on-policy fragments the fragment length (max_seq_len then covers a fragment and its bootstrap step)
+    # and the whole sequences per minibatch (None: minibatch_size is left alone).
+    _STATEFUL_DEFAULTS: dict = {}
+    _STATEFUL_MODEL_DEFAULTS: dict = {}
+    _STATEFUL_FRAGMENT: Optional[int] = None
+    _STATEFUL_SEQUENCES_PER_MINIBATCH: Optional[int] = None
+
+    def stateful_module_defaults(self) -> tuple:
+        """(options, model_config fields) the algorithm's default modules learn with when they are stateful."""
+        from relayrl.algorithms.resolved_defaults.stateful_module import with_matched_sequences
+
+        return with_matched_sequences(self, dict(self._STATEFUL_DEFAULTS), dict(self._STATEFUL_MODEL_DEFAULTS))
+
     def get_default_exploration_config(self) -> dict:
         """The exploration an empty `exploration_config` means; algorithms override (DQN: EpsilonGreedy)."""
         return {"type": "StochasticSampling"}
@@ -319,8 +350,18 @@ class AlgorithmConfig(ConfigBuildersMixin):
         return {o.dict_key: _copy_value(self._values[o.name]) for o in self._option_table}
 
     def update_from_dict(self, config_dict: Mapping) -> "AlgorithmConfig":
-        """Set options from a flat dict (keys from to_dict() or aliases); unknown keys raise."""
-        self._set_options(self._option_table.collect(config_dict, owner=type(self).__name__))
+        """Set options from a flat dict (keys from to_dict() or aliases); unknown keys raise.
+
+        Keys count as set by the user (`is_given`), except in a dict of every option (what to_dict() gives, e.g. a
+        Tune trial's config), which cannot say which were chosen: there only values other than the defaults do."""
+        from relayrl.tune.reset_config import same_value
+
+        updates = self._option_table.collect(config_dict, owner=type(self).__name__)
+        self._set_options(updates, given=False)
+        every_option = set(updates) == set(self._values)
+        table = self._option_table
+        self.__dict__.setdefault("_given", set()).update(name for name, value in updates.items()
+                           if not every_option or not same_value(value, table[name].default))
         return self
 
     @classmethod

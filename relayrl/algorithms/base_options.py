@@ -148,6 +148,10 @@ BASE_OPTIONS = (
            cli=False),
     Option("module_to_env_connector", None, "Callable (env, spaces) -> ConnectorV2 or list, put "
            "before the default module-to-env pieces.", "env_runners", CALLABLE_OR_NONE, cli=False),
+    Option("observation_filter", "NoFilter", "'MeanStdFilter' normalises observations by running statistics "
+           "(a MeanStdFilter first in the env-to-module pipeline; vector observations only); 'NoFilter': none. "
+           "A stateful module's default is 'MeanStdFilter' (docs/stateful_modules.md).", "env_runners",
+           one_of("NoFilter", "MeanStdFilter")),
     Option("add_default_connectors_to_env_to_module_pipeline", True, "Add relayrl's default "
            "env-to-module pieces.", "env_runners", BOOL),
     Option("add_default_connectors_to_module_to_env_pipeline", True, "Add relayrl's default "
@@ -172,8 +176,8 @@ BASE_OPTIONS = (
            "module.", "env_runners", BOOL),
     Option("gym_env_vectorize_mode", "SYNC", "'SYNC' steps the vector envs in this process, "
            "'ASYNC' in subprocesses, 'VECTOR_ENTRY_POINT' uses the gymnasium id's own vectorised env "
-           "where it has one (e.g. CartPole; else SYNC, with a warning; docs/vector_envs.md). Stored "
-           "upper-case.", "env_runners",
+           "where it has one (e.g. CartPole; else SYNC, with a warning). Left unset, the env's own is picked "
+           "where nothing in the run needs SYNC (docs/vector_envs.md). Stored upper-case.", "env_runners",
            one_of("SYNC", "ASYNC", "VECTOR_ENTRY_POINT", ignore_case=True)),
     Option("num_cpus_per_env_runner", 1, "CPUs Ray reserves for each remote EnvRunner actor "
            "(fractions allowed); also its torch thread count.", "env_runners", NON_NEGATIVE_FLOAT,

@@ -80,6 +80,7 @@ def config_from_json(data: Any, overrides: Optional[Dict[str, Any]] = None, *, t
         config.update_from_dict(options)
     except (ValueError, TypeError) as error:
         raise CheckpointError(f"{where}: {error}") from None
+    config.mark_given()  # the values the run trained with: no default resolved for a new run replaces them
     if overrides:
         config.update_from_dict(overrides)
     if data.get("algo_class") is not None:

@@ -18,7 +18,7 @@ from relayrl.algorithms.registry import (
     canonical_name,
     get_config_class,
 )
-from relayrl.cli import vector_mode
+from relayrl.algorithms.resolved_defaults import vector_mode
 from relayrl.core.suggest import did_you_mean
 
 HELP_FLAGS = ("-h", "--help")
@@ -99,7 +99,7 @@ def _metavar(option) -> str:
 def _help(option) -> str:
     default = option.default
     shown = "{}" if default == {} else short_repr(default, 50)
-    if option.name == vector_mode.OPTION:  # the CLI picks the mode where it is safe (vector_mode.py)
+    if option.name == vector_mode.OPTION:  # picked where it is safe (resolved_defaults/vector_mode.py)
         shown = vector_mode.HELP_DEFAULT
     return f"{option.help} (default: {shown})".replace("%", "%%")  # argparse %-formats help
 

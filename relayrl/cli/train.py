@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from relayrl.cli.flags import TrainArgs, UserError, parse_train_args
-from relayrl.cli.vector_mode import pick_vector_mode
 
 RETURN_KEY = "episode_return_mean"
 STEPS_KEY = "num_env_steps_sampled_lifetime"
@@ -185,6 +184,7 @@ def _fresh_run_dir(algo) -> str:
 
 def run_train(argv: list) -> int:
     args: TrainArgs = parse_train_args(argv)
+    from relayrl.algorithms.resolved_defaults import resolve_defaults
     from relayrl.cli.display import Display  # rich is imported only when training
     from relayrl.env.vector_env import vectorize_mode_name
 
@@ -201,9 +201,8 @@ def run_train(argv: list) -> int:
         with display.building(run):
             config = _with_shared_policy_for_multi_agent_env(args.config_class().update_from_dict(args.overrides))
             config = _evaluated_if_offline(config, args.overrides, run)
-            vector_note = pick_vector_mode(config, args.overrides)
-            if vector_note:
-                run.notes.append(vector_note)
+            config.validate()
+            run.notes += resolve_defaults(config, log=False)  # what the Algorithm would pick, shown here instead
             run.vector_mode = vectorize_mode_name(config.gym_env_vectorize_mode)
             algo = config.build_algo()
     except ValueError as err:  # bad env id, inconsistent options, bad model_config, ...

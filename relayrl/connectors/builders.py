@@ -22,6 +22,7 @@ from relayrl.connectors.connector_pipeline_v2 import (
     ModuleToEnvPipeline,
 )
 from relayrl.connectors.connector_v2 import call_user_factory
+from relayrl.connectors.env_to_module.observation_filter import observation_filter_pieces
 from relayrl.connectors.learner.add_columns_from_episodes_to_train_batch import (
     AddColumnsFromEpisodesToTrainBatch,
 )
@@ -53,11 +54,11 @@ def env_spaces(env, spaces: Optional[dict]):
 
 
 def build_env_to_module_pipeline(config, env=None, spaces=None, device=None) -> EnvToModulePipeline:
-    """[user pieces] -> AddObservations -> AddTimeDim -> AddStates -> BatchIndividualItems -> NumpyToTensor."""
+    """[observation filter] -> [user pieces] -> AddObservations -> AddTimeDim -> AddStates -> BatchIndividualItems -> NumpyToTensor."""
     obs_space, act_space = env_spaces(env, spaces)
-    pieces = []
+    pieces = observation_filter_pieces(config, obs_space)
     if config.env_to_module_connector is not None:
-        pieces = call_user_factory(config.env_to_module_connector, env, spaces, device)
+        pieces += call_user_factory(config.env_to_module_connector, env, spaces, device)
     if config.add_default_connectors_to_env_to_module_pipeline:
         pieces += [
             AddObservationsFromEpisodesToBatch(),

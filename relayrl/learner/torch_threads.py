@@ -9,7 +9,8 @@ def limit_torch_threads(config) -> None:
 
     Ray does the same for its actors (OMP_NUM_THREADS = the actor's CPUs). RL networks are small: extra
     threads buy little, and on a busy machine (env workers, other processes) they stall each other --
-    measured 4-20x slower PPO updates with 2 threads on 2 shared cores. Setting OMP_NUM_THREADS opts out.
+    measured 4-20x slower PPO updates with 2 threads on 2 shared cores (35x on CartPole under load, 2026-12-04;
+    docs/learners.md#torch-threads). Setting OMP_NUM_THREADS or a number of CPUs opts out.
     """
     if "OMP_NUM_THREADS" in os.environ:
         return

@@ -1,5 +1,6 @@
 """`DefaultModelConfig`: the knobs of relayrl's default RLModules (RLlib's field names and defaults)."""
 import dataclasses
+import functools
 import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Mapping, Optional, Union
@@ -50,6 +51,12 @@ class DefaultModelConfig:
     def __post_init__(self) -> None:
         check_model_config_values({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        given = self.__dict__.get("_given_fields")
+        if given is not None and not name.startswith("_"):
+            given.add(name)  # set after it was made: the user's choice too
+
     @classmethod
     def from_dict(cls, model_config: Optional[dict]) -> "DefaultModelConfig":
         """Build from a user dict; unknown keys raise with a did-you-mean hint."""
@@ -66,6 +73,34 @@ class DefaultModelConfig:
                     f"Valid keys are the fields of DefaultModelConfig: {', '.join(names)}."
                 )
         return cls(**model_config)
+
+
+_dataclass_init = DefaultModelConfig.__init__
+
+
+@functools.wraps(_dataclass_init)
+def _init_noting_given_fields(self, *args, **kwargs):
+    _dataclass_init(self, *args, **kwargs)
+    names = [f.name for f in dataclasses.fields(DefaultModelConfig)]
+    object.__setattr__(self, "_given_fields", set(names[:len(args)]) | set(kwargs))
+
+
+# The fields a user passed (or set later) are theirs: a default resolved for the run (e.g. max_seq_len for a
+# stateful module, relayrl/algorithms/resolved_defaults.py) replaces only the others.
+DefaultModelConfig.__init__ = _init_noting_given_fields
+
+
+def given_model_fields(model_config) -> frozenset:
+    """The model-config keys the user chose: a dict's keys; a DefaultModelConfig's passed or set fields (all fields
+    of another dataclass, or of a subclass, which builds its own __init__)."""
+    if model_config is None:
+        return frozenset()
+    if isinstance(model_config, Mapping):
+        return frozenset(model_config)
+    given = getattr(model_config, "__dict__", {}).get("_given_fields")
+    if given is None or type(model_config).__init__ is not _init_noting_given_fields:
+        return frozenset(f.name for f in dataclasses.fields(model_config))
+    return frozenset(given)
 
 
 # -- value checks ------------------------------------------------------------------------------------

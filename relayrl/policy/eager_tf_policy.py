@@ -155,8 +155,9 @@ class EagerTFPolicy(ModelPolicy):
 
 
 def limit_tf_threads(config) -> None:
-    """One intra-op and one inter-op thread, as the torch policies (learner/torch_threads.py says why);
-    OMP_NUM_THREADS opts out. TF accepts this only before it runs its first op: later it keeps what it has."""
+    """One intra-op and one inter-op thread: TF's own pools would take every core on top of the torch Learner's
+    threads (learner/torch_threads.py); OMP_NUM_THREADS opts out. TF accepts this only before it runs its first
+    op: later it keeps what it has."""
     if "OMP_NUM_THREADS" in os.environ:
         return
     try:

@@ -61,7 +61,7 @@ def setup_policy_algorithm(algo, config, default_class) -> None:
     from relayrl.learner.torch_threads import limit_torch_threads
 
     algo._policy_based = True  # compute_single_action, reset_config and checkpoints take the Policy paths
-    limit_torch_threads(config)  # the policies learn in this process: as a local Learner would (1 thread)
+    limit_torch_threads(config)  # the policies learn in this process: as a local Learner would
     algo._counters = defaultdict(int, algo._counters)
     algo._timers = defaultdict(_Timer)
     algo._by_agent_steps = getattr(config, "count_steps_by", "env_steps") == "agent_steps"

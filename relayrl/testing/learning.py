@@ -4,6 +4,18 @@ import copy
 from typing import Tuple
 
 
+def stateless_cartpole() -> str:
+    """The registered name of StatelessCartPole with CartPole-v1's episode limit (TimeLimit 500): the memory task of
+    RLlib's LSTM examples and of relayrl's stateful-module defaults (docs/stateful_modules.md)."""
+    from gymnasium.wrappers import TimeLimit
+
+    from relayrl.env.registry import register_env
+    from relayrl.testing.example_envs import StatelessCartPole
+
+    register_env("StatelessCartPole-v1", lambda config: TimeLimit(StatelessCartPole(config), max_episode_steps=500))
+    return "StatelessCartPole-v1"
+
+
 def train_until(config, target: float, budget: int) -> Tuple[float, int]:
     """Build the algorithm from `config`, train it until `episode_return_mean >= target` or `budget` env steps
     are sampled, stop it; returns (last mean return, env steps sampled)."""

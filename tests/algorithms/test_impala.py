@@ -20,7 +20,10 @@ from relayrl.testing.compare import assert_same_tree
 
 
 def small(config_cls=IMPALAConfig, env="CartPole-v1", **training):
-    return (config_cls().environment(env).env_runners(num_envs_per_env_runner=4, rollout_fragment_length=25)
+    # SYNC named: exact step counts and bit-identical resume (the env's own vector env adds reset steps that are no
+    # env steps, and its episodes restart on resume).
+    return (config_cls().environment(env).env_runners(num_envs_per_env_runner=4, rollout_fragment_length=25,
+                                                      gym_env_vectorize_mode="SYNC")
             .training(train_batch_size=100, **training).rl_module(model_config={"fcnet_hiddens": [16]})
             .reporting(min_sample_timesteps_per_iteration=300).debugging(seed=0, logger_config={"type": "none"}))
 

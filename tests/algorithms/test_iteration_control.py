@@ -3,8 +3,9 @@ from relayrl import PPOConfig
 
 
 def _config(**reporting):
+    # SYNC named: every step is an env step (the env's own vector env adds reset steps that are not).
     return (PPOConfig().environment("CartPole-v1")
-            .env_runners(num_envs_per_env_runner=2)
+            .env_runners(num_envs_per_env_runner=2, gym_env_vectorize_mode="SYNC")
             .training(train_batch_size=64, minibatch_size=32, num_epochs=1)
             .reporting(**reporting).debugging(seed=0))
 

@@ -208,6 +208,7 @@ def test_custom_learner_class_from_config_is_used():
             super().after_gradient_based_update(timesteps=timesteps)
 
     config = (PPOConfig().environment("CartPole-v1").learners(learner_class=CountingLearner)
+              .env_runners(gym_env_vectorize_mode="SYNC")  # every step an env step: exact counts
               .training(train_batch_size=200, minibatch_size=50, num_epochs=1))
     algo = config.build_algo()
     try:

@@ -12,9 +12,11 @@ from relayrl.connectors import MeanStdFilter
 from relayrl.testing.compare import assert_same_tree
 
 
+# SYNC named: its sub-envs' state is checkpointed, so the episodes go on bit for bit (the env's own vector env,
+# which a run that leaves the mode unset gets for CartPole, is restarted with new episodes: docs/vector_envs.md).
 def _ppo_config(**env_runner_kwargs):
     return (PPOConfig().environment("CartPole-v1")
-            .env_runners(num_envs_per_env_runner=2, **env_runner_kwargs)
+            .env_runners(num_envs_per_env_runner=2, gym_env_vectorize_mode="SYNC", **env_runner_kwargs)
             .training(train_batch_size=256, minibatch_size=64, num_epochs=2, use_kl_loss=True)
             .debugging(seed=7, logger_config={"type": "none"}))
 
@@ -179,7 +181,7 @@ def test_from_checkpoint_checks_the_class(tmp_path):
 def test_dqn_resume_with_replay_buffer_is_bit_identical(tmp_path):
     from relayrl.algorithms.dqn.dqn_config import DQNConfig
 
-    config = (DQNConfig().environment("CartPole-v1")
+    config = (DQNConfig().environment("CartPole-v1").env_runners(gym_env_vectorize_mode="SYNC")  # see _ppo_config
               .training(num_steps_sampled_before_learning_starts=32, train_batch_size=16)
               .rl_module(model_config={"fcnet_hiddens": [16], "head_fcnet_hiddens": [16]})
               .reporting(min_sample_timesteps_per_iteration=40)

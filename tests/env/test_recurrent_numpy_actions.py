@@ -22,7 +22,9 @@ def short_stateless_cartpole(config):
 
 
 def lstm_config(share=False, **env_runners):
-    env_runners = {"num_envs_per_env_runner": 3, "rollout_fragment_length": 10, **env_runners}
+    # NoFilter: with use_lstm=True PPO's defaults add a MeanStdFilter, whose pipeline step turns the fast path off.
+    env_runners = {"num_envs_per_env_runner": 3, "rollout_fragment_length": 10, "observation_filter": "NoFilter",
+                   **env_runners}
     return (PPOConfig().environment(short_stateless_cartpole).env_runners(**env_runners)
             .rl_module(model_config=DefaultModelConfig(use_lstm=True, lstm_cell_size=8, fcnet_hiddens=[8],
                                                        vf_share_layers=share, max_seq_len=4))

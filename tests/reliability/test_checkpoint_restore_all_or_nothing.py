@@ -20,6 +20,8 @@ def make_mean_std_filter(env=None, spaces=None, device=None):
 
 
 def _ppo(hiddens=(64, 64), **env_runners):
+    # SYNC named: the checkpoint holds the sub-envs' state (forged here), and a restore continues bit for bit.
+    env_runners.setdefault("gym_env_vectorize_mode", "SYNC")
     return (PPOConfig().environment("CartPole-v1").env_runners(num_envs_per_env_runner=2, **env_runners)
             .training(train_batch_size=128, minibatch_size=64, num_epochs=1)
             .rl_module(model_config={"fcnet_hiddens": list(hiddens)})

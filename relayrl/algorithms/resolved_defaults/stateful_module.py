@@ -1,0 +1,96 @@
+"""Defaults for a stateful module (`use_lstm=True`): what depends on sequences, chosen by measurement.
+
+An LSTM trains on whole sequences, so the settings a feed-forward module learns well with (e.g. PPO's minibatches of
+64 steps: three sequences) starve it. Each algorithm's config says which values its default modules learn with
+when they are stateful (`AlgorithmConfig.stateful_module_defaults()`: options and model_config fields, measured over
+seeds and tasks, docs/stateful_modules.md). They replace only the values the user did not set
+(`AlgorithmConfig.is_given`; for model_config, the keys of their dict or the fields they passed to
+DefaultModelConfig), so anything the user sets wins.
+"""
+import dataclasses
+from typing import Optional
+
+from relayrl.modules.default_model_config import given_model_fields
+
+
+def apply_stateful_module_defaults(config) -> Optional[str]:
+    """Apply the config's stateful-module defaults where the user set nothing; the line that says so, or None."""
+    from relayrl.tune.reset_config import same_value
+
+    raw_model = config._values["model_config"]
+    if not config.model_config.get("use_lstm"):
+        return None
+    options, model_fields = config.stateful_module_defaults()
+    options = {name: value for name, value in options.items()
+               if not config.is_given(name) and not same_value(config._values[name], value)}
+    users = given_model_fields(raw_model) - config.__dict__.get("_resolved_model_fields", frozenset())
+    current = config.model_config
+    model_fields = {key: value for key, value in model_fields.items()
+                    if key not in users and not same_value(current.get(key), value)}
+    if not options and not model_fields:
+        return None
+    if model_fields:
+        options["model_config"] = _with_fields(raw_model, model_fields)
+        config.__dict__["_resolved_model_fields"] = \
+            config.__dict__.get("_resolved_model_fields", frozenset()) | frozenset(model_fields)
+    config._set_options(options, given=False)  # (a model_config the user gave stays given)
+    said = [f"{name}={value!r}" for name, value in options.items() if name != "model_config"]
+    said += [f"model_config {key}={value!r}" for key, value in model_fields.items()]
+    algo = type(config).__name__.replace("Config", "")
+    return (f"{algo} with a stateful module (use_lstm=True) uses the defaults measured for it: {', '.join(said)} "
+            "(docs/stateful_modules.md; a value you set is kept)")
+
+
+def _with_fields(raw_model, fields: dict):
+    """`raw_model` with `fields` filled in: a new dict, or a copy of the DefaultModelConfig that keeps the record of
+    which fields the user passed."""
+    if raw_model is None or isinstance(raw_model, dict):
+        return {**(raw_model or {}), **fields}
+    new = dataclasses.replace(raw_model, **fields)
+    if "_given_fields" in raw_model.__dict__:
+        object.__setattr__(new, "_given_fields", set(raw_model.__dict__["_given_fields"]))
+    return new
+
+
+def with_matched_sequences(config, options: dict, model_fields: dict) -> tuple:
+    """`options` and `model_fields` plus the sequence settings matched to each other where the user left them
+    (the config's _STATEFUL_FRAGMENT, _STATEFUL_SEQUENCES_PER_MINIBATCH): one fragment and its bootstrap step make
+    one sequence (max_seq_len = rollout_fragment_length + 1), whichever of the two the user set, and a minibatch
+    holds whole sequences."""
+    fragment = type(config)._STATEFUL_FRAGMENT
+    if fragment is None:
+        return options, model_fields
+    user_model = given_model_fields(config._values["model_config"])
+    user_fragment = config.is_given("rollout_fragment_length")
+    if "max_seq_len" in user_model:
+        seq_len = config.model_config["max_seq_len"]
+        if not user_fragment:
+            options["rollout_fragment_length"] = max(1, seq_len - 1)
+    elif user_fragment:
+        if config.rollout_fragment_length == "auto":
+            return options, model_fields  # sequences of RLlib's max_seq_len
+        seq_len = model_fields["max_seq_len"] = config.rollout_fragment_length + 1
+    else:
+        options["rollout_fragment_length"] = fragment
+        seq_len = model_fields["max_seq_len"] = fragment + 1
+    per_minibatch = type(config)._STATEFUL_SEQUENCES_PER_MINIBATCH
+    if per_minibatch and not config.is_given("minibatch_size"):
+        batch = config.train_batch_size_per_learner if config.is_given("train_batch_size") else \
+            options.get("train_batch_size", config.train_batch_size_per_learner)
+        options["minibatch_size"] = max(1, min(per_minibatch, batch // seq_len)) * seq_len
+    if not _fits(config, options):  # e.g. a small train batch of the user's: keep their sampling as it was
+        options.pop("rollout_fragment_length", None)
+        options.pop("minibatch_size", None)
+        model_fields.pop("max_seq_len", None)
+    return options, model_fields
+
+
+def _fits(config, options: dict) -> bool:
+    """Whether `options` on top of `config` still pass the config's checks (fragments fitting the train batch)."""
+    trial = config.copy(copy_frozen=False)
+    trial._set_options({k: v for k, v in options.items() if not config.is_given(k)}, given=False)
+    try:
+        trial.validate()
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,32 @@
+"""`observation_filter` (RLlib's option name): "MeanStdFilter" puts a MeanStdFilter first in the env-to-module
+pipeline, so the module and the Learner see observations normalised by running statistics (merged across remote
+EnvRunners and checkpointed like a MeanStdFilter the user adds). "NoFilter" (the default) adds nothing.
+
+Image observations are scaled by the CNN encoder instead: a filter the user asks for there is an error naming the
+fix; the one a stateful module gets by default (relayrl/algorithms/resolved_defaults/stateful_module.py) normalises
+vector observations only and leaves images alone.
+"""
+import gymnasium as gym
+
+from relayrl.connectors.env_to_module.mean_std_filter import MeanStdFilter
+
+
+def observation_filter_pieces(config, observation_space) -> list:
+    """The pieces `config.observation_filter` asks for, for observations of `observation_space`."""
+    if config.observation_filter != "MeanStdFilter":
+        return []
+    if _has_images(observation_space):
+        if config.is_given("observation_filter"):
+            raise ValueError("observation_filter='MeanStdFilter' normalises vector observations, but this env's "
+                             f"observations are images ({observation_space}), which the CNN scales itself. Fix: "
+                             "observation_filter='NoFilter'.")
+        return []
+    return [MeanStdFilter(multi_agent=config.is_multi_agent)]
+
+
+def _has_images(space) -> bool:
+    from relayrl.modules.encoders import is_image_space
+
+    if isinstance(space, gym.spaces.Dict):
+        return any(_has_images(s) for s in space.spaces.values())
+    return space is not None and is_image_space(space)

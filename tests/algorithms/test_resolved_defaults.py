@@ -1,0 +1,230 @@
+"""Defaults resolved when an algorithm is built (relayrl/algorithms/resolved_defaults/): the env's own vector env
+where nothing in the run needs SYNC and a stateful module's sequence settings, only for options the user did not
+set, said once, and stable through copies, dicts, checkpoints and Tune's reset_config."""
+import logging
+
+import pytest
+
+from relayrl import DefaultModelConfig, PPOConfig
+from relayrl.algorithms import resolved_defaults
+from relayrl.algorithms.resolved_defaults import resolve_defaults
+from relayrl.algorithms.resolved_defaults.stateful_module import apply_stateful_module_defaults
+from relayrl.algorithms.resolved_defaults.vector_mode import pick_vector_mode
+
+
+def cartpole(**options) -> PPOConfig:
+    return PPOConfig().environment("CartPole-v1").update_from_dict(options)
+
+
+# -- which options the user set ----------------------------------------------------------------------
+
+def test_builders_attributes_and_partial_dicts_mark_options_as_the_users():
+    config = PPOConfig().training(lr=1e-3)
+    config.gamma = 0.9
+    config.update_from_dict({"minibatch_size": 64})  # the default value, but named: the user's
+    assert all(config.is_given(name) for name in ("lr", "gamma", "minibatch_size"))
+    assert not config.is_given("num_epochs") and not config.is_given("gym_env_vectorize_mode")
+    assert config.copy().is_given("lr") and config.copy(copy_frozen=False).is_given("minibatch_size")
+
+
+def test_a_dict_of_every_option_marks_only_values_other_than_the_defaults():
+    """to_dict() (e.g. a Tune trial's config) cannot say which values were chosen."""
+    as_dict = PPOConfig().environment("CartPole-v1").training(lr=1e-3).to_dict()
+    config = PPOConfig.from_dict(as_dict)
+    assert config.is_given("lr") and config.is_given("env")
+    assert not config.is_given("minibatch_size") and not config.is_given("gym_env_vectorize_mode")
+
+
+# -- the vector env -----------------------------------------------------------------------------------
+
+def test_cartpole_with_eight_envs_gets_its_own_vector_env_and_a_line_that_says_so():
+    config = cartpole()
+    note = pick_vector_mode(config)
+    assert config.gym_env_vectorize_mode == "VECTOR_ENTRY_POINT" and not config.is_given("gym_env_vectorize_mode")
+    assert "CartPole-v1's own vector env" in note and "gym_env_vectorize_mode='SYNC'" in note
+    assert pick_vector_mode(config) is None  # resolved: nothing more to do
+
+
+@pytest.mark.parametrize("options", [
+    {"gym_env_vectorize_mode": "SYNC"},  # named: kept
+    {"gym_env_vectorize_mode": "ASYNC"},
+    {"num_envs_per_env_runner": 1},  # one env gains nothing
+    {"horizon": 100},  # wraps each sub-env
+    {"record_video_every_n_episodes": 10},
+    {"evaluation_interval": 1, "evaluation_config": {"horizon": 50}},  # the evaluation's envs too
+    {"evaluation_interval": 1, "evaluation_config": {"env": "Pendulum-v1"}},  # another env to evaluate on
+    {"restart_failed_sub_environments": True},
+    {"env": "Pendulum-v1"},  # no vector entry point
+    {"env_config": {"render_fps": 30}},  # a key CartPole's vector env does not take
+    {"env": "phys2d/CartPole-v1"},  # its vector env needs jax
+])
+def test_sync_is_kept_where_the_run_names_it_or_needs_it(options):
+    config = cartpole(**options)
+    before = config.gym_env_vectorize_mode
+    assert pick_vector_mode(config) is None
+    assert config.gym_env_vectorize_mode == before
+
+
+def test_env_config_keys_the_vector_env_takes_keep_it():
+    config = cartpole(env_config={"max_episode_steps": 200})
+    assert pick_vector_mode(config) and config.gym_env_vectorize_mode == "VECTOR_ENTRY_POINT"
+
+
+def test_a_multi_agent_run_keeps_sync():
+    config = cartpole().multi_agent(policies={"default_policy"})
+    assert pick_vector_mode(config) is None and config.gym_env_vectorize_mode == "SYNC"
+
+
+def test_atari_gets_ale_pys_vector_env_only_when_sampling_in_this_process():
+    pytest.importorskip("ale_py.vector_env")
+    assert "ALE/Pong-v5's own vector env" in pick_vector_mode(PPOConfig().environment("ALE/Pong-v5"))
+    remote = PPOConfig().environment("ALE/Pong-v5").env_runners(num_env_runners=2)
+    assert pick_vector_mode(remote) is None and remote.gym_env_vectorize_mode == "SYNC"
+
+
+def test_the_built_algorithm_samples_with_it_and_says_so_once(caplog, monkeypatch):
+    monkeypatch.setattr(resolved_defaults, "_said", set())  # as in a fresh process
+    config = cartpole(train_batch_size=64, minibatch_size=32, num_epochs=1, num_envs_per_env_runner=2)
+    with caplog.at_level(logging.WARNING, logger="relayrl"):
+        first, second = config.build_algo(), config.build_algo()
+    try:
+        assert type(first.env_runner.env).__name__ == "CartPoleVectorEnv"
+        assert first.config.gym_env_vectorize_mode == "VECTOR_ENTRY_POINT"
+        assert first.resolved_defaults and first.resolved_defaults == second.resolved_defaults
+        assert config.gym_env_vectorize_mode == "SYNC"  # the user's config is left as it was
+        assert [r.getMessage() for r in caplog.records].count("relayrl: " + first.resolved_defaults[0]) == 1
+        with pytest.raises(ValueError, match="gym_env_vectorize_mode='SYNC'"):
+            first.env_runner_group.foreach_env(lambda env: env)
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_a_checkpoint_restores_the_mode_its_run_sampled_with(tmp_path):
+    config = cartpole(train_batch_size=64, minibatch_size=32, num_epochs=1, num_envs_per_env_runner=2)
+    algo = config.env_runners(gym_env_vectorize_mode="SYNC").build_algo()
+    try:
+        algo.save_to_path(tmp_path)
+    finally:
+        algo.stop()
+    from relayrl import Algorithm
+
+    restored = Algorithm.from_checkpoint(tmp_path)
+    try:
+        assert restored.config.gym_env_vectorize_mode == "SYNC" and restored.resolved_defaults == []
+    finally:
+        restored.stop()
+
+
+def test_resolving_a_resolved_config_or_its_dict_changes_nothing():
+    config = cartpole()
+    assert resolve_defaults(config, log=False)
+    assert resolve_defaults(config.copy(copy_frozen=False), log=False) == []
+    again = PPOConfig.from_dict(config.to_dict())  # e.g. a Tune trial's config of a built algorithm
+    assert resolve_defaults(again, log=False) == [] and again.gym_env_vectorize_mode == "VECTOR_ENTRY_POINT"
+    fresh = PPOConfig.from_dict(cartpole().to_dict())  # a Tune trial of a config not built yet
+    assert resolve_defaults(fresh, log=False) and fresh.gym_env_vectorize_mode == "VECTOR_ENTRY_POINT"
+
+
+def test_reset_config_with_a_tune_dict_of_the_unresolved_config_changes_only_what_it_names():
+    config = cartpole(train_batch_size=64, minibatch_size=32, num_epochs=1, num_envs_per_env_runner=2)
+    algo = config.build_algo()
+    try:
+        assert algo.reset_config({**config.to_dict(), "lr": 1e-3}) is True
+        assert algo.config.lr == 1e-3 and algo.config.gym_env_vectorize_mode == "VECTOR_ENTRY_POINT"
+    finally:
+        algo.stop()
+
+
+# -- a stateful module's defaults -------------------------------------------------------------------------
+
+def stateless(model_config, **options):
+    from relayrl.testing import StatelessCartPole
+
+    return PPOConfig().environment(StatelessCartPole).rl_module(model_config=model_config).update_from_dict(options)
+
+
+@pytest.mark.parametrize("model_config", [DefaultModelConfig(use_lstm=True), {"use_lstm": True}])
+def test_use_lstm_alone_gets_the_measured_sequence_settings_and_a_line_listing_them(model_config):
+    config = stateless(model_config)
+    note = apply_stateful_module_defaults(config)
+    assert note.startswith("PPO with a stateful module (use_lstm=True) uses the defaults measured for it")
+    assert (config.rollout_fragment_length, config.train_batch_size, config.minibatch_size) == (32, 1024, 8 * 33)
+    assert config.lr == 1e-3 and config.observation_filter == "MeanStdFilter"
+    model = config.model_config
+    assert model["max_seq_len"] == 33 and model["lstm_cell_size"] == 64 and model["fcnet_hiddens"] == []
+    assert model["vf_share_layers"] is False and model["head_fcnet_hiddens"] == [64]
+    assert apply_stateful_module_defaults(config) is None  # resolved: nothing more to do
+    assert not config.is_given("lr") and "lr=0.001" in note and "max_seq_len=33" in note
+
+
+def test_values_the_user_set_win_and_the_sequences_follow_them():
+    config = stateless(DefaultModelConfig(use_lstm=True, lstm_cell_size=128), lr=3e-4, rollout_fragment_length=16)
+    apply_stateful_module_defaults(config)
+    assert config.lr == 3e-4 and config.model_config["lstm_cell_size"] == 128  # the user's
+    assert config.rollout_fragment_length == 16 and config.model_config["max_seq_len"] == 17  # a fragment + 1
+    assert config.minibatch_size == 8 * 17 and config.train_batch_size == 1024  # whole sequences; the default
+    config = stateless({"use_lstm": True, "max_seq_len": 20}, minibatch_size=100)
+    apply_stateful_module_defaults(config)
+    assert config.rollout_fragment_length == 19 and config.minibatch_size == 100
+    later = DefaultModelConfig(use_lstm=True)
+    later.max_seq_len = 10  # set after it was made: the user's too
+    config = stateless(later)
+    apply_stateful_module_defaults(config)
+    assert config.model_config["max_seq_len"] == 10 and config.rollout_fragment_length == 9
+
+
+def test_a_train_batch_too_small_for_the_fragments_keeps_the_users_sampling():
+    config = stateless({"use_lstm": True}, train_batch_size=100, minibatch_size=50)
+    apply_stateful_module_defaults(config)
+    config.validate()
+    assert config.rollout_fragment_length == "auto" and "max_seq_len" not in config.model_config
+
+
+def test_a_module_without_memory_keeps_the_algorithms_defaults():
+    config = stateless({"fcnet_hiddens": [32]})
+    assert apply_stateful_module_defaults(config) is None and config.lr == 3e-4 and config.minibatch_size == 64
+
+
+def test_the_built_algorithm_trains_with_them_and_a_checkpoint_keeps_them(tmp_path):
+    from relayrl import Algorithm
+
+    config = stateless({"use_lstm": True, "lstm_cell_size": 8}, train_batch_size=256, num_epochs=1)
+    algo = config.build_algo()
+    try:
+        assert algo.config.rollout_fragment_length == 32 and algo.config.observation_filter == "MeanStdFilter"
+        assert algo.config.minibatch_size == 7 * 33  # whole sequences, as many as the batch holds up to 8
+        assert "MeanStdFilter" in [piece.name for piece in algo.env_runner._env_to_module.connectors]
+        algo.train()
+        algo.save_to_path(tmp_path)
+    finally:
+        algo.stop()
+    restored = Algorithm.from_checkpoint(tmp_path)
+    try:
+        assert restored.resolved_defaults == [] and restored.config.rollout_fragment_length == 32
+        assert restored.config.model_config["max_seq_len"] == 33 and restored.config.lr == 1e-3
+    finally:
+        restored.stop()
+
+
+# -- observation_filter -----------------------------------------------------------------------------------
+
+def test_observation_filter_puts_a_mean_std_filter_first_and_refuses_images_when_asked_for():
+    from relayrl.connectors.env_to_module.observation_filter import observation_filter_pieces
+    from relayrl.testing import DotSideEnv
+
+    vector = cartpole(observation_filter="MeanStdFilter")
+    assert [p.name for p in observation_filter_pieces(vector, vector_space())] == ["MeanStdFilter"]
+    assert observation_filter_pieces(cartpole(), vector_space()) == []
+    images = DotSideEnv().observation_space
+    with pytest.raises(ValueError, match="observation_filter='NoFilter'"):
+        observation_filter_pieces(vector, images)
+    resolved = cartpole()
+    resolved._set_options({"observation_filter": "MeanStdFilter"}, given=False)  # a stateful module's default
+    assert observation_filter_pieces(resolved, images) == []  # the CNN scales images itself
+
+
+def vector_space():
+    import gymnasium as gym
+
+    return gym.make("CartPole-v1").observation_space
