@@ -16,7 +16,8 @@ from relayrl.callbacks import RLlibCallback
 
 BASE_DEFAULTS = {
     "env": None, "env_config": {}, "observation_space": None, "action_space": None,
-    "clip_rewards": None, "normalize_actions": True, "clip_actions": False, "disable_env_checking": False,
+    "clip_rewards": None, "observation_filter": "NoFilter", "normalize_actions": True, "clip_actions": False,
+    "disable_env_checking": False,
     "record_video_every_n_episodes": None, "video_dir": None,  # relayrl's (RLlib: render_env + callbacks)
     "num_env_runners": 0, "num_envs_per_env_runner": 1, "create_env_on_local_worker": False,
     "rollout_fragment_length": "auto",

@@ -95,7 +95,7 @@ def stateless_cartpole(config):
 
 
 def lstm_config(**model_config):
-    cfg = dict(use_lstm=True, lstm_cell_size=16, fcnet_hiddens=[16], max_seq_len=5)
+    cfg = dict(use_lstm=True, lstm_cell_size=16, fcnet_hiddens=[16], max_seq_len=5, vf_share_layers=True)
     cfg.update(model_config)
     return (PPOConfig().environment(stateless_cartpole)
             # Fragments of 7 steps, sequences of 5, episodes of 9-40 steps: sequences end inside fragments,

@@ -4,7 +4,7 @@ EnvRunners and checkpointed like a MeanStdFilter the user adds). "NoFilter" (the
 
 Image observations are scaled by the CNN encoder instead: a filter the user asks for there is an error naming the
 fix; the one a stateful module gets by default (relayrl/algorithms/resolved_defaults/stateful_module.py) normalises
-vector observations only and leaves images alone.
+vector (Box) observations only and leaves any other space (images, Discrete, Dict, Tuple) alone.
 """
 import gymnasium as gym
 
@@ -21,7 +21,16 @@ def observation_filter_pieces(config, observation_space) -> list:
                              f"observations are images ({observation_space}), which the CNN scales itself. Fix: "
                              "observation_filter='NoFilter'.")
         return []
+    if not config.is_given("observation_filter") and not _vector_boxes_only(observation_space):
+        return []  # the stateful default: only where MeanStdFilter applies
     return [MeanStdFilter(multi_agent=config.is_multi_agent)]
+
+
+def _vector_boxes_only(space) -> bool:
+    """Whether every observation (each agent's, in a multi-agent Dict) is a vector Box, which MeanStdFilter takes."""
+    if isinstance(space, gym.spaces.Dict):
+        return all(_vector_boxes_only(s) for s in space.spaces.values())
+    return isinstance(space, gym.spaces.Box)
 
 
 def _has_images(space) -> bool:
