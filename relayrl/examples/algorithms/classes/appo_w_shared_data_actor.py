@@ -8,30 +8,17 @@ IMPALA and APPO build the train batches inside each EnvRunner (relayrl/algorithm
 so those are the pipelines that get it. The actor holds the data in flight between sampling and learning;
 it is not part of checkpoints.
 """
-import ray
-
 from relayrl.algorithms.appo import APPO
 from relayrl.algorithms.impala.async_sampling import train_batch_pipeline
+from relayrl.distributed.shared_data_actor import SharedDataActor, start_shared_data_actor, stop_shared_data_actor
 
-
-@ray.remote
-class SharedDataActor:
-    """A key-value store other actors call: `put.remote(key, value)`, `get.remote(key, delete=False)`."""
-
-    def __init__(self):
-        self.storage = {}
-
-    def put(self, key, value) -> None:
-        self.storage[key] = value
-
-    def get(self, key, delete: bool = False):
-        return self.storage.pop(key, None) if delete else self.storage.get(key)
+__all__ = ["APPOWithSharedDataActor", "SharedDataActor"]
 
 
 class APPOWithSharedDataActor(APPO):
     def setup(self, config) -> None:
         super().setup(config)
-        self.shared_data_actor = SharedDataActor.remote()
+        self.shared_data_actor = start_shared_data_actor()
         self._share_with(self.env_runner_group)
         if self.eval_env_runner_group is not None:
             self._share_with(self.eval_env_runner_group)
@@ -59,4 +46,4 @@ class APPOWithSharedDataActor(APPO):
 
     def cleanup(self) -> None:
         super().cleanup()
-        ray.kill(self.shared_data_actor)
+        stop_shared_data_actor(self.shared_data_actor)
