@@ -176,8 +176,8 @@ BASE_OPTIONS = (
            "module.", "env_runners", BOOL),
     Option("gym_env_vectorize_mode", "SYNC", "'SYNC' steps the vector envs in this process, "
            "'ASYNC' in subprocesses, 'VECTOR_ENTRY_POINT' uses the gymnasium id's own vectorised env "
-           "where it has one (e.g. CartPole; else SYNC, with a warning). Left unset, the env's own is picked "
-           "where nothing in the run needs SYNC (docs/vector_envs.md). Stored upper-case.", "env_runners",
+           "where it has one (e.g. CartPole; else SYNC, with a warning). Left unset, ale-py's is picked for "
+           "ALE/... ids where nothing in the run needs SYNC (docs/vector_envs.md). Stored upper-case.", "env_runners",
            one_of("SYNC", "ASYNC", "VECTOR_ENTRY_POINT", ignore_case=True)),
     Option("num_cpus_per_env_runner", 1, "CPUs Ray reserves for each remote EnvRunner actor "
            "(fractions allowed); also its torch thread count.", "env_runners", NON_NEGATIVE_FLOAT,

@@ -65,8 +65,8 @@ def foreach_sub_env(vector_env: gym.vector.VectorEnv, func: Callable) -> List:
         return list(vector_env.call("relayrl_apply", cloudpickle.dumps(func)))
     if not hasattr(vector_env, "envs"):
         raise ValueError(f"foreach_env needs sub-env objects, but {type(vector_env).__name__} (an env's own vector "
-                         "implementation, gym_env_vectorize_mode='VECTOR_ENTRY_POINT', picked for a run that leaves "
-                         "the mode unset where the env has one) steps all sub-envs as one; set "
+                         "implementation, gym_env_vectorize_mode='VECTOR_ENTRY_POINT', picked for an ALE/... run that "
+                         "leaves the mode unset) steps all sub-envs as one; set "
                          "config.env_runners(gym_env_vectorize_mode='SYNC') to call functions on each sub-env.")
     return [func(user_env(env)) for env in vector_env.envs]
 
