@@ -6,8 +6,8 @@ Three losses, each reaching only its own optimiser's parameters (so one backward
   of u = Q_target - V, so V learns an upper expectile of the logged actions' values without querying any other
   action;
 - critics (`critic_lr`, each its own Adam): MSE of Q_i(s, a_data) to r + gamma (1 - terminated) V(s');
-- policy (`actor_lr`): advantage-weighted regression on the logged actions, -exp(beta * (Q_target - V)) log pi(a_data|s),
-  the weights clipped at 100 (RLlib's and the paper's).
+- policy (`actor_lr`): advantage-weighted regression on the logged actions,
+  -exp(beta * (Q_target - V)) log pi(a_data|s), the weights clipped at 100 (RLlib's and the paper's).
 
 The targets move by `tau` every `target_network_update_freq` timesteps (DQNLearner's rule; RLlib's IQL defaults:
 a copy after every update). SAC's temperature (alpha) is not used: IQL registers no alpha optimiser.
@@ -58,11 +58,17 @@ class IQLLearner(SACLearner):
                          for name, key in (("qf", QF_PREDS), ("qf_twin", QF_TWIN_PREDS)) if key in fwd_out}
 
         total_loss = value_loss + policy_loss + sum(critic_losses.values())
-        self.log_stats(module_id, {
-            "policy_loss": policy_loss, **critic_losses, "value_loss": value_loss, "total_loss": total_loss,
-            "qf_mean": fwd_out[QF_PREDS].detach().mean(), "vf_mean": fwd_out[Columns.VF_PREDS].detach().mean(),
-            "advantage_mean": advantages.mean(), "advantage_weight_mean": weights.mean()})
+        self.log_stats(module_id, {"policy_loss": policy_loss, **critic_losses, "value_loss": value_loss,
+                                   "total_loss": total_loss})
+        self.log_row_stats(module_id, {"q": fwd_out[QF_PREDS], "v": fwd_out[Columns.VF_PREDS], "advantages": advantages,
+                                       "weights": weights}, _iql_row_stats)
         return total_loss
+
+
+def _iql_row_stats(rows):
+    """Per-update statistics from stacked per-row tensors ([updates, rows]); see Learner.log_row_stats."""
+    return {"qf_mean": rows["q"].mean(-1), "vf_mean": rows["v"].mean(-1), "advantage_mean": rows["advantages"].mean(-1),
+            "advantage_weight_mean": rows["weights"].mean(-1), "advantage_weight_max": rows["weights"].amax(-1)}
 
 
 IQLTorchLearner = IQLLearner  # RLlib's torch class name (relayrl's Learners are torch)
