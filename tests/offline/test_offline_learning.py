@@ -154,15 +154,19 @@ def sac_pendulum(tmp_path_factory):
     return str(folder)
 
 
+def _pendulum_config(config_class, data, **training):
+    """100 updates per train() with two 64-unit layers, each followed by 5 greedy evaluation episodes."""
+    return (config_class().environment("Pendulum-v1")
+            .offline_data(input_=data, dataset_num_iters_per_learner=100).training(**training)
+            .rl_module(model_config={"fcnet_hiddens": [64, 64]})
+            .evaluation(evaluation_interval=1, evaluation_duration=5,
+                        evaluation_config={"explore": False, "metrics_num_episodes_for_smoothing": 5})
+            .debugging(seed=0, logger_config={"type": "none"}))
+
+
 def test_cql_reaches_minus_400(sac_pendulum):
-    config = (CQLConfig().environment("Pendulum-v1")
-              .offline_data(input_=sac_pendulum, dataset_num_iters_per_learner=100)
-              .training(train_batch_size_per_learner=128, bc_iters=0, min_q_weight=1.0, actor_lr=1e-3,
-                        critic_lr=3e-3, alpha_lr=3e-3, tau=0.05)
-              .rl_module(model_config={"fcnet_hiddens": [64, 64]})
-              .evaluation(evaluation_interval=1, evaluation_duration=5,
-                          evaluation_config={"explore": False, "metrics_num_episodes_for_smoothing": 5})
-              .debugging(seed=0, logger_config={"type": "none"}))
+    config = _pendulum_config(CQLConfig, sac_pendulum, train_batch_size_per_learner=128, bc_iters=0,
+                              min_q_weight=1.0, actor_lr=1e-3, critic_lr=3e-3, alpha_lr=3e-3, tau=0.05)
     algo = config.build_algo()
     try:
         updates, ret = 0, float("-inf")
@@ -180,13 +184,8 @@ def test_iql_holds_minus_400(sac_pendulum):
     Measured on the same recipe's data (seeds 0-2): first at -400 or better after 1300-1500 updates, every
     evaluation after 2500 updates within -75..-341; RLlib's defaults (learning rates 3e-4, tau 1.0, beta 0.1) were
     at -650..-1370 over updates 2100-3000."""
-    config = (IQLConfig().environment("Pendulum-v1")
-              .offline_data(input_=sac_pendulum, dataset_num_iters_per_learner=100)
-              .training(beta=3.0, tau=0.05, actor_lr=1e-3, critic_lr=3e-3, value_lr=3e-3)
-              .rl_module(model_config={"fcnet_hiddens": [64, 64]})
-              .evaluation(evaluation_interval=1, evaluation_duration=5,
-                          evaluation_config={"explore": False, "metrics_num_episodes_for_smoothing": 5})
-              .debugging(seed=0, logger_config={"type": "none"}))
+    config = _pendulum_config(IQLConfig, sac_pendulum, beta=3.0, tau=0.05, actor_lr=1e-3, critic_lr=3e-3,
+                              value_lr=3e-3)
     algo = config.build_algo()
     try:
         returns = [algo.train()["evaluation"]["env_runners"]["episode_return_mean"] for _ in range(30)]
