@@ -1,7 +1,7 @@
 """The default CNN learns an image task (relayrl.testing.DotSideEnv: is the dot left or right? 10 steps, best return
 10): PPO with its defaults reaches 9 within 150,000 env steps, DQN 8 within 60,000 (measured: 12k and 7k, seed 0),
 discrete SAC 8 within 5,000 (measured: 1.1k env steps, 9 s on a calm 2-core machine, seed 0), and SAC with Box
-actions on DotSideContinuousEnv 8 within 4,000 (measured: 1.1k)."""
+actions on DotSideContinuousEnv 8 within 6,000 (measured: 4.2k)."""
 import numpy as np
 import pytest
 
@@ -42,14 +42,15 @@ def test_discrete_sac_default_cnn_learns_the_dot_task():
 @pytest.mark.slow
 def test_box_action_sac_default_cnn_learns_the_dot_task():
     """SAC's Box-action module on images: Q(s, a) = head(MLP([CNN(s), a])). The action's value signed by the
-    dot's side is the reward (best return 10, random play 0). Measured: 8.45 at 1,080 env steps (seed 0, 11 s
-    on a calm 2-core machine)."""
+    dot's side is the reward (best return 10, random play 0). Measured with RLlib's fusion net (fusionnet_hiddens
+    [256, 256], fusionnet_activation tanh; the fcnet's relu before 2026-12-04 took 1,080): 8.16 at 4,200 env steps
+    (seed 0), 9.22 at 3,600 (seed 1), 8.90 at 6,960 (seed 2)."""
     config = (SACConfig().environment(DotSideContinuousEnv).env_runners(num_envs_per_env_runner=8)
               .training(num_steps_sampled_before_learning_starts=500, train_batch_size_per_learner=64,
                         training_intensity=16, initial_alpha=0.1)
               .reporting(metrics_num_episodes_for_smoothing=20)
               .debugging(seed=0, logger_config={"type": "none"}))
-    ret, steps = train_until(config, 8.0, 4_000)
+    ret, steps = train_until(config, 8.0, 6_000)
     assert ret >= 8.0, (ret, steps)
 
 
