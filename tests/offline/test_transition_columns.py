@@ -1,6 +1,6 @@
 """The offline fast path builds the same train batch as the Learner connector pipeline does from the rows' one-step
-episodes (BC's, MARWIL's, CQL's and IQL's pipelines); a Learner piece of the user's takes the episode path and sees every
-offline row, as it sees sampled episodes (seed 002)."""
+episodes (BC's, MARWIL's, CQL's and IQL's pipelines); a Learner piece of the user's takes the episode path and sees
+every offline row, as it sees sampled episodes (seed 002)."""
 import copy
 
 import numpy as np

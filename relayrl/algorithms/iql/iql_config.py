@@ -31,9 +31,9 @@ class IQLConfig(SACConfig):
                "training", _LR, mutable=True),
     )
     # RLlib's IQL defaults: one learning rate of 3e-4 per network, twin critics, the targets moved by tau = 1.0 (a
-    # copy) after every update; single logged transitions. RLlib's tuned examples' 256-row batches (RLlib's MARWIL
-    # base would give 2000). No minimum of timesteps per train(): one train() runs dataset_num_iters_per_learner
-    # updates, as MARWIL's.
+    # copy) after every update; single logged transitions. The IQL paper's and d3rlpy's 256-row batches (RLlib's
+    # MARWIL base would give 2000). No minimum of timesteps per train(): one train() runs
+    # dataset_num_iters_per_learner updates, as MARWIL's.
     _DEFAULTS = {
         "actor_lr": 3e-4,
         "critic_lr": 3e-4,
@@ -42,7 +42,6 @@ class IQLConfig(SACConfig):
         "n_step": 1,
         "train_batch_size": 256,
         "train_batch_size_per_learner": None,  # train_batch_size (per Learner), as BC's and MARWIL's
-        "td_error_loss_fn": "mse",
         "num_steps_sampled_before_learning_starts": 0,
         "min_sample_timesteps_per_iteration": 0,
         "min_train_timesteps_per_iteration": 0,

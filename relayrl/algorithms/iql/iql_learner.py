@@ -60,15 +60,16 @@ class IQLLearner(SACLearner):
         total_loss = value_loss + policy_loss + sum(critic_losses.values())
         self.log_stats(module_id, {"policy_loss": policy_loss, **critic_losses, "value_loss": value_loss,
                                    "total_loss": total_loss})
-        self.log_row_stats(module_id, {"q": fwd_out[QF_PREDS], "v": fwd_out[Columns.VF_PREDS], "advantages": advantages,
-                                       "weights": weights}, _iql_row_stats)
+        self.log_row_stats(module_id, {"q": fwd_out[QF_PREDS], "v": fwd_out[Columns.VF_PREDS],
+                                       "advantages": advantages, "weights": weights}, _iql_row_stats)
         return total_loss
 
 
 def _iql_row_stats(rows):
     """Per-update statistics from stacked per-row tensors ([updates, rows]); see Learner.log_row_stats."""
-    return {"qf_mean": rows["q"].mean(-1), "vf_mean": rows["v"].mean(-1), "advantage_mean": rows["advantages"].mean(-1),
-            "advantage_weight_mean": rows["weights"].mean(-1), "advantage_weight_max": rows["weights"].amax(-1)}
+    return {"qf_mean": rows["q"].mean(-1), "vf_mean": rows["v"].mean(-1),
+            "advantage_mean": rows["advantages"].mean(-1), "advantage_weight_mean": rows["weights"].mean(-1),
+            "advantage_weight_max": rows["weights"].amax(-1)}
 
 
 IQLTorchLearner = IQLLearner  # RLlib's torch class name (relayrl's Learners are torch)
