@@ -2,6 +2,7 @@
 
 - 50k CartPole-v1 steps recorded from a PPO policy trained to a mean return >= 450 (its greedy actions); BC and
   MARWIL reach an evaluation mean return of 400 within 400 updates of 256 rows;
+- IQL (Discrete actions) reaches 400 on the same data within 600 updates;
 - PPO fine-tuning BC's weights (400 updates) reaches a mean return of 450 in fewer env steps than PPO from scratch;
 - the same BC run through Ray Data with 2 remote Learners (local cluster) reaches the bar in the same budget;
 - 10k Pendulum-v1 steps recorded from a SAC run (all its samples, early and late); CQL reaches an evaluation
@@ -108,6 +109,17 @@ def test_bc_reaches_400(bc_weights):
 
 def test_marwil_reaches_400(expert_cartpole):
     algo, best, reached = _train_to(_offline_config(MARWILConfig, expert_cartpole[0]), 400.0, 400)
+    algo.stop()
+    assert reached is not None, best
+
+
+def test_iql_with_discrete_actions_reaches_400(expert_cartpole):
+    """RLlib's IQL refuses Discrete actions; relayrl's reads Q(s) at the logged action. Measured: 421 after 240
+    updates (seed 0); on 20k steps of the same recipe 444 after 350 and 500 after 550 (RLlib's defaults: 428 after
+    550)."""
+    config = _offline_config(IQLConfig, expert_cartpole[0]).rl_module(model_config={"fcnet_hiddens": [64, 64]})
+    config.training(beta=3.0, tau=0.05, actor_lr=1e-3, critic_lr=3e-3, value_lr=3e-3)
+    algo, best, reached = _train_to(config, 400.0, 600)
     algo.stop()
     assert reached is not None, best
 
