@@ -1,13 +1,14 @@
-"""BC and CQL updates per second, relayrl against d3rlpy, on the same data, networks and batch size.
+"""BC, CQL and IQL updates per second, relayrl against d3rlpy, on the same data, networks and batch size.
 
-    .venv/bin/python benchmarks/offline_updates.py [--algo bc|cql|both] [--updates 300] [--rounds 3]
+    .venv/bin/python benchmarks/offline_updates.py [--algo bc|cql|iql|both|all] [--updates 300] [--rounds 3]
                                                    [--rows 20000] [--d3rlpy /work/peers/d3/bin/python]
                                                    [--baseline DIR]
 
 The data: `--rows` transitions recorded with relayrl's writer (CartPole-v1 from an untrained PPO policy for BC,
-Pendulum-v1 from an untrained SAC policy for CQL), read by relayrl from the parquet files and by d3rlpy from an
-.npz export of the same rows. Both sides: two 256-unit relu layers (BC: a policy head; CQL: an actor and twin
-critics, 10 sampled actions for the conservative term), 256-row batches, single-threaded (OMP_NUM_THREADS=1,
+Pendulum-v1 from an untrained SAC policy for CQL and IQL), read by relayrl from the parquet files and by d3rlpy
+from an .npz export of the same rows. Both sides: two 256-unit relu layers (BC: a policy head; CQL: an actor and
+twin critics, 10 sampled actions for the conservative term; IQL: an actor, twin critics and a value network, the
+paper's and d3rlpy's tau 0.005, beta 3, expectile 0.7), 256-row batches, single-threaded (OMP_NUM_THREADS=1,
 torch.set_num_threads(1)), `--warmup` updates before the timed window. relayrl's window runs train() with
 dataset_num_iters_per_learner = the update count (reading, checking and the Learner pipeline included); d3rlpy's
 runs its `fit` loop (replay-buffer sampling included). Each side runs in its own process per round and the
@@ -28,7 +29,8 @@ import tempfile
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
-ENVS = {"bc": "CartPole-v1", "cql": "Pendulum-v1"}
+ENVS = {"bc": "CartPole-v1", "cql": "Pendulum-v1", "iql": "Pendulum-v1"}
+CHOICES = {"both": ("bc", "cql"), "all": ("bc", "cql", "iql")}
 
 
 def make_data(folder: pathlib.Path, algo: str, rows: int) -> pathlib.Path:
@@ -64,13 +66,15 @@ def relayrl_worker(algo: str, data: str, updates: int, warmup: int) -> dict:
     import torch
 
     torch.set_num_threads(1)
-    from relayrl import BCConfig, CQLConfig
+    from relayrl import BCConfig, CQLConfig, IQLConfig
 
     if algo == "bc":
         config = BCConfig().rl_module(model_config={"fcnet_hiddens": [256, 256], "fcnet_activation": "relu"})
         config.training(lr=1e-3, train_batch_size=256)
-    else:
+    elif algo == "cql":
         config = CQLConfig().training(train_batch_size_per_learner=256, bc_iters=0)
+    else:  # SAC's networks: two 256-unit relu layers
+        config = IQLConfig().training(train_batch_size=256, tau=0.005, beta=3.0, expectile=0.7)
     config = (config.environment(ENVS[algo]).offline_data(input_=data)
               .reporting(min_train_timesteps_per_iteration=0).debugging(seed=0, logger_config={"type": "none"}))
     built = config.copy(copy_frozen=False).offline_data(dataset_num_iters_per_learner=warmup).build_algo()
@@ -109,7 +113,7 @@ def _median(runs, key):
 
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--algo", choices=("bc", "cql", "both"), default="both")
+    parser.add_argument("--algo", choices=("bc", "cql", "iql", "both", "all"), default="both")
     parser.add_argument("--updates", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
@@ -118,7 +122,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--d3rlpy", default="/work/peers/d3/bin/python", help="python of d3rlpy's venv")
     parser.add_argument("--baseline", type=pathlib.Path, default=None,
                         help="a relayrl tree to time as a third side (before/after comparisons)")
-    parser.add_argument("--worker", choices=("bc", "cql"), help=argparse.SUPPRESS)
+    parser.add_argument("--worker", choices=tuple(ENVS), help=argparse.SUPPRESS)
     parser.add_argument("--input", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -129,7 +133,7 @@ def main(argv=None) -> dict:
     folder = args.data or pathlib.Path(tempfile.mkdtemp(prefix="relayrl_offline_updates_"))
     folder.mkdir(parents=True, exist_ok=True)
     summary = {}
-    for algo in (("bc", "cql") if args.algo == "both" else (args.algo,)):
+    for algo in CHOICES.get(args.algo, (args.algo,)):
         data = make_data(folder, algo, args.rows)
         rounds = {"relayrl": [], "d3rlpy": [], **({"baseline": []} if args.baseline else {})}
         worker = [sys.executable, __file__, "--worker", algo, "--input", str(data), "--updates", str(args.updates),

@@ -227,6 +227,8 @@ RLLIB_PATHS: Dict[str, Exports] = {
     **_torch_paths("marwil", {"marwil_torch_learner": ("MARWILTorchLearner", "marwil_learner")}),
     **_torch_paths("cql", {"default_cql_torch_rl_module": ("DefaultCQLTorchRLModule", "default_cql_rl_module"),
                            "cql_torch_learner": ("CQLTorchLearner", "cql_learner")}),
+    **_torch_paths("iql", {"default_iql_torch_rl_module": ("DefaultIQLTorchRLModule", "default_iql_rl_module"),
+                           "iql_torch_learner": ("IQLTorchLearner", "iql_learner")}),
     # offline data (relayrl/offline/ holds RLlib's offline_data.py itself)
     "relayrl.offline.offline_prelearner": _same("relayrl.offline.prelearner", "OfflinePreLearner", "SCHEMA"),
     # the example scripts' helpers, envs and modules

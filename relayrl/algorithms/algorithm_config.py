@@ -431,7 +431,7 @@ class AlgorithmConfig(ConfigBuildersMixin):
                 raise ValueError(f"policies_to_train names {unknown}, which are not among the policies "
                                  f"{list(self.policies)}.")
 
-    # Whether the algorithm trains from offline data (`input_`): BC, MARWIL, CQL set it.
+    # Whether the algorithm trains from offline data (`input_`): BC, MARWIL, CQL, IQL set it.
     READS_OFFLINE_DATA = False
 
     @property
@@ -446,8 +446,8 @@ class AlgorithmConfig(ConfigBuildersMixin):
         name = type(self).__name__.replace("Config", "")
         if self.is_offline and not self.READS_OFFLINE_DATA:
             raise ValueError(f"{name} samples from its env and does not train from offline data (input_="
-                             f"{self.input_!r}): use BC, MARWIL or CQL for offline files, or keep input_='sampler' "
-                             "(record with config.offline_data(output=...)).")
+                             f"{self.input_!r}): use BC, MARWIL, CQL or IQL for offline files, or keep "
+                             "input_='sampler' (record with config.offline_data(output=...)).")
         if self.READS_OFFLINE_DATA and not self.is_offline:
             raise ValueError(f"{name} trains from offline data: set config.offline_data(input_=[...paths of "
                              "parquet files or folders...]) (command line: --input DIR; docs/offline.md).")

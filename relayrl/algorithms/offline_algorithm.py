@@ -1,4 +1,4 @@
-"""`OfflineAlgorithm`: the setup and training_step of algorithms that learn from files (BC, MARWIL, CQL).
+"""`OfflineAlgorithm`: the setup and training_step of algorithms that learn from files (BC, MARWIL, CQL, IQL).
 
 No training EnvRunner samples: the data comes from `config.offline_data(input_=...)` through the reader
 (relayrl/offline/: embedded; relayrl/distributed/offline_ray_data.py: Ray Data) into the Learners, whose

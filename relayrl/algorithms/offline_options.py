@@ -57,7 +57,7 @@ _CLASS_OR_NONE = Check("a class or None", lambda v: v is None or isinstance(v, t
 _SHUFFLE = either(NON_NEGATIVE_INT, one_of("auto"))
 
 OFFLINE_OPTIONS = (
-    # -- reading (BC, MARWIL, CQL) --------------------------------------------------------------
+    # -- reading (BC, MARWIL, CQL, IQL) ---------------------------------------------------------
     Option("input_", "sampler", "Where training data comes from: 'sampler' (the env), or parquet files: a path, "
            "glob, folder (read recursively) or URI, or a list of them; 'minari://<dataset id>' reads a Minari "
            "dataset.", "offline_data", _INPUT, key="input"),

@@ -62,6 +62,9 @@ ALGORITHMS: Dict[str, AlgorithmEntry] = {entry.name: entry for entry in (
     AlgorithmEntry("CQL", "relayrl.algorithms.cql", {
         "CQL": "cql", "CQLConfig": "cql_config", "CQLLearner": "cql_learner",
         "DefaultCQLTorchRLModule": "default_cql_rl_module"}),
+    AlgorithmEntry("IQL", "relayrl.algorithms.iql", {
+        "IQL": "iql", "IQLConfig": "iql_config", "IQLLearner": "iql_learner",
+        "DefaultIQLTorchRLModule": "default_iql_rl_module"}),
 )}
 
 _on_register: List[Callable[[AlgorithmEntry], None]] = []  # e.g. the Tune bridge registering trainables

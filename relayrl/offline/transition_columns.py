@@ -5,7 +5,7 @@ model outputs), and the Learner connector pipeline turns the episodes into the t
 episode-reading part is made of relayrl's default pieces only, the batch is a plain rearrangement of the columns:
 this object builds it with a few array operations instead of one episode object per row, and the Learner runs the
 pipeline's remaining pieces (NumpyToTensor, GAE) on it (learner/runner_columns.py), exactly as on the episodes'
-batch (tests/offline/test_transition_columns.py compares both for BC, MARWIL and CQL).
+batch (tests/offline/test_transition_columns.py compares both for BC, MARWIL, CQL and IQL).
 
 It applies when: transition rows (not episode rows), one agent, the default OfflinePreLearner, and a pipeline
 whose pieces up to BatchIndividualItems are (in order) AddOneTsToEpisodesAndTruncate (optional, first),

@@ -16,7 +16,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 def test_each_algorithm_is_registered_in_one_table():
     names = registry.algorithm_names()
-    assert names == ["PPO", "DQN", "SAC", "IMPALA", "APPO", "BC", "MARWIL", "CQL"]
+    assert names == ["PPO", "DQN", "SAC", "IMPALA", "APPO", "BC", "MARWIL", "CQL", "IQL"]
     sources = [p for p in (ROOT / "relayrl").rglob("*.py")]
     for name in names:  # "module:Class" references to the algorithm classes exist in registry.py only
         holders = [p for p in sources if f'"{name}Config": ' in p.read_text() or f'"{name}": "' in p.read_text()]

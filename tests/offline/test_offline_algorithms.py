@@ -1,5 +1,6 @@
-"""BC, MARWIL and CQL train from offline files: a few updates each on a small dataset (finite losses, weights
-move, timesteps counted), evaluation in an env, checkpoints, the CLI, and the errors of configs that cannot work."""
+"""BC, MARWIL and CQL train from offline files: a few updates each on a small dataset (finite losses, weights move,
+timesteps counted), evaluation in an env, checkpoints, the CLI (also IQL's; its other tests: test_iql.py), and the
+errors of configs that cannot work."""
 import json
 
 import gymnasium as gym
@@ -134,9 +135,10 @@ def test_cql_needs_box_actions(cartpole_rows):
         _config(CQLConfig, cartpole_rows).build_algo()
 
 
-def test_cli_trains_bc_from_a_folder(cartpole_rows, capsys, tmp_path, monkeypatch):
+@pytest.mark.parametrize("algorithm", ["BC", "IQL"])
+def test_cli_trains_from_a_folder(algorithm, cartpole_rows, capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("RELAYRL_RESULTS_DIR", str(tmp_path))
-    code = main(["train", "BC", "--input", cartpole_rows, "--env", "CartPole-v1", "--stop-iters", "2",
+    code = main(["train", algorithm, "--input", cartpole_rows, "--env", "CartPole-v1", "--stop-iters", "2",
                  "--train-batch-size", "16", "--evaluation-duration", "1", "--json"])
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert code == 0 and summary["training_iteration"] == 2 and summary["config"]["input"] == cartpole_rows

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from relayrl import BCConfig
+from relayrl import BCConfig, IQLConfig
 from relayrl.core.columns import Columns
 from relayrl.offline.arrow_columns import numpy_to_column
 from relayrl.offline.files import input_files
@@ -52,8 +52,8 @@ def _stream(folder, shuffle_rows=0, seed=0, **kwargs):
     return RowStream(ParquetFiles(fs, files, **kwargs), shuffle_rows=shuffle_rows, seed=seed)
 
 
-def _config(folder, **offline):
-    return (BCConfig().environment(observation_space=OBS, action_space=gym.spaces.Discrete(2))
+def _config(folder, config_class=BCConfig, **offline):
+    return (config_class().environment(observation_space=OBS, action_space=gym.spaces.Discrete(2))
             .offline_data(input_=str(folder), **offline).training(train_batch_size=16)
             .rl_module(model_config={"fcnet_hiddens": [8]}).debugging(seed=0, logger_config={"type": "none"}))
 
@@ -137,9 +137,13 @@ def test_columns_renamed_by_input_read_schema(tmp_path):
 
 # -- bad data ---------------------------------------------------------------------------------------
 
-def _train_error(tmp_path, **offline) -> str:
+# Offline algorithms share the reader and its checks: BC's and IQL's (Q-learning from next observations) runs.
+BC_AND_IQL = pytest.mark.parametrize("config_class", [BCConfig, IQLConfig])
+
+
+def _train_error(tmp_path, config_class=BCConfig, **offline) -> str:
     with pytest.raises(OfflineDataError) as info:
-        algo = _config(tmp_path / "d", **offline).build_algo()
+        algo = _config(tmp_path / "d", config_class, **offline).build_algo()
         try:
             algo.train()
         finally:
@@ -147,9 +151,10 @@ def _train_error(tmp_path, **offline) -> str:
     return str(info.value)
 
 
-def test_a_missing_column_names_the_file_and_the_fix(tmp_path):
+@BC_AND_IQL
+def test_a_missing_column_names_the_file_and_the_fix(tmp_path, config_class):
     path = write_rows(tmp_path / "d/a.parquet", 4, drop=(Columns.NEXT_OBS,))
-    message = _train_error(tmp_path)
+    message = _train_error(tmp_path, config_class)
     assert str(path) in message and "'new_obs'" in message and "input_read_schema" in message
 
 
@@ -205,13 +210,15 @@ def test_an_action_outside_the_space_names_its_row(tmp_path):
     assert f"file {path}, row 13, column 'actions'" in message and "action 5" in message
 
 
-def test_a_nan_reward_and_a_string_observation_are_named(tmp_path):
+@BC_AND_IQL
+def test_a_nan_reward_and_a_string_observation_are_named(tmp_path, config_class):
     rewards = np.ones(20)
     rewards[4] = np.nan
     path = write_rows(tmp_path / "d/a.parquet", 20, **{Columns.REWARDS: rewards})
-    assert f"file {path}, row 4, column 'rewards'" in _train_error(tmp_path, shuffle_buffer_size=0)
+    assert f"file {path}, row 4, column 'rewards'" in _train_error(tmp_path, config_class, shuffle_buffer_size=0)
     write_rows(tmp_path / "d/a.parquet", 20, **{Columns.ACTIONS: np.array(["left"] * 20, dtype=object)})
-    assert "column 'actions'" in _train_error(tmp_path) and "not numbers" in _train_error(tmp_path)
+    message = _train_error(tmp_path, config_class)
+    assert "column 'actions'" in message and "not numbers" in message
 
 
 def test_an_empty_dataset_is_refused(tmp_path):
@@ -239,12 +246,13 @@ def test_a_compressed_cell_that_would_run_code_is_refused(tmp_path):
     assert f"file {path}, row 0, column 'obs'" in message and "refused" in message
 
 
-def test_nothing_half_trained_is_kept_from_a_failing_iteration(tmp_path):
+@BC_AND_IQL
+def test_nothing_half_trained_is_kept_from_a_failing_iteration(tmp_path, config_class):
     """A bad row stops train() before the Learner's update: the weights stay as they were."""
     actions = np.zeros(40, np.int64)
     actions[30:] = 7
     write_rows(tmp_path / "d/a.parquet", 40, **{Columns.ACTIONS: actions})
-    algo = _config(tmp_path / "d", shuffle_buffer_size=0).build_algo()
+    algo = _config(tmp_path / "d", config_class, shuffle_buffer_size=0).build_algo()
     try:
         algo.train()  # rows 0-15 are fine
         before = algo.learner_group.get_weights()

@@ -1,13 +1,13 @@
 """The offline fast path builds the same train batch as the Learner connector pipeline does from the rows' one-step
-episodes (BC's, MARWIL's and CQL's pipelines); a Learner piece of the user's takes the episode path and sees every
-offline row, as it sees sampled episodes (seed 002)."""
+episodes (BC's, MARWIL's, CQL's and IQL's pipelines); a Learner piece of the user's takes the episode path and sees
+every offline row, as it sees sampled episodes (seed 002)."""
 import copy
 
 import numpy as np
 import pytest
 import torch
 
-from relayrl import BCConfig, CQLConfig, MARWILConfig
+from relayrl import BCConfig, CQLConfig, IQLConfig, MARWILConfig
 from relayrl.connectors.connector_v2 import ConnectorV2
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 from relayrl.offline.prelearner import OfflinePreLearner
@@ -61,8 +61,9 @@ def test_fast_path_equals_the_episode_path_for_bc_and_marwil(config_class, cartp
         torch.testing.assert_close(fast[column], slow[column], msg=column)
 
 
-def test_fast_path_equals_the_episode_path_for_cql(pendulum_rows):
-    algo = _build(CQLConfig().environment("Pendulum-v1").offline_data(input_=pendulum_rows)
+@pytest.mark.parametrize("config_class", [CQLConfig, IQLConfig])
+def test_fast_path_equals_the_episode_path_for_cql_and_iql(config_class, pendulum_rows):
+    algo = _build(config_class().environment("Pendulum-v1").offline_data(input_=pendulum_rows)
                   .training(train_batch_size_per_learner=64))
     try:
         fast, slow = _both_paths(algo)

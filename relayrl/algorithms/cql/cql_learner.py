@@ -35,8 +35,8 @@ from relayrl.algorithms.sac.default_sac_rl_module import (
     QF_TWIN_PREDS,
 )
 from relayrl.algorithms.sac.sac_learner import SACLearner
+from relayrl.connectors.learner.add_next_observations_from_episodes_to_train_batch import insert_after_observations
 from relayrl.core.columns import Columns
-from relayrl.learner.optimizers import make_adam
 from relayrl.ops.q_learning import bootstrap_targets
 
 ALPHA_PRIME = "alpha_prime"
@@ -48,19 +48,11 @@ class CQLLearner(SACLearner):
     LOSS_COMPILES = False  # the loss branches on the update count (bc_iters)
 
     def build(self) -> None:
-        from relayrl.connectors.common.add_observations_from_episodes_to_batch import (
-            AddObservationsFromEpisodesToBatch,
-        )
-        from relayrl.connectors.learner.add_next_observations_from_episodes_to_train_batch import (
-            AddNextObservationsFromEpisodesToTrainBatch,
-        )
-
         self.log_alpha_prime: Dict[str, nn.Parameter] = {}
         self.num_cql_updates: Dict[str, int] = {}
         super().build()
         if self.config.add_default_connectors_to_learner_pipeline:
-            self._learner_connector.insert_after(AddObservationsFromEpisodesToBatch,
-                                                 AddNextObservationsFromEpisodesToTrainBatch())
+            insert_after_observations(self._learner_connector)
 
     def configure_optimizers_for_module(self, module_id: str, config=None) -> None:
         config = config or self.config
@@ -69,9 +61,7 @@ class CQLLearner(SACLearner):
         if config.lagrangian:
             param = nn.Parameter(torch.zeros((), device=self.device))
             self.log_alpha_prime[module_id] = param
-            self._optimizer_params[(module_id, ALPHA_PRIME)] = [param]
-            self.register_optimizer(module_id=module_id, optimizer_name=ALPHA_PRIME, optimizer=make_adam([param]),
-                                    params=[param], lr_or_lr_schedule=config.critic_lr, lr_option="critic_lr")
+            self._add_optimizer(module_id, ALPHA_PRIME, [param], config, "critic_lr")
 
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
         module = self.module[module_id]

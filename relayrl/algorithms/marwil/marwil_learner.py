@@ -13,10 +13,7 @@ from typing import Dict
 
 import torch
 
-from relayrl.connectors.common.add_observations_from_episodes_to_batch import AddObservationsFromEpisodesToBatch
-from relayrl.connectors.learner.add_next_observations_from_episodes_to_train_batch import (
-    AddNextObservationsFromEpisodesToTrainBatch,
-)
+from relayrl.connectors.learner.add_next_observations_from_episodes_to_train_batch import insert_after_observations
 from relayrl.connectors.learner.add_one_ts_to_episodes_and_truncate import AddOneTsToEpisodesAndTruncate
 from relayrl.connectors.learner.general_advantage_estimation import GeneralAdvantageEstimation
 from relayrl.core.columns import Columns
@@ -33,7 +30,7 @@ class MARWILLearner(Learner):
         super().build()
         pipeline = self._learner_connector
         if self.config.add_default_connectors_to_learner_pipeline:
-            pipeline.insert_after(AddObservationsFromEpisodesToBatch, AddNextObservationsFromEpisodesToTrainBatch())
+            insert_after_observations(pipeline)
             if self.config.beta > 0:
                 pipeline.prepend(AddOneTsToEpisodesAndTruncate())
                 pipeline.append(GeneralAdvantageEstimation(gamma=self.config.gamma, lambda_=self.config.lambda_))

@@ -32,10 +32,6 @@ from relayrl.core.columns import Columns
 from relayrl.learner.optimizers import make_adam
 from relayrl.ops.q_learning import bootstrap_targets, td_error_loss
 
-# optimiser name -> the module attributes it trains
-_OPTIMIZER_NETS = {"qf": ("qf_encoder", "qf"), "qf_twin": ("qf_twin_encoder", "qf_twin"),
-                   "policy": ("pi_encoder", "pi")}
-_LR_OPTION = {"qf": "critic_lr", "qf_twin": "critic_lr", "policy": "actor_lr", "alpha": "alpha_lr"}
 
 
 def resolve_target_entropy(action_space, target_entropy) -> float:
@@ -63,27 +59,38 @@ class SACLearner(DQNLearner):
                                                                     target_entropy)
 
     # -- optimisers ------------------------------------------------------------------------------
+    # optimiser name -> (the module attributes it trains, its learning-rate option); a subclass (IQL) adds its own
+    OPTIMIZER_NETS = {"qf": (("qf_encoder", "qf"), "critic_lr"),
+                      "qf_twin": (("qf_twin_encoder", "qf_twin"), "critic_lr"),
+                      "policy": (("pi_encoder", "pi"), "actor_lr")}
+
     def configure_optimizers_for_module(self, module_id: str, config=None) -> None:
         config = config or self.config
         module = self.module[module_id]
         self.curr_log_alpha[module_id] = nn.Parameter(torch.tensor(math.log(config.initial_alpha), device=self.device))
         self.target_entropy[module_id] = resolve_target_entropy(module.action_space, config.target_entropy)
-        for name, attributes in _OPTIMIZER_NETS.items():
+        self.configure_network_optimizers(module_id, config)
+        self._add_optimizer(module_id, "alpha", [self.curr_log_alpha[module_id]], config, "alpha_lr")
+
+    def configure_network_optimizers(self, module_id: str, config) -> None:
+        """One Adam per entry of OPTIMIZER_NETS (the twin critic's only with twin_q)."""
+        module = self.module[module_id]
+        for name, (attributes, lr_option) in self.OPTIMIZER_NETS.items():
             if name == "qf_twin" and not getattr(module, "twin_q", False):
                 continue
             missing = [a for a in attributes if not hasattr(module, a)]
             if missing:
-                raise ValueError(f"SAC's Learner trains the module attributes {attributes} with optimiser `{name}`, "
-                                 f"but {type(module).__name__} has no {missing}. Fix: name your networks like "
-                                 "DefaultSACTorchRLModule does, or override configure_optimizers_for_module.")
+                raise ValueError(f"{type(self).__name__} trains the module attributes {attributes} with optimiser "
+                                 f"`{name}`, but {type(module).__name__} has no {missing}. Fix: name your networks "
+                                 "like the algorithm's default module does, or override "
+                                 "configure_optimizers_for_module.")
             params = [p for a in attributes for p in getattr(module, a).parameters() if p.requires_grad]
-            self._add_optimizer(module_id, name, params, getattr(config, _LR_OPTION[name]))
-        self._add_optimizer(module_id, "alpha", [self.curr_log_alpha[module_id]], config.alpha_lr)
+            self._add_optimizer(module_id, name, params, config, lr_option)
 
-    def _add_optimizer(self, module_id, name, params, lr) -> None:
+    def _add_optimizer(self, module_id, name, params, config, lr_option) -> None:
         self._optimizer_params[(module_id, name)] = params
         self.register_optimizer(module_id=module_id, optimizer_name=name, optimizer=make_adam(params),
-                                params=params, lr_or_lr_schedule=lr, lr_option=_LR_OPTION[name])
+                                params=params, lr_or_lr_schedule=getattr(config, lr_option), lr_option=lr_option)
 
     # -- the loss -----------------------------------------------------------------------------------
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):

@@ -17,3 +17,11 @@ class AddNextObservationsFromEpisodesToTrainBatch(ConnectorV2):
             n = len(episode)
             self.add_n_batch_items(batch, Columns.NEXT_OBS, episode.get_observations(slice(1, n + 1)), n, episode)
         return batch
+
+
+def insert_after_observations(pipeline) -> None:
+    """Put this piece right after AddObservationsFromEpisodesToBatch (RLlib's place for it in MARWIL's, CQL's and
+    IQL's Learner pipelines)."""
+    from relayrl.connectors.common.add_observations_from_episodes_to_batch import AddObservationsFromEpisodesToBatch
+
+    pipeline.insert_after(AddObservationsFromEpisodesToBatch, AddNextObservationsFromEpisodesToTrainBatch())
