@@ -1,16 +1,21 @@
-"""Memory, side by side in one run: wall time from process start to a mean return of 350 on StatelessCartPole
-(CartPole without the velocities, TimeLimit 500), each contestant in its own process, one after the other.
+"""Memory, side by side in one run: wall time from process start to a mean return of 350 (last 100 episodes) on
+StatelessCartPole (CartPole without the velocities, TimeLimit 500), each contestant in its own process, one after
+the other, each with OMP_NUM_THREADS=1.
 
-- relayrl PPO with use_lstm=True (`--run relayrl-lstm`; the settings are LSTM_PPO below);
-- relayrl PPO with the same settings and a plain MLP instead of the LSTM (`--run relayrl-mlp`): the same env
+- relayrl PPO with only `use_lstm=True` (`--run relayrl-defaults`): what a user gets, PPO's stateful defaults;
+- relayrl PPO with rl-zoo's recurrent settings (`--run relayrl-lstm`; the settings are LSTM_PPO below);
+- relayrl PPO with those settings and a plain MLP instead of the LSTM (`--run relayrl-mlp`): the same env
   and budget, to show that memory is what solves it;
-- sb3-contrib's RecurrentPPO with rl-zoo's CartPoleNoVel-v1 settings (../shared/anchors/sb3_recurrent_stateless.py);
+- sb3-contrib's RecurrentPPO with rl-zoo's CartPoleNoVel-v1 settings (../shared/anchors/sb3_recurrent_stateless.py;
+  its own budget of 500k env steps);
+- sb3-contrib's RecurrentPPO with its defaults (benchmarks/peer_sb3_recurrent_defaults.py);
 - RLlib 2.60's LSTM PPO example (../shared/anchors/rllib_lstm_stateless.py).
 
-Usage: python benchmarks/lstm_stateless.py [--peers PEER_PYTHON] [--anchors DIR] [--budget STEPS] [--peer-max-s S]
+Usage: python benchmarks/lstm_stateless.py [--peers PEER_PYTHON] [--anchors DIR] [--budget STEPS] [--max-s S]
                                           [--skip NAMES] [--out FILE]
 Prints one RESULT json line per contestant and a summary table; `--run NAME` runs one relayrl contestant in this
-process (what the driver calls). Wall seconds include imports and start-up (subprocess start to exit).
+process (what the driver calls). Wall seconds include imports and start-up (subprocess start to exit). A contestant
+that does not reach 350 within the budget or `--max-s` wall seconds shows "not reached, best X".
 """
 import argparse
 import json
@@ -48,7 +53,6 @@ LSTM_PPO = dict(
 def lstm_ppo_config(*, use_lstm: bool = True, seed: int = 0):
     """The benchmark's (and the learning test's) PPO config on StatelessCartPole (TimeLimit 500)."""
     from relayrl import DefaultModelConfig, PPOConfig
-    from relayrl.connectors import MeanStdFilter
     from relayrl.testing.learning import stateless_cartpole
 
     stateless_cartpole()  # registers StatelessCartPole-v1 (TimeLimit 500)
@@ -62,15 +66,29 @@ def lstm_ppo_config(*, use_lstm: bool = True, seed: int = 0):
             .debugging(seed=seed))
 
 
+def defaults_ppo_config(seed: int = 0):
+    """PPO with only use_lstm=True on StatelessCartPole (TimeLimit 500): PPO's stateful-module defaults."""
+    from relayrl import PPOConfig
+    from relayrl.testing.learning import stateless_cartpole
+
+    return (PPOConfig().environment(stateless_cartpole()).rl_module(model_config={"use_lstm": True})
+            .debugging(seed=seed))
+
+
+RELAYRL_CONFIGS = {"relayrl-defaults": defaults_ppo_config,
+                   "relayrl-lstm": lambda seed: lstm_ppo_config(use_lstm=True, seed=seed),
+                   "relayrl-mlp": lambda seed: lstm_ppo_config(use_lstm=False, seed=seed)}
+
+
 def _mean_std_filter(env=None, spaces=None, device=None):
     from relayrl.connectors import MeanStdFilter
 
     return MeanStdFilter()
 
 
-def run_relayrl(name: str, budget: int, seed: int) -> dict:
+def run_relayrl(name: str, budget: int, seed: int, max_s: float) -> dict:
     start = time.perf_counter()
-    algo = lstm_ppo_config(use_lstm=name == "relayrl-lstm", seed=seed).build_algo()
+    algo = RELAYRL_CONFIGS[name](seed).build_algo()
     best, ret, steps = float("-inf"), float("nan"), 0
     try:
         while True:
@@ -79,7 +97,7 @@ def run_relayrl(name: str, budget: int, seed: int) -> dict:
             best = max(best, ret)
             if result["training_iteration"] % 40 == 0:
                 print(f"steps={steps} return={ret:.1f} t={time.perf_counter() - start:.0f}s", flush=True)
-            if ret >= TARGET or steps >= budget:
+            if ret >= TARGET or steps >= budget or time.perf_counter() - start >= max_s:
                 break
     finally:
         algo.stop()
@@ -97,40 +115,81 @@ def run_process(name: str, command: list, env: dict) -> dict:
                "progress": [line for line in proc.stdout.splitlines() if line.startswith(("steps=", "iter="))][-40:]}
     if proc.returncode != 0 or not lines:
         summary["error"] = (proc.stderr or proc.stdout)[-600:]
+    else:
+        summary["outcome"] = outcome(summary["result"], summary["progress"])
     print("RESULT " + json.dumps(summary), flush=True)
     return summary
 
 
-def main() -> None:
+def outcome(result: str, progress: list) -> dict:
+    """solved, env steps and best mean return from a contestant's RESULT line: relayrl's json, or a peer's
+    `name key=value ...`; where that has no best=, the best of its progress lines `... ret=X ...` (printed every
+    10k env steps or so: a lower bound)."""
+    if result.startswith("{"):
+        fields = json.loads(result)
+    else:
+        fields = dict(token.split("=", 1) for token in result.split() if "=" in token)
+        returns = [float(token[4:]) for line in progress for token in line.split() if token.startswith("ret=")]
+        fields.setdefault("best", max((r for r in returns if r == r), default=float("nan")))
+    return {"solved": str(fields["solved"]) == "True", "steps": int(fields["steps"]), "best": float(fields["best"])}
+
+
+def summary_table(results: list) -> str:
+    """Markdown: each contestant's outcome and wall time, and its wall time over relayrl-defaults' (> where the
+    contestant stopped short of 350: relayrl-defaults is faster by more than that)."""
+    base = next((r for r in results if r["name"] == "relayrl-defaults" and r.get("outcome", {}).get("solved")), None)
+    lines = ["| contestant | env steps to 350 | wall s (process start to exit) | wall s / relayrl-defaults' |",
+             "|---|---|---|---|"]
+    for r in results:
+        if "outcome" not in r:
+            lines.append(f"| {r['name']} | error: {r.get('error', '')[-120:]!r} | {r['wall_s']} | - |")
+            continue
+        o = r["outcome"]
+        reached = f"{o['steps']:,}" if o["solved"] else f"not reached, best {o['best']:.1f} in {o['steps']:,}"
+        ratio = "-" if base is None or r is base else \
+            f"{'' if o['solved'] else '> '}{r['wall_s'] / base['wall_s']:.2f}x"
+        lines.append(f"| {r['name']} | {reached} | {r['wall_s']} | {ratio} |")
+    return "\n".join(lines)
+
+
+def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--run", choices=["relayrl-lstm", "relayrl-mlp"])
-    parser.add_argument("--peers", default="/tmp/peers/bin/python", help="the peers' venv python ('' skips)")
+    parser.add_argument("--run", choices=sorted(RELAYRL_CONFIGS))
+    parser.add_argument("--peers", default="/work/peers/rl/bin/python", help="the peers' venv python ('' skips)")
     parser.add_argument("--anchors", default=next((str(p) for p in ANCHOR_DIRS if p.is_dir()), str(ANCHOR_DIRS[0])))
-    parser.add_argument("--budget", type=int, default=300_000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--peer-max-s", type=float, default=600.0,
-                        help="stop a peer after this many seconds (ANCHOR_MAX_S); it then reports solved=False")
+    parser.add_argument("--budget", type=int, default=500_000, help="env steps (the rl-zoo anchor's own: 500k)")
+    parser.add_argument("--seed", type=int, default=0, help="relayrl's seed (the sb3-contrib runs are unseeded)")
+    parser.add_argument("--max-s", "--peer-max-s", dest="max_s", type=float, default=600.0,
+                        help="stop a contestant after this many seconds (ANCHOR_MAX_S for peers); it then reports "
+                             "not reached")
     parser.add_argument("--skip", default="", help="comma-separated contestants to leave out")
     parser.add_argument("--out", type=pathlib.Path)
-    args = parser.parse_args()
-    if args.run:
-        print("RESULT " + json.dumps(run_relayrl(args.run, args.budget, args.seed)))
-        return
-    env = dict(os.environ, OMP_NUM_THREADS="1", RAY_ADDRESS="local", ANCHOR_MAX_S=str(args.peer_max_s))
+    return parser.parse_args(argv)
+
+
+def contestants(args: argparse.Namespace) -> list:
+    """(name, command) of every contestant not in --skip, relayrl's first."""
     me = [sys.executable, str(pathlib.Path(__file__).resolve())]
-    contestants = [("relayrl-lstm", me + ["--run", "relayrl-lstm", "--budget", str(args.budget),
-                                          "--seed", str(args.seed)]),
-                   ("relayrl-mlp", me + ["--run", "relayrl-mlp", "--budget", str(args.budget),
-                                         "--seed", str(args.seed)])]
+    relayrl = ["--budget", str(args.budget), "--seed", str(args.seed), "--max-s", str(args.max_s)]
+    chosen = [(name, me + ["--run", name] + relayrl) for name in ("relayrl-defaults", "relayrl-lstm", "relayrl-mlp")]
     if args.peers:
         anchors = pathlib.Path(args.anchors)
-        contestants += [("sb3-contrib RecurrentPPO", [args.peers, str(anchors / "sb3_recurrent_stateless.py")]),
-                        ("RLlib 2.60 LSTM PPO", [args.peers, str(anchors / "rllib_lstm_stateless.py")])]
+        chosen += [("sb3-contrib RecurrentPPO", [args.peers, str(anchors / "sb3_recurrent_stateless.py")]),
+                   ("sb3-defaults", [args.peers, str(HERE / "peer_sb3_recurrent_defaults.py"),
+                                     "--budget", str(args.budget)]),
+                   ("RLlib 2.60 LSTM PPO", [args.peers, str(anchors / "rllib_lstm_stateless.py")])]
     skip = {name.strip() for name in args.skip.split(",") if name.strip()}
-    results = [run_process(name, command, env) for name, command in contestants if name not in skip]
-    print("\n| contestant | wall s (process start to exit) | RESULT |\n|---|---|---|")
-    for r in results:
-        print(f"| {r['name']} | {r['wall_s']} | {r.get('result') or r.get('error', '')[-120:]} |")
+    return [(name, command) for name, command in chosen if name not in skip]
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    if args.run:
+        print("RESULT " + json.dumps(run_relayrl(args.run, args.budget, args.seed, args.max_s)))
+        return
+    env = dict(os.environ, OMP_NUM_THREADS="1", RAY_ADDRESS="local", ANCHOR_MAX_S=str(args.max_s))
+    results = [run_process(name, command, env) for name, command in contestants(args)]
+    print("\n" + summary_table(results))
     if args.out:
         args.out.write_text(json.dumps(results, indent=2))
 

@@ -119,3 +119,46 @@ def test_vector_env_modes_benchmark_runs_both_modes_side_by_side(capsys):
         assert result[f"{key}_SYNC"] > 0 and result[f"{key}_VECTOR_ENTRY_POINT"] > 0
         assert result[f"{key}_ratio"] > 0
     assert "RESULT " in capsys.readouterr().out
+
+
+def test_lstm_stateless_reads_relayrl_and_peer_results_and_bounds_an_unreached_peer():
+    import lstm_stateless
+
+    relayrl = lstm_stateless.outcome('{"name": "relayrl-defaults", "solved": true, "steps": 191488, "best": 351.2}',
+                                     [])
+    assert relayrl == {"solved": True, "steps": 191488, "best": 351.2}
+    zoo = lstm_stateless.outcome("sb3_recurrent_ppo solved=True steps=66824 train_s=130.1 build_s=2.0 sps=513",
+                                 ["steps=10240 ret=22.0 t=20.0s", "steps=20480 ret=nan t=40.0s",
+                                  "steps=61440 ret=301.5 t=120.0s"])
+    assert zoo == {"solved": True, "steps": 66824, "best": 301.5}
+    defaults = lstm_stateless.outcome("sb3_recurrent_ppo_defaults solved=False steps=66000 best=48.3 train_s=600.0",
+                                      ["steps=61440 ret=60.0 t=590.0s"])
+    assert defaults == {"solved": False, "steps": 66000, "best": 48.3}  # its own best= wins over the progress lines
+    results = [{"name": "relayrl-defaults", "wall_s": 100.0, "outcome": relayrl},
+               {"name": "sb3-contrib RecurrentPPO", "wall_s": 150.0, "outcome": zoo},
+               {"name": "sb3-defaults", "wall_s": 603.0, "outcome": defaults},
+               {"name": "RLlib 2.60 LSTM PPO", "wall_s": 3.0, "error": "ImportError: ray"}]
+    rows = lstm_stateless.summary_table(results).splitlines()[2:]
+    assert rows[0] == "| relayrl-defaults | 191,488 | 100.0 | - |"
+    assert rows[1] == "| sb3-contrib RecurrentPPO | 66,824 | 150.0 | 1.50x |"
+    assert rows[2] == "| sb3-defaults | not reached, best 48.3 in 66,000 | 603.0 | > 6.03x |"
+    assert rows[3].startswith("| RLlib 2.60 LSTM PPO | error: ") and "ImportError: ray" in rows[3]
+
+
+def test_lstm_stateless_contestants_and_flags():
+    import lstm_stateless
+
+    args = lstm_stateless.parse_args(["--peers", "/peers/python", "--peer-max-s", "90", "--budget", "1000",
+                                      "--skip", "relayrl-mlp, RLlib 2.60 LSTM PPO"])
+    assert args.max_s == 90.0  # --peer-max-s is the old spelling of --max-s
+    commands = dict(lstm_stateless.contestants(args))
+    assert list(commands) == ["relayrl-defaults", "relayrl-lstm", "sb3-contrib RecurrentPPO", "sb3-defaults"]
+    assert commands["relayrl-defaults"][2:] == ["--run", "relayrl-defaults", "--budget", "1000", "--seed", "0",
+                                                "--max-s", "90.0"]
+    assert commands["sb3-defaults"][0] == "/peers/python"
+    assert commands["sb3-defaults"][1].endswith("peer_sb3_recurrent_defaults.py")
+    assert list(dict(lstm_stateless.contestants(lstm_stateless.parse_args(["--peers", ""])))) == \
+        ["relayrl-defaults", "relayrl-lstm", "relayrl-mlp"]
+    config = lstm_stateless.defaults_ppo_config(seed=3)  # only use_lstm=True and the seed: PPO's stateful defaults
+    assert config._values["model_config"] == {"use_lstm": True} and config.seed == 3
+    assert not any(config.is_given(name) for name in ("lr", "train_batch_size", "minibatch_size", "num_epochs"))
