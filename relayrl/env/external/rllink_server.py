@@ -1,7 +1,9 @@
 """The external-env server's socket: one simulator at a time on (host, port), its messages handed to a handler.
 
 Python's socketserver accepts the connections, each in its own thread. The first one is the simulator; a
-second one while it is connected gets an ERROR ("busy") and is closed. A connection that breaks the
+second one while it is connected gets an ERROR ("busy") and is closed, unless the first leaves within
+RECONNECT_GRACE_S (a simulator reconnecting at once after closing, before its old thread has seen the end of
+the stream). A connection that breaks the
 protocol gets an ERROR naming the problem and is closed; either way the server keeps listening, and the
 simulator reconnects. A connection must send its first message within `message_timeout_s`, so a silent
 peer does not hold the port.
@@ -15,6 +17,9 @@ from typing import Any, Dict, Optional
 from relayrl.env.external.rllink import RLlink, RLlinkProtocolError, get_rllink_message, send_rllink_message
 
 logger = logging.getLogger("relayrl")
+
+
+RECONNECT_GRACE_S = 0.5  # how long a new simulator waits for the slot of one that has just left before "Busy"
 
 
 class SimulatorConnection:
@@ -63,6 +68,7 @@ class RLlinkServer:
                                        "any free port.") from error
         self.port = self._tcp.server_address[1]
         self._lock = threading.Lock()
+        self._released = threading.Condition(self._lock)  # notified when the connected simulator's slot frees
         self._active: Optional[SimulatorConnection] = None
         self._thread = threading.Thread(target=self._tcp.serve_forever, kwargs={"poll_interval": 0.1},
                                         name=f"rllink-server-{self.port}", daemon=True)
@@ -76,16 +82,19 @@ class RLlinkServer:
         if self._thread.is_alive():
             self._tcp.shutdown()
         self._tcp.server_close()
-        with self._lock:
+        with self._released:
             active, self._active = self._active, None
+            self._released.notify_all()
         if active is not None:
             active.close()
 
     def serve(self, sock: socket.socket, address) -> None:
         """One connection, start to end (a socketserver thread)."""
         connection = SimulatorConnection(sock, address)
-        with self._lock:
-            busy = self._active is not None
+        with self._released:
+            # A simulator that just closed its connection may not be noticed yet (its thread reads the end of the
+            # stream a moment later): a reconnect within the grace is served, not refused as busy.
+            busy = not self._released.wait_for(lambda: self._active is None, timeout=RECONNECT_GRACE_S)
             if not busy:
                 self._active = connection
         if busy:
@@ -112,9 +121,10 @@ class RLlinkServer:
             logger.exception("RLlink: internal error while serving the simulator at %s", address)
             connection.refuse(f"The server failed on this message ({error!r}); see its log.")
         finally:
-            with self._lock:
+            with self._released:
                 if self._active is connection:
                     self._active = None
+                self._released.notify_all()
             connection.close()
             self._handler.on_disconnect(connection, ended_by)
 

@@ -3,6 +3,7 @@ names the problem, the connection is closed, and the server goes on serving the 
 import os
 import pickle
 import socket
+import threading
 import time
 
 import msgpack
@@ -121,6 +122,21 @@ def test_a_second_simulator_is_told_the_port_is_busy(server):
     with pytest.raises(ConnectionError, match="Busy"):
         second.connect()
     first.close()
+    assert_still_serving(server)
+
+
+def test_a_simulator_that_reconnects_at_once_is_served_not_refused_as_busy(server):
+    """The old connection's thread notices the end of its stream a moment after the simulator closed it; a new
+    connection arriving in between waits for the slot (RECONNECT_GRACE_S) instead of getting "Busy"."""
+    first = RLlinkClient(port=server.port)
+    first.connect()
+    closer = threading.Timer(0.1, first.close)  # leaves while the second connection is already waiting
+    with connect(server.port) as sock:
+        closer.start()
+        send_raw(sock, {"type": RLlink.PING.name})
+        msg_type, _ = get_rllink_message(sock)
+    closer.join()
+    assert msg_type is RLlink.PONG
     assert_still_serving(server)
 
 
