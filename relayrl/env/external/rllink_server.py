@@ -67,8 +67,7 @@ class RLlinkServer:
                                        "pick another with config.environment(env_config={'port': ...}), or 0 for "
                                        "any free port.") from error
         self.port = self._tcp.server_address[1]
-        self._lock = threading.Lock()
-        self._released = threading.Condition(self._lock)  # notified when the connected simulator's slot frees
+        self._released = threading.Condition()  # guards _active; notified when the simulator's slot frees
         self._active: Optional[SimulatorConnection] = None
         self._thread = threading.Thread(target=self._tcp.serve_forever, kwargs={"poll_interval": 0.1},
                                         name=f"rllink-server-{self.port}", daemon=True)
