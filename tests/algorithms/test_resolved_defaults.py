@@ -216,7 +216,7 @@ def test_appo_with_use_lstm_alone_gets_its_measured_settings(model_config):
     assert note.startswith("APPO with a stateful module (use_lstm=True) uses the defaults measured for it")
     assert (config.num_envs_per_env_runner, config.rollout_fragment_length) == (32, 32)
     assert config.minibatch_size is None  # the whole batch per update: V-trace's chunks stay whole
-    assert (config.lr, config.gamma, config.vf_loss_coeff, config.entropy_coeff) == (5e-4, 0.98, 0.5, 0.0)
+    assert (config.lr, config.gamma, config.vf_loss_coeff, config.entropy_coeff) == (1e-3, 0.98, 0.5, 0.0)
     assert config.observation_filter == "MeanStdFilter"
     model = config.model_config
     assert model["max_seq_len"] == 33 and model["lstm_cell_size"] == 64 and model["fcnet_hiddens"] == []
@@ -226,10 +226,10 @@ def test_appo_with_use_lstm_alone_gets_its_measured_settings(model_config):
 
 
 def test_appo_keeps_the_users_values_and_impala_keeps_its_defaults():
-    config = stateless(DefaultModelConfig(use_lstm=True, lstm_cell_size=16), APPOConfig, lr=1e-3,
+    config = stateless(DefaultModelConfig(use_lstm=True, lstm_cell_size=16), APPOConfig, lr=3e-4,
                        rollout_fragment_length=16, num_envs_per_env_runner=4, minibatch_size=64)
     apply_stateful_module_defaults(config)
-    assert (config.lr, config.num_envs_per_env_runner, config.minibatch_size) == (1e-3, 4, 64)
+    assert (config.lr, config.num_envs_per_env_runner, config.minibatch_size) == (3e-4, 4, 64)
     assert config.model_config["lstm_cell_size"] == 16 and config.model_config["max_seq_len"] == 17
     assert config.gamma == 0.98 and config.observation_filter == "MeanStdFilter"  # what the user left
     impala = stateless({"use_lstm": True}, IMPALAConfig)
