@@ -57,7 +57,7 @@ class APPOConfig(IMPALAConfig):
     # fragments, each with its bootstrap step one sequence of 33, the whole batch per update, lr 1e-3, gamma 0.98,
     # the value loss at PPO's weight, no entropy bonus, observations normalised, and PPO's stateful layout (the LSTM
     # on the observation, its own for the critic, a 64-unit layer after it). Measured on StatelessCartPole over
-    # seeds against APPO's defaults: docs/stateful_modules.md, "Defaults for a stateful module".
+    # seeds against APPO's defaults: docs/stateful_modules.md, "APPO".
     _STATEFUL_DEFAULTS = {"num_envs_per_env_runner": 32, "lr": 1e-3, "gamma": 0.98, "vf_loss_coeff": 0.5,
                           "entropy_coeff": 0.0, "observation_filter": "MeanStdFilter"}
     _STATEFUL_MODEL_DEFAULTS = {"lstm_cell_size": 64, "fcnet_hiddens": [], "head_fcnet_hiddens": [64],
