@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from relayrl import DefaultModelConfig, PPOConfig
+from relayrl import APPOConfig, DefaultModelConfig, IMPALAConfig, PPOConfig
 from relayrl.algorithms import resolved_defaults
 from relayrl.algorithms.resolved_defaults import resolve_defaults
 from relayrl.algorithms.resolved_defaults.stateful_module import apply_stateful_module_defaults
@@ -140,10 +140,10 @@ def test_reset_config_with_a_tune_dict_of_the_unresolved_config_changes_only_wha
 
 # -- a stateful module's defaults -------------------------------------------------------------------------
 
-def stateless(model_config, **options):
+def stateless(model_config, config_class=PPOConfig, **options):
     from relayrl.testing import StatelessCartPole
 
-    return PPOConfig().environment(StatelessCartPole).rl_module(model_config=model_config).update_from_dict(options)
+    return config_class().environment(StatelessCartPole).rl_module(model_config=model_config).update_from_dict(options)
 
 
 @pytest.mark.parametrize("model_config", [DefaultModelConfig(use_lstm=True), {"use_lstm": True}])
@@ -207,6 +207,48 @@ def test_the_built_algorithm_trains_with_them_and_a_checkpoint_keeps_them(tmp_pa
         assert restored.config.model_config["max_seq_len"] == 33 and restored.config.lr == 1e-3
     finally:
         restored.stop()
+
+
+@pytest.mark.parametrize("model_config", [DefaultModelConfig(use_lstm=True), {"use_lstm": True}])
+def test_appo_with_use_lstm_alone_gets_its_measured_settings(model_config):
+    config = stateless(model_config, APPOConfig)
+    note = apply_stateful_module_defaults(config)
+    assert note.startswith("APPO with a stateful module (use_lstm=True) uses the defaults measured for it")
+    assert (config.num_envs_per_env_runner, config.rollout_fragment_length) == (32, 32)
+    assert config.minibatch_size is None  # the whole batch per update: V-trace's chunks stay whole
+    assert (config.lr, config.gamma, config.vf_loss_coeff, config.entropy_coeff) == (1e-3, 0.98, 0.5, 0.0)
+    assert config.observation_filter == "MeanStdFilter"
+    model = config.model_config
+    assert model["max_seq_len"] == 33 and model["lstm_cell_size"] == 64 and model["fcnet_hiddens"] == []
+    assert model["vf_share_layers"] is False and model["head_fcnet_hiddens"] == [64]
+    config.validate()
+    assert apply_stateful_module_defaults(config) is None
+
+
+def test_appo_keeps_the_users_values_and_impala_keeps_its_defaults():
+    config = stateless(DefaultModelConfig(use_lstm=True, lstm_cell_size=16), APPOConfig, lr=3e-4,
+                       rollout_fragment_length=16, num_envs_per_env_runner=4, minibatch_size=64)
+    apply_stateful_module_defaults(config)
+    assert (config.lr, config.num_envs_per_env_runner, config.minibatch_size) == (3e-4, 4, 64)
+    assert config.model_config["lstm_cell_size"] == 16 and config.model_config["max_seq_len"] == 17
+    assert config.gamma == 0.98 and config.observation_filter == "MeanStdFilter"  # what the user left
+    impala = stateless({"use_lstm": True}, IMPALAConfig)
+    assert apply_stateful_module_defaults(impala) is None  # IMPALA's stateful defaults are not measured yet
+    assert impala.rollout_fragment_length == 50 and impala.lr == 4e-3
+
+
+def test_appo_built_with_use_lstm_trains_with_its_defaults():
+    config = stateless({"use_lstm": True, "lstm_cell_size": 8}, APPOConfig, num_envs_per_env_runner=2,
+                       min_sample_timesteps_per_iteration=0)
+    algo = config.build_algo()
+    try:
+        assert algo.config.rollout_fragment_length == 32 and algo.config.model_config["max_seq_len"] == 33
+        assert "MeanStdFilter" in [piece.name for piece in algo.env_runner._env_to_module.connectors]
+        result = algo.train()
+        assert result["num_env_steps_sampled_lifetime"] >= 500  # 2 envs x 32 steps per sample, to the batch's 500
+        assert any(line.startswith("APPO with a stateful module") for line in algo.resolved_defaults)
+    finally:
+        algo.stop()
 
 
 # -- observation_filter -----------------------------------------------------------------------------------
