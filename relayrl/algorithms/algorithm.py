@@ -208,7 +208,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         self._time_total_s += elapsed
         result = self._compile_result(elapsed, calls)
         if eval_results is not None:
-            result.update(eval_results)
+            result[EVALUATION_RESULTS] = eval_results
         if self.config.legacy_result_keys:
             add_legacy_result_keys(result)
         self._callbacks("on_train_result", algorithm=self, metrics_logger=self.metrics, result=result)
