@@ -39,7 +39,7 @@ def training_workflow(config: dict) -> None:
             result["phase"] = "warmup" if algo.iteration <= warmup_iters else "finetune"
             done = algo.iteration == num_iters or should_stop(stop, result)
             if done:
-                result.update(algo.evaluate())  # evaluation/env_runners/episode_return_mean
+                result["evaluation"] = algo.evaluate()  # evaluation/env_runners/episode_return_mean
             with tempfile.TemporaryDirectory() as tmp:
                 path = algo.save_to_path(os.path.join(tmp, "checkpoint"))
                 tune.report(result, checkpoint=tune.Checkpoint.from_directory(path))

@@ -146,7 +146,7 @@ def test_duration_and_rounding(unit, duration, runners, expected_steps, expected
     try:
         indices = algo.eval_env_runner_group.foreach_env_runner(lambda r: r.worker_index)
         assert indices == ([0] if runners == 0 else list(range(1, runners + 1)))
-        metrics = algo.evaluate()["evaluation"]["env_runners"]
+        metrics = algo.evaluate()["env_runners"]
         assert metrics["num_env_steps_sampled"] == expected_steps
         name = "episodes" if unit == "episodes" else "steps"
         per_runner = {int(index): counts[name] for index, counts in metrics["eval_samples"].items()

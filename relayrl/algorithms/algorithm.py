@@ -132,12 +132,14 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
             setup_policy_algorithm(self, config, policy_class)
             return
         _check_new_api_stack(config, type(self).__name__)
+        from relayrl.algorithms.module_state_loading import load_module_states
         from relayrl.env.env_runner_group import EnvRunnerGroup
 
         self.env_runner_group = EnvRunnerGroup(config=config, on_env_runners_recreated=self._on_env_runners_recreated)
         spaces = self.env_runner_group.get_spaces()
         module_spec = config.get_module_spec_for_learner(spaces)
         self.learner_group = config.build_learner_group(spaces=spaces, rl_module_spec=module_spec)
+        load_module_states(self.learner_group, config.rl_module_spec, module_spec)
         # Start every runner from the learner's initial weights.
         self.env_runner_group.sync_weights(from_worker_or_learner_group=self.learner_group)
         self.eval_env_runner_group = self._make_eval_env_runner_group(config)
@@ -208,7 +210,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         self._time_total_s += elapsed
         result = self._compile_result(elapsed, calls)
         if eval_results is not None:
-            result.update(eval_results)
+            result[EVALUATION_RESULTS] = eval_results
         if self.config.legacy_result_keys:
             add_legacy_result_keys(result)
         self._callbacks("on_train_result", algorithm=self, metrics_logger=self.metrics, result=result)

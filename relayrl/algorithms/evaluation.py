@@ -84,8 +84,8 @@ class AlgorithmEvaluation:
     def evaluate(self, parallel_train_future=None) -> Dict[str, Any]:
         """One evaluation run on the evaluation EnvRunners with the current weights.
 
-        Returns `{"evaluation": {"env_runners": {...episode metrics...}}}` (or, with a
-        custom_evaluation_function, `{"evaluation": <its metrics dict>}`).
+        Returns `{"env_runners": {...episode metrics...}}` (or, with a custom_evaluation_function, its metrics
+        dict), as RLlib 2.60's does; train() reports the same under `result["evaluation"]`.
         """
         with isolated_global_rngs():  # the evaluation's draws do not move the training run's
             return self._evaluate(train_done=None, sync=True)
@@ -116,7 +116,7 @@ class AlgorithmEvaluation:
                 eval_results = self._evaluate_built_in(train_done)
         self._callbacks("on_evaluate_end", algorithm=self, metrics_logger=self.metrics,
                         evaluation_metrics=eval_results)
-        return {EVALUATION_RESULTS: eval_results}
+        return eval_results
 
     def _logged_evaluation_metrics(self) -> Dict[str, Any]:
         """What a custom evaluation function logged under `evaluation/env_runners` (RLlib 2.x reports that, not the

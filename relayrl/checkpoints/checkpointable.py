@@ -113,6 +113,16 @@ class Checkpointable:
         return obj
 
 
+def read_state_at(path: Union[str, pathlib.Path]) -> Tuple[Any, Where]:
+    """(the state stored at `path`, where it is, for errors): a checkpoint folder or a component's path inside one
+    (manifest verified; nothing is set anywhere)."""
+    root, sub = _locate(as_path(path))
+    manifest = read_manifest(root)
+    if sub is None:
+        return read_state(root, manifest), Where.checkpoint(root)
+    return read_state(root, manifest, component=sub), Where.checkpoint(root).component(sub)
+
+
 def checked_restore(obj, state: Dict[str, Any], where: Where) -> None:
     """`obj.check_state(state)` (any stray error there becomes a CheckpointError), then `obj.set_state(state)`."""
     try:

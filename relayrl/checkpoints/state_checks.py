@@ -93,16 +93,20 @@ def check_tensor(live: Any, stored: Any, where: Where, owner: str) -> None:
     require(stored_sd[1] == live_sd[1], where, f"dtype {stored_sd[1]} in the checkpoint, {live_sd[1]} in {owner}.")
 
 
-def check_weights(live: Mapping[str, Any], stored: Any, where: Where, owner: str) -> None:
-    """Same parameter names as the live state dict, each with its shape and dtype."""
+def check_weights(live: Mapping[str, Any], stored: Any, where: Where, owner: str, *,
+                  allow_missing: bool = False) -> None:
+    """Same parameter names as the live state dict, each with its shape and dtype. `allow_missing`: the stored
+    names may be a part of the live ones (a module that adds a head to a trained one), but not none of them."""
     check_mapping(stored, where, owner=owner)
     missing = [k for k in live if k not in stored]
     unexpected = [k for k in stored if k not in live]
-    require(not missing and not unexpected, where,
+    partial_ok = allow_missing and len(missing) < len(live)
+    require((partial_ok or not missing) and not unexpected, where,
             f"the parameters differ from {owner}'s: missing {missing[:5]}, unexpected {unexpected[:5]}; the "
             "checkpoint was saved with another model or algorithm.")
     for name, value in live.items():
-        check_tensor(value, stored[name], where / name, owner)
+        if name in stored:
+            check_tensor(value, stored[name], where / name, owner)
 
 
 def check_optimizer_state(optimizer: torch.optim.Optimizer, stored: Any, where: Where) -> None:

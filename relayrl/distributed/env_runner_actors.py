@@ -49,7 +49,9 @@ class EnvRunnerActors:
         self.ray = ensure_ray_initialized()
         self.config = config
         self._what = "evaluation EnvRunners" if getattr(config, "in_evaluation", False) else "EnvRunners"
-        self._actor_cls = remote_env_runner_class(self.ray, env_runner_cls, config)
+        num_cpus = check_resources(self.ray, num_actors=num_env_runners, num_cpus=config.num_cpus_per_env_runner,
+                                   num_gpus=config.num_gpus_per_env_runner, what=self._what)
+        self._actor_cls = remote_env_runner_class(self.ray, env_runner_cls, config, num_cpus=num_cpus)
         self._actors: Dict[int, Any] = {}
         self._healthy: Dict[int, bool] = {}
         self._dropped: set = set()  # failed for good (restarts off, or none left)
@@ -64,8 +66,6 @@ class EnvRunnerActors:
         self._pending_state = None  # (ref, seq_no) broadcast last: each runner takes it with its next async call
         self._num_states = 0  # states broadcast so far (lifetime)
         self._state_sent: Dict[int, int] = {}  # worker_index -> how many had been broadcast when its call took one
-        check_resources(self.ray, num_actors=num_env_runners, num_cpus=config.num_cpus_per_env_runner,
-                        num_gpus=config.num_gpus_per_env_runner, what=self._what)
         self.add(num_env_runners, first_index=first_index)
 
     # -- creation -------------------------------------------------------------------------------

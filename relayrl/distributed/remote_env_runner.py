@@ -1,5 +1,5 @@
 """The remote EnvRunner: the same EnvRunner class, with three helper methods, wrapped with `ray.remote`."""
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 CONNECTOR_STATE_KEYS = ("env_to_module_connector", "module_to_env_connector")
 
@@ -44,8 +44,9 @@ class RemoteEnvRunnerMethods:
         return {key: state[key] for key in CONNECTOR_STATE_KEYS if key in state}
 
 
-def remote_env_runner_class(ray, env_runner_cls: type, config):
-    """`ray.remote(<EnvRunner class + RemoteEnvRunnerMethods>)` with the config's per-runner resources.
+def remote_env_runner_class(ray, env_runner_cls: type, config, num_cpus: Optional[float] = None):
+    """`ray.remote(<EnvRunner class + RemoteEnvRunnerMethods>)` with the config's per-runner resources (`num_cpus`
+    instead of its CPUs where given: a share that fits the machine, ray_setup.check_resources).
 
     Ray's own actor restarts are off (max_restarts=0): the group replaces a failed actor itself, so
     the new one gets `recreated_worker=True` and the current weights and connector states.
@@ -53,7 +54,7 @@ def remote_env_runner_class(ray, env_runner_cls: type, config):
     cls = type(env_runner_cls.__name__, (RemoteEnvRunnerMethods, env_runner_cls),
                {"__module__": __name__, "__qualname__": f"Remote{env_runner_cls.__name__}"})
     return ray.remote(
-        num_cpus=config.num_cpus_per_env_runner,
+        num_cpus=config.num_cpus_per_env_runner if num_cpus is None else num_cpus,
         num_gpus=config.num_gpus_per_env_runner,
         resources=dict(config.custom_resources_per_env_runner) or None,
         max_restarts=0,

@@ -4,6 +4,7 @@ Users override `setup()` and `_forward` (or `_forward_inference/_exploration/_tr
 `forward_*` methods are the fixed entry points the EnvRunner and Learner call.
 """
 import dataclasses
+import logging
 from typing import Any, Dict, Optional
 
 import gymnasium as gym
@@ -15,6 +16,8 @@ from relayrl.checkpoints.checkpointable import Checkpointable
 from relayrl.core.columns import Columns
 from relayrl.modules.distributions import TorchCategorical, TorchDiagGaussian
 from relayrl.modules.target_network_api import is_target_key
+
+logger = logging.getLogger("relayrl")
 
 
 class RLModule(Checkpointable, nn.Module):
@@ -125,15 +128,22 @@ class RLModule(Checkpointable, nn.Module):
                 if skip is None or not skip(k)}
 
     def set_state(self, state: Dict[str, Any]) -> None:
-        """Load weights from numpy arrays or tensors; unknown or missing keys raise."""
+        """Load weights from numpy arrays or tensors; unknown keys raise. A state holding a part of the weights
+        (RLlib's `strict=False`: e.g. a trained BC module's, loaded into a subclass that adds a value head) sets
+        that part, with a warning naming what keeps its initial values; one holding none of them raises."""
         state = self._state_to_load(state)
         own = self._live_tensors()
         missing = [k for k in own if k not in state]
         unexpected = [k for k in state if k not in own]
-        if missing or unexpected:
+        if unexpected or (missing and len(missing) == len(own)):
             raise KeyError(f"{type(self).__name__}.set_state: missing keys {missing[:5]}, unexpected keys {unexpected[:5]}.")
+        if missing:
+            logger.warning("%s.set_state: the state has no %s; they keep their current values.",
+                           type(self).__name__, missing)
         with torch.no_grad():
             for key, tensor in own.items():
+                if key not in state:
+                    continue
                 value = state[key]
                 tensor.copy_(value if isinstance(value, torch.Tensor) else torch.from_numpy(np.asarray(value)))
 
@@ -145,7 +155,7 @@ class RLModule(Checkpointable, nn.Module):
         state = self._state_to_load(check_mapping(state, where, owner=type(self).__name__))
         live = {k: v.detach() for k, v in self._live_tensors().items()}
         if type(self).set_state is RLModule.set_state:
-            check_weights(live, state, where, type(self).__name__)
+            check_weights(live, state, where, type(self).__name__, allow_missing=True)
         else:
             for name in live.keys() & state.keys():
                 check_tensor(live[name], state[name], where / name, type(self).__name__)

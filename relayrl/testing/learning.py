@@ -1,5 +1,5 @@
 """Learning tests' loops (train until the mean return reaches a target or the budget runs out; train once), the Learner
-batch that sampled episodes become, and recording a trained policy's steps (offline data)."""
+batch that sampled episodes become, and recording a trained policy's steps (offline data, expert data)."""
 import copy
 from typing import Tuple
 
@@ -21,13 +21,19 @@ def train_until(config, target: float, budget: int) -> Tuple[float, int]:
     are sampled, stop it; returns (last mean return, env steps sampled)."""
     algo = config.build_algo()
     try:
-        while True:
-            result = algo.train()
-            ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
-            if ret >= target or steps >= budget:
-                return ret, steps
+        return train_algo_until(algo, target, budget)
     finally:
         algo.stop()
+
+
+def train_algo_until(algo, target: float, budget: int) -> Tuple[float, int]:
+    """Train a built algorithm until `episode_return_mean >= target` or `budget` env steps are sampled (it stays
+    running); returns (last mean return, env steps sampled)."""
+    while True:
+        result = algo.train()
+        ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
+        if ret >= target or steps >= budget:
+            return ret, steps
 
 
 def train_once(config) -> dict:
@@ -65,3 +71,19 @@ def record_policy(config, weights, folder: str, num_timesteps: int) -> None:
         recorder.env_runner.sample(num_timesteps=num_timesteps, explore=False)
     finally:
         recorder.stop()
+
+
+def train_and_record(config, folder: str, num_timesteps: int, target: float, budget: int) -> int:
+    """Train `config`'s algorithm to a mean return of `target` (RuntimeError if `budget` env steps do not reach
+    it), then record `num_timesteps` greedy steps of the trained policy into `folder` (record_policy): expert data.
+    Returns the env steps the training took."""
+    algo = config.build_algo()
+    try:
+        ret, steps = train_algo_until(algo, target, budget)
+        weights = algo.learner_group.get_weights()
+    finally:
+        algo.stop()
+    if ret < target:
+        raise RuntimeError(f"the expert reached a mean return of {ret:.1f} after {steps} env steps, below {target}")
+    record_policy(config, weights, folder, num_timesteps)
+    return steps

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, List, Mapping, Optional
 
 from relayrl.testing.no_ray_rllib import env_without_ray_rllib
+from relayrl.testing.rllib_example_data import provide as provide_data
 
 RAY_VERSION = "2.60.0"  # the ray wheel whose examples the expected table describes (pinned in the test extra)
 # What every script gets (the flags RLlib's own count was measured with); `--no-tune` where the script takes it.
@@ -34,7 +35,14 @@ SCRIPT_ARGS = {
     "multi_agent/two_step_game_with_grouped_agents.py": ("--num-agents=2",),
     # Its own simulator process (else it waits for one to connect, e.g. a game engine's).
     "envs/env_connecting_to_rllib_w_tcp_client.py": ("--use-dummy-client",),
+    # Evaluation in the trial's process: the script's own PPO (built outside Tune, never stopped) holds one of the
+    # 2 CPUs with its evaluation EnvRunner, so a last Tune trial asking for 2 (itself + one) waits for ever.
+    "offline_rl/train_w_bc_finetune_w_ppo.py": ("--evaluation-interval=3", "--evaluation-num-env-runners=0",
+                                                "--evaluation-duration=5"),
 }
+# Scripts that run as their docstrings say only under Tune (they read Tune's ResultGrid: `get_best_result(...)`,
+# and stop at the returns they assert next): no `--no-tune`, and their own stop criteria instead of `--stop-iters`.
+UNDER_TUNE = {"offline_rl/cartpole_recording.py", "offline_rl/train_w_bc_finetune_w_ppo.py"}
 TIMED_OUT = 124
 # Folders that are not scripts or not in the comparison: the old API stack, Ray Serve deployments, helper classes.
 _SKIPPED_PARTS = {"_old_api_stack", "ray_serve", "classes", "utils", "__pycache__"}
@@ -78,9 +86,11 @@ def read_script(script: str) -> str:
 
 def script_argv(script: str, source: str) -> List[str]:
     """The flags for one script: RLlib's example flags where it parses them (else none: it takes no flags), and
-    those it demands (SCRIPT_ARGS)."""
+    those it demands (SCRIPT_ARGS); under Tune (UNDER_TUNE) only `--num-env-runners=0`."""
     if "add_rllib_example_script_args" not in source:
         return []
+    if script in UNDER_TUNE:
+        return [FLAGS[0], *SCRIPT_ARGS.get(script, ())]
     return [*FLAGS, NO_TUNE, *SCRIPT_ARGS.get(script, ())]
 
 
@@ -105,15 +115,20 @@ class Outcome:
 
 
 def run_script(script: str, *, ported: bool = True, timeout: float = 300, python: str = sys.executable,
-               pythonpath: str = ROOT, rllib_pythonpath: Optional[str] = None) -> Outcome:
+               pythonpath: str = ROOT, rllib_pythonpath: Optional[str] = None,
+               data_cache: Optional[str] = None) -> Outcome:
     """Run one example script in a child process (ported: on relayrl, with `ray.rllib` unimportable; else as
-    RLlib ships it, with `rllib_pythonpath` as its PYTHONPATH, if any), in a temporary folder of its own. One thread
+    RLlib ships it, with `rllib_pythonpath` as its PYTHONPATH, if any), in a temporary folder of its own, with the
+    data it reads (relayrl/testing/rllib_example_data.py; made in `data_cache`, else once per process). One thread
     for torch and a Ray instance of its own (RAY_ADDRESS=local)."""
     source = read_script(script)
     with tempfile.TemporaryDirectory(prefix="rllib_example_") as workdir:
-        path = os.path.join(workdir, os.path.basename(script))
+        # Laid out as in the wheel (`rllib/examples/<script>`), with the data it reads from RLlib's source tree.
+        path = os.path.join(workdir, "rllib", "examples", script)
+        os.makedirs(os.path.dirname(path))
         with open(path, "w") as f:
             f.write(port(source) if ported else source)
+        provide_data(script, os.path.join(workdir, "rllib"), data_cache)
         if ported:
             env = env_without_ray_rllib(os.path.join(workdir, "no_ray_rllib"), pythonpath)
         else:
@@ -164,12 +179,14 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--log-dir", default=None, help="write each script's output here")
     parser.add_argument("--rllib-pythonpath", default=None,
                         help="with --rllib: a PYTHONPATH for the scripts (e.g. packages missing from RLlib's venv)")
+    parser.add_argument("--data-cache", default=None,
+                        help="keep the data the offline scripts read here (made once; default: a temporary folder)")
     args = parser.parse_args(argv)
     print(f"ray {ray_version()}: {examples_dir()}", flush=True)
     scripts = args.scripts or example_scripts()
     runs = 0
     for outcome in run_scripts(scripts, jobs=args.jobs, ported=not args.rllib, timeout=args.timeout,
-                               rllib_pythonpath=args.rllib_pythonpath):
+                               rllib_pythonpath=args.rllib_pythonpath, data_cache=args.data_cache):
         runs += outcome.runs
         status = "runs" if outcome.runs else f"fails: {outcome.error_line()}"
         print(f"{outcome.script}\t{outcome.seconds:.0f}s\t{status}", flush=True)

@@ -82,7 +82,7 @@ def test_timesteps_duration(config_cls):
     algo = config(config_cls, evaluation_interval=1, evaluation_duration=30,
                   evaluation_duration_unit="timesteps").build_algo()
     try:
-        metrics = algo.evaluate()["evaluation"]["env_runners"]
+        metrics = algo.evaluate()["env_runners"]
         assert metrics["num_env_steps_sampled"] == 30
         assert set(metrics["num_agent_steps_sampled"]) == {"0", "1"}
         assert sum(metrics["num_agent_steps_sampled"].values()) >= 30  # both agents step (until one is done)

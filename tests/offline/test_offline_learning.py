@@ -18,7 +18,7 @@ from relayrl import BCConfig, CQLConfig, IQLConfig, MARWILConfig, PPOConfig, SAC
 from relayrl.core.columns import Columns
 from relayrl.offline.files import input_files
 from relayrl.offline.reader import ParquetFiles, RowStream
-from relayrl.testing.learning import record_policy
+from relayrl.testing.learning import train_algo_until, train_and_record
 
 pytestmark = pytest.mark.slow
 
@@ -28,15 +28,6 @@ UPDATES_PER_ITERATION = 20
 
 def _ppo_config(seed=0):
     return PPOConfig().environment("CartPole-v1").debugging(seed=seed, logger_config={"type": "none"})
-
-
-def _train_ppo(algo, target: float, budget: int):
-    """Train until the mean return reaches `target` (or `budget` env steps); returns (return, env steps)."""
-    while True:
-        result = algo.train()
-        ret, steps = result["env_runners"]["episode_return_mean"], result["num_env_steps_sampled_lifetime"]
-        if ret >= target or steps >= budget:
-            return ret, steps
 
 
 def _returns_of_finished_episodes(folder: str) -> np.ndarray:
@@ -55,15 +46,8 @@ def _returns_of_finished_episodes(folder: str) -> np.ndarray:
 @pytest.fixture(scope="session")
 def expert_cartpole(tmp_path_factory):
     """(folder of 50k recorded expert steps, PPO's env steps from scratch to a mean return of 450)."""
-    algo = _ppo_config().build_algo()
-    try:
-        ret, scratch_steps = _train_ppo(algo, 450.0, 300_000)
-        assert ret >= 450.0
-        weights = algo.learner_group.get_weights()
-    finally:
-        algo.stop()
     folder = tmp_path_factory.mktemp("expert_cartpole")
-    record_policy(_ppo_config(), weights, str(folder), EXPERT_STEPS)
+    scratch_steps = train_and_record(_ppo_config(), str(folder), EXPERT_STEPS, 450.0, 300_000)
     returns = _returns_of_finished_episodes(str(folder))
     assert returns.mean() >= 450.0, returns.mean()
     return str(folder), scratch_steps
@@ -131,7 +115,7 @@ def test_bc_then_ppo_reaches_450_in_fewer_env_steps_than_ppo_from_scratch(expert
     try:
         algo.learner_group.set_weights(bc_weights[0])
         algo.sync_weights()
-        ret, steps = _train_ppo(algo, 450.0, scratch_steps)
+        ret, steps = train_algo_until(algo, 450.0, scratch_steps)
     finally:
         algo.stop()
     assert ret >= 450.0 and steps < scratch_steps, (ret, steps, scratch_steps)

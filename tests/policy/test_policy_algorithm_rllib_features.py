@@ -22,7 +22,7 @@ def test_evaluation_every_n_iterations_with_explore_false():
         # the evaluation policy acts with the training weights, deterministically (argmax of its logits)
         trained = algo.get_policy().get_weights()
         assert all(np.array_equal(v, runner.get_policy().get_weights()[k]) for k, v in trained.items())
-        assert algo.evaluate()["evaluation"]["env_runners"]["num_episodes"] == 3
+        assert algo.evaluate()["env_runners"]["num_episodes"] == 3
         batch = runner.sample(num_episodes=1)
         assert np.array_equal(batch["actions"], batch["action_dist_inputs"].argmax(axis=1))
     finally:

@@ -5,7 +5,8 @@ its known reason, so a regression (or a newly running script whose row was not u
 The scripts are RLlib's code: they are read at test time from the installed ray wheel (`ray/rllib/examples/`), whose
 version is pinned in the test extra and checked here. Each runs in its own process (and Ray instance) with
 `ray.rllib` unimportable (relayrl/testing/no_ray_rllib.py) and RLlib's example flags `--num-env-runners=0
---stop-iters=2 --no-tune` (relayrl/testing/rllib_examples.py), two at a time.
+--stop-iters=2 --no-tune` (relayrl/testing/rllib_examples.py: some run under Tune), two at a time; the offline ones
+with the data they read (relayrl/testing/rllib_example_data.py, made once per session).
 """
 import os
 import re
