@@ -83,3 +83,21 @@ def test_every_script_does_what_the_table_says():
         if problem:
             problems[outcome.script] = problem + "\n" + outcome.output[-1500:]
     assert not problems, "\n\n".join(f"{script}: {problem}" for script, problem in problems.items())
+
+
+OFFLINE_SCRIPTS_THAT_RUN = [s for s, e in EXPECTED.items() if s.startswith("offline_rl/") and e.relayrl == RUNS]
+
+
+@pytest.mark.slow
+def test_the_offline_scripts_that_run_do():
+    """RLlib's offline_rl/ scripts that relayrl runs (issue 47's must-show), in CI's slow run although their rows
+    are slow (minutes: BC then PPO under Tune, a PPO run recording with 5 evaluation runners): both at once, the
+    expert data made once (~1 min), ~2-4 min on a shared 2-core machine."""
+    assert len(OFFLINE_SCRIPTS_THAT_RUN) >= 2, OFFLINE_SCRIPTS_THAT_RUN
+    problems = {}
+    for outcome in run_scripts(OFFLINE_SCRIPTS_THAT_RUN, jobs=2,
+                               timeouts={s: EXPECTED[s].timeout for s in OFFLINE_SCRIPTS_THAT_RUN}):
+        problem = _check(outcome)
+        if problem:
+            problems[outcome.script] = problem + "\n" + outcome.output[-1500:]
+    assert not problems, "\n\n".join(f"{script}: {problem}" for script, problem in problems.items())
