@@ -5,12 +5,13 @@ PPO: RLlib's `examples/offline_rl/train_w_bc_finetune_w_ppo.py`).
 A path is an RLModule's checkpoint, or a MultiRLModule's (`<checkpoint>/learner_group/learner/rl_module`, as that
 script passes to a single module's spec): then the module takes its own id's part. All or nothing, checked before
 any weight changes (Checkpointable.restore_from_path's rules); a state holding part of a module's weights (a
-subclass that adds a value head) sets that part (RLModule.set_state).
+subclass that adds a value head) sets that part (relayrl/modules/partial_module_state.py).
 """
 from typing import Any, Mapping
 
 from relayrl.checkpoints.checkpointable import checked_restore, read_state_at
 from relayrl.core.columns import DEFAULT_MODULE_ID
+from relayrl.modules.partial_module_state import partial_module_states
 from relayrl.modules.rl_module_spec import MultiRLModuleSpec, RLModuleSpec
 
 
@@ -34,7 +35,8 @@ def _load(learner_group, path: str, module_id: str) -> None:
     state, where = read_state_at(path)
     if _is_multi_module_state(state, module_id):
         state, where = state[module_id], where / module_id
-    checked_restore(learner_group, {"learner": {"rl_module": {module_id: state}}}, where)
+    with partial_module_states():
+        checked_restore(learner_group, {"learner": {"rl_module": {module_id: state}}}, where)
 
 
 def _is_multi_module_state(state: Any, module_id: str) -> bool:

@@ -69,7 +69,9 @@ class Checkpointable:
         `"learner_group/learner/rl_module"`) only what is there. A component's path inside a checkpoint
         (e.g. `<ckpt>/learner_group` or RLlib's `<ckpt>/learner_group/learner/rl_module/default_policy`) may also
         be passed as `path`: then this object takes that component's state, or, with `component=` naming where it
-        goes in this object (as RLlib's scripts pass it), that part of this object does.
+        goes in this object (as RLlib's scripts pass it), that part of this object does. Such a part that is an
+        RLModule's weights may hold only some of the module's (RLlib's strict=False; the rest keep their values,
+        with a warning: relayrl/modules/partial_module_state.py); a whole object's state may not.
         """
         root, sub = _locate(as_path(path))
         manifest = read_manifest(root)
@@ -84,7 +86,13 @@ class Checkpointable:
                 state = _nested(component, read_state(root, manifest, component=component))
             else:
                 state = read_state(root, manifest)
-        checked_restore(self, state, where)
+        if _names_a_module(component if component is not None else sub):
+            from relayrl.modules.partial_module_state import partial_module_states
+
+            with partial_module_states():  # a module's weights loaded by path: RLlib's strict=False
+                checked_restore(self, state, where)
+        else:
+            checked_restore(self, state, where)
 
     @classmethod
     def from_checkpoint(cls, path: Union[str, pathlib.Path], *, trusted=None, **kwargs):
@@ -111,6 +119,11 @@ class Checkpointable:
         obj = klass(*ctor["args"], **{**ctor["kwargs"], **kwargs})
         checked_restore(obj, read_state(path, manifest), Where.checkpoint(path))
         return obj
+
+
+def _names_a_module(component: Optional[str]) -> bool:
+    """Whether a component path reaches into an RLModule's weights (`.../rl_module` or `.../rl_module/<id>`)."""
+    return component is not None and "rl_module" in str(component).split("/")
 
 
 def read_state_at(path: Union[str, pathlib.Path]) -> Tuple[Any, Where]:

@@ -15,6 +15,7 @@ from torch import nn
 from relayrl.checkpoints.checkpointable import Checkpointable
 from relayrl.core.columns import Columns
 from relayrl.modules.distributions import TorchCategorical, TorchDiagGaussian
+from relayrl.modules.partial_module_state import partial_module_states_allowed
 from relayrl.modules.target_network_api import is_target_key
 
 logger = logging.getLogger("relayrl")
@@ -128,14 +129,15 @@ class RLModule(Checkpointable, nn.Module):
                 if skip is None or not skip(k)}
 
     def set_state(self, state: Dict[str, Any]) -> None:
-        """Load weights from numpy arrays or tensors; unknown keys raise. A state holding a part of the weights
-        (RLlib's `strict=False`: e.g. a trained BC module's, loaded into a subclass that adds a value head) sets
-        that part, with a warning naming what keeps its initial values; one holding none of them raises."""
+        """Load weights from numpy arrays or tensors; unknown or missing keys raise. Inside
+        `partial_module_states()` (a module loaded from a checkpoint path: RLlib's `strict=False`, e.g. a trained BC
+        module into a subclass that adds a value head) a state holding part of the weights sets that part, with a
+        warning naming what keeps its values; one holding none of them still raises."""
         state = self._state_to_load(state)
         own = self._live_tensors()
         missing = [k for k in own if k not in state]
         unexpected = [k for k in state if k not in own]
-        if unexpected or (missing and len(missing) == len(own)):
+        if unexpected or (missing and (len(missing) == len(own) or not partial_module_states_allowed())):
             raise KeyError(f"{type(self).__name__}.set_state: missing keys {missing[:5]}, unexpected keys {unexpected[:5]}.")
         if missing:
             logger.warning("%s.set_state: the state has no %s; they keep their current values.",
@@ -155,7 +157,7 @@ class RLModule(Checkpointable, nn.Module):
         state = self._state_to_load(check_mapping(state, where, owner=type(self).__name__))
         live = {k: v.detach() for k, v in self._live_tensors().items()}
         if type(self).set_state is RLModule.set_state:
-            check_weights(live, state, where, type(self).__name__, allow_missing=True)
+            check_weights(live, state, where, type(self).__name__, allow_missing=partial_module_states_allowed())
         else:
             for name in live.keys() & state.keys():
                 check_tensor(live[name], state[name], where / name, type(self).__name__)

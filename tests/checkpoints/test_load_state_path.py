@@ -94,3 +94,25 @@ def test_a_checkpoint_of_another_shape_is_refused_at_build(trained_policy, tmp_p
     with pytest.raises(CheckpointError, match="_pi.weight"):
         _config(RLModuleSpec(module_class=Wider, load_state_path=path + "/learner_group/learner/rl_module")
                 ).build_algo()
+
+
+def test_restore_from_path_of_a_module_component_takes_part_of_the_weights_a_whole_restore_does_not(
+        trained_policy, tmp_path):
+    """RLlib's script then calls `restore_from_path(<module part>, component="learner_group/learner/rl_module")`:
+    the part is set and the new head keeps its values. Restoring a whole algorithm whose checkpoint lacks the head's
+    weights is still refused (that means another model), and leaves the algorithm as it was."""
+    path, weights = trained_policy
+    algo = _config(RLModuleSpec(module_class=WithValueHead)).build_algo()
+    try:
+        head = algo.learner_group.get_weights()["default_policy"]["_vf.weight"]
+        algo.restore_from_path(f"{path}/learner_group/learner/rl_module",
+                               component="learner_group/learner/rl_module")
+        after = algo.learner_group.get_weights()["default_policy"]
+        np.testing.assert_array_equal(after["_pi.weight"], weights["_pi.weight"])
+        np.testing.assert_array_equal(after["_vf.weight"], head)
+        with pytest.raises(CheckpointError, match="_vf"):
+            algo.restore_from_path(path)
+        np.testing.assert_array_equal(algo.learner_group.get_weights()["default_policy"]["_pi.weight"],
+                                      weights["_pi.weight"])
+    finally:
+        algo.stop()

@@ -11,6 +11,7 @@ from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 from relayrl.modules.default_model_config import DefaultModelConfig
 from relayrl.modules.distributions import TorchCategorical, TorchDiagGaussian
 from relayrl.modules.multi_rl_module import MultiRLModule
+from relayrl.modules.partial_module_state import partial_module_states
 from relayrl.modules.rl_module import RLModule
 from relayrl.modules.rl_module_spec import MultiRLModuleSpec, RLModuleSpec
 
@@ -126,21 +127,26 @@ def test_get_state_set_state_round_trip_numpy():
     b.set_state({k: torch.from_numpy(v) for k, v in state.items()})
 
 
-def test_set_state_with_unknown_keys_or_none_of_the_weights_raises():
+def test_set_state_with_missing_or_unknown_keys_raises():
     m = _module()
     state = m.get_state()
+    with pytest.raises(KeyError, match="net.bias"):
+        m.set_state({"net.weight": state["net.weight"]})
     with pytest.raises(KeyError, match="foo"):
         m.set_state({**state, "foo": np.zeros(1)})
-    with pytest.raises(KeyError, match="net.weight"):
+    with partial_module_states(), pytest.raises(KeyError, match="foo"):
+        m.set_state({**state, "foo": np.zeros(1)})
+    with partial_module_states(), pytest.raises(KeyError, match="net.weight"):
         m.set_state({})
 
 
-def test_set_state_with_part_of_the_weights_sets_that_part_and_warns(caplog):
-    """RLlib's `strict=False`: a trained module's weights loaded into a subclass that adds a head."""
+def test_set_state_with_part_of_the_weights_sets_that_part_and_warns_when_loading_by_path(caplog):
+    """RLlib's `strict=False`, only inside partial_module_states() (load_state_path, restore_from_path of a
+    module's component): a trained module's weights loaded into a subclass that adds a head."""
     m = _module()
     bias = m.get_state()["net.bias"]
     weight = np.full_like(m.get_state()["net.weight"], 0.5)
-    with caplog.at_level("WARNING", logger="relayrl"):
+    with caplog.at_level("WARNING", logger="relayrl"), partial_module_states():
         m.set_state({"net.weight": weight})
     np.testing.assert_array_equal(m.get_state()["net.weight"], weight)
     np.testing.assert_array_equal(m.get_state()["net.bias"], bias)
