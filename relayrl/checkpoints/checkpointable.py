@@ -86,12 +86,10 @@ class Checkpointable:
                 state = _nested(component, read_state(root, manifest, component=component))
             else:
                 state = read_state(root, manifest)
-        if _names_a_module(component if component is not None else sub):
-            from relayrl.modules.partial_module_state import partial_module_states
+        from relayrl.modules.partial_module_state import partial_module_states
 
-            with partial_module_states():  # a module's weights loaded by path: RLlib's strict=False
-                checked_restore(self, state, where)
-        else:
+        # A module's weights loaded by path: RLlib's strict=False.
+        with partial_module_states(_names_a_module(component if component is not None else sub)):
             checked_restore(self, state, where)
 
     @classmethod

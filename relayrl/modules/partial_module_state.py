@@ -14,9 +14,10 @@ _allowed = contextvars.ContextVar("relayrl_partial_module_states", default=False
 
 
 @contextlib.contextmanager
-def partial_module_states():
-    """Within this block, RLModule.check_state / set_state accept a state with part of the module's weights."""
-    token = _allowed.set(True)
+def partial_module_states(allowed: bool = True):
+    """Within this block, RLModule.check_state / set_state accept a state with part of the module's weights (with
+    `allowed=False`, the block changes nothing: a caller that decides per load)."""
+    token = _allowed.set(allowed or _allowed.get())
     try:
         yield
     finally:
