@@ -206,6 +206,9 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         self.iteration += 1
         if evaluate_this_iter and not parallel:
             eval_results = self.evaluate()
+        offline_interval = self.config.offline_evaluation_interval
+        if offline_interval and self.iteration % offline_interval == 0:  # offline algorithms only (validated)
+            eval_results = {**(eval_results or {}), **self.evaluate_offline()}
         elapsed = time.perf_counter() - start
         self._time_total_s += elapsed
         result = self._compile_result(elapsed, calls)

@@ -16,6 +16,7 @@ from relayrl.algorithms.base_options import BASE_GROUP_HELP, BASE_OPTIONS
 from relayrl.algorithms.legacy_keys import BASE_LEGACY_KEYS
 from relayrl.algorithms.config_builders import ConfigBuildersMixin
 from relayrl.algorithms.multi_agent_options import MULTI_AGENT_GROUP_HELP, MULTI_AGENT_OPTIONS
+from relayrl.algorithms.offline_evaluation_options import OFFLINE_EVALUATION_OPTIONS, check_offline_evaluation_values
 from relayrl.algorithms.offline_options import OFFLINE_GROUP_HELP, OFFLINE_OPTIONS, check_offline_values
 from relayrl.algorithms.options import (
     NotProvided,
@@ -84,7 +85,7 @@ class AlgorithmConfig(ConfigBuildersMixin):
 
     _checkpoint_kind = "algorithm config"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)
 
-    _OPTIONS = BASE_OPTIONS + MULTI_AGENT_OPTIONS + OFFLINE_OPTIONS
+    _OPTIONS = BASE_OPTIONS + MULTI_AGENT_OPTIONS + OFFLINE_OPTIONS + OFFLINE_EVALUATION_OPTIONS
     _DEFAULTS: dict = {}
     _OPTION_CHANGES: dict = {}  # {inherited option: {field: value}}, e.g. {"tau": {"mutable": True}}
     _GROUP_HELP = {**BASE_GROUP_HELP, **MULTI_AGENT_GROUP_HELP, **OFFLINE_GROUP_HELP}
@@ -444,6 +445,7 @@ class AlgorithmConfig(ConfigBuildersMixin):
     def _validate_offline(self) -> None:
         check_offline_values(self)
         name = type(self).__name__.replace("Config", "")
+        check_offline_evaluation_values(self, name)
         if self.is_offline and not self.READS_OFFLINE_DATA:
             raise ValueError(f"{name} samples from its env and does not train from offline data (input_="
                              f"{self.input_!r}): use BC, MARWIL, CQL or IQL for offline files, or keep "

@@ -32,6 +32,26 @@ class OfflineAlgorithm:
                                                         rl_module_spec=config.get_module_spec_for_learner(spaces))
         self.eval_env_runner_group = self._make_eval_env_runner_group(config)
         self.offline_data = make_offline_data(config, spaces[DEFAULT_MODULE_ID], self.learner_group)
+        self.offline_eval_runner = None
+        if config.offline_evaluation_interval:
+            from relayrl.offline.offline_evaluation import OfflineEvaluationRunner
+
+            self.offline_eval_runner = OfflineEvaluationRunner(config, spaces,
+                                                               config.get_module_spec_for_learner(spaces))
+
+    def evaluate_offline(self) -> Dict[str, Any]:
+        """The Learner's loss (no gradient step) on the offline evaluation data with the current weights:
+        `{"offline_eval_runners": {module id: {"total_eval_loss": ...}, ...}}`, as RLlib 2.60's; train() reports
+        it under `result["evaluation"]` every offline_evaluation_interval iterations."""
+        from relayrl.offline.offline_evaluation import OFFLINE_EVAL_RUNNER_RESULTS
+
+        runner = self.offline_eval_runner
+        if runner is None:
+            raise ValueError("evaluate_offline() needs config.evaluation(offline_evaluation_interval=N) (N > 0) "
+                             "before the algorithm is built.")
+        runner.sync(self.learner_group)
+        with self.metrics.log_time(("timers", "offline_evaluation_iteration_timer"), window=1):
+            return {OFFLINE_EVAL_RUNNER_RESULTS: runner.run(self._counters)}
 
     def training_step(self) -> None:
         cfg = self.config
@@ -65,9 +85,10 @@ class OfflineAlgorithm:
     def cleanup(self) -> None:
         from relayrl.algorithms.algorithm import Algorithm
 
-        close = getattr(getattr(self, "offline_data", None), "close", None)
-        if close is not None:
-            close()
+        for owner in (getattr(self, "offline_data", None), getattr(self, "offline_eval_runner", None)):
+            close = getattr(owner, "close", None)
+            if close is not None:
+                close()
         Algorithm.cleanup(self)
 
 

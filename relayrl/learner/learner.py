@@ -152,11 +152,7 @@ class Learner(Checkpointable):
         if (episodes is None) == (batch is None):
             raise ValueError("Learner.update() needs exactly one of `episodes` or `batch`.")
         timesteps = timesteps or {}
-        if episodes is not None:
-            batch = self._learner_connector(rl_module=self.module, batch={}, episodes=episodes, explore=False,
-                                            shared_data={}, metrics=self.metrics)
-        batch = self._finish_runner_columns(batch)
-        batch = self._as_module_batch(batch)
+        batch = self.build_module_batch(episodes=episodes, batch=batch)
         # Only the modules this update trains (policies_to_train): the others' rows cost forward passes
         # and would report training stats for modules that were not trained (RLlib drops them too).
         batch = {mid: module_batch for mid, module_batch in batch.items() if self.should_module_be_updated(mid, batch)}
@@ -175,7 +171,7 @@ class Learner(Checkpointable):
             raise
         self.after_gradient_based_update(timesteps=timesteps)
         self._modules_in_update = None
-        steps = {module_id: _num_real_steps(module_batch) for module_id, module_batch in batch.items()}
+        steps = {module_id: num_real_steps(module_batch) for module_id, module_batch in batch.items()}
         for module_id, n in steps.items():
             self.metrics.log_value((module_id, "num_module_steps_trained"), n, reduce="sum", clear_on_reduce=True)
         self.metrics.log_value((ALL_MODULES, "num_env_steps_trained"), max(steps.values(), default=0),
@@ -184,6 +180,14 @@ class Learner(Checkpointable):
             for module_id in steps:
                 self.metrics.log_value((module_id, NUM_NONFINITE_GRADIENT_SKIPS_LIFETIME), 0, reduce="sum")
         return self.reduce_results() if reduce_metrics else None
+
+    def build_module_batch(self, *, episodes=None, batch=None) -> Dict[str, Dict[str, Any]]:
+        """Episodes (through the Learner connector pipeline) or a ready batch -> {module id: batch on this Learner's
+        device}: what update() trains on, and the offline evaluation evaluates (relayrl/offline/offline_evaluation.py)."""
+        if episodes is not None:
+            batch = self._learner_connector(rl_module=self.module, batch={}, episodes=episodes, explore=False,
+                                            shared_data={}, metrics=self.metrics)
+        return self._as_module_batch(self._finish_runner_columns(batch))
 
     def _finish_runner_columns(self, batch):
         """Columns the runners built with this pipeline's first part (PPO's remote sampling) get its remaining
@@ -575,7 +579,7 @@ def _mean(values: list) -> float:
     return float(torch.tensor([float(v) for v in values], dtype=torch.float32).mean())  # float32, as tensors
 
 
-def _num_real_steps(module_batch: Dict[str, Any]) -> int:
+def num_real_steps(module_batch: Dict[str, Any]) -> int:
     """Rows that enter the loss: `loss_mask` rows if there is a mask (not e.g. PPO's bootstrap steps)."""
     mask = module_batch.get(Columns.LOSS_MASK)
     if isinstance(mask, torch.Tensor):

@@ -1,0 +1,84 @@
+"""`config.evaluation(offline_evaluation_interval=N, ...)`: RLlib 2.60's offline evaluation options (the Learner's
+loss on held-out data, no env; relayrl/offline/offline_evaluation.py, docs/offline.md#offline-evaluation).
+
+relayrl evaluates embedded (num_offline_eval_runners=0, RLlib's default): in the algorithm's process, with a copy of
+the Learner synced before each evaluation. The options of remote OfflineEvaluationRunner actors are accepted at
+their defaults (RLlib code that sets them to their defaults ports unchanged); other values are refused.
+"""
+from relayrl.algorithms.options import (
+    CALLABLE_OR_NONE,
+    NON_NEGATIVE_FLOAT,
+    NON_NEGATIVE_INT,
+    POSITIVE_FLOAT,
+    POSITIVE_INT,
+    Option,
+    only_default,
+    optional,
+)
+
+_EMBEDDED = "relayrl evaluates offline embedded, in the algorithm's process: remote offline evaluation runners " \
+            "are not built yet"
+
+
+def _remote_only(name: str, default, what: str) -> Option:
+    return Option(name, default, f"{what} of a remote offline evaluation runner; relayrl evaluates embedded, so only "
+                  f"the default ({default!r}).", "evaluation", only_default(default, _EMBEDDED), cli=False)
+
+
+OFFLINE_EVALUATION_OPTIONS = (
+    Option("offline_evaluation_interval", None, "Compute the Learner's loss (no gradient step) on offline data "
+           "every this many train() calls: evaluation_config's input_ (held-out data), else the training input; "
+           "reported under result['evaluation']['offline_eval_runners']. None or 0: never.", "evaluation",
+           optional(NON_NEGATIVE_INT)),
+    Option("num_offline_eval_runners", 0, "Remote offline evaluation runners; 0 evaluates in the algorithm's "
+           "process (the only mode relayrl has).", "evaluation",
+           only_default(0, _EMBEDDED + "; set num_offline_eval_runners=0 (the embedded evaluation, RLlib's default)")),
+    Option("offline_evaluation_type", "eval_loss", "'eval_loss': the Learner's loss on the evaluation data (RLlib's "
+           "importance-sampling types 'is' and 'pdis' are not built).", "evaluation",
+           only_default("eval_loss", "only the evaluation loss is built; 'is' and 'pdis' are not")),
+    Option("offline_eval_runner_class", None, "RLlib's OfflineEvaluationRunner subclass; relayrl customises the "
+           "evaluation through offline_loss_for_module_fn (only None).", "evaluation",
+           only_default(None, "pass offline_loss_for_module_fn to change the evaluated loss"), cli=False),
+    Option("offline_loss_for_module_fn", None, "fn(learner, *, module_id, config, batch, fwd_out) -> loss tensor "
+           "evaluated instead of the Learner's compute_loss_for_module (the learner is the evaluation's copy).",
+           "evaluation", CALLABLE_OR_NONE, cli=False),
+    Option("offline_eval_batch_size_per_runner", 256, "Timesteps per evaluation batch.", "evaluation", POSITIVE_INT),
+    Option("dataset_num_iters_per_offline_eval_runner", 1, "Batches per offline evaluation (the reported loss is "
+           "their mean); the evaluation reader streams on, so each evaluation sees the next batches.",
+           "evaluation", POSITIVE_INT),
+    Option("offline_evaluation_duration", 1, "RLlib's multiplier of the batches per evaluation for remote runners; "
+           "the embedded evaluation runs dataset_num_iters_per_offline_eval_runner batches (only 1).", "evaluation",
+           only_default(1, "set dataset_num_iters_per_offline_eval_runner instead")),
+    Option("offline_evaluation_parallel_to_training", False, "Offline evaluation beside the training step (only "
+           "False: it runs after the step).", "evaluation",
+           only_default(False, "the offline evaluation runs after the training step")),
+    Option("offline_eval_rl_module_inference_only", False, "Evaluate an inference-only module (only False: the "
+           "loss needs the Learner's full module).", "evaluation",
+           only_default(False, "the loss needs the full module (critics, targets)")),
+    Option("offline_evaluation_timeout_s", 120.0, "Seconds a remote runner's evaluation may take; the embedded "
+           "evaluation is not interrupted.", "evaluation", POSITIVE_FLOAT),
+    _remote_only("num_cpus_per_offline_eval_runner", 1, "CPUs"),
+    _remote_only("num_gpus_per_offline_eval_runner", 0, "GPUs"),
+    _remote_only("custom_resources_per_offline_eval_runner", {}, "Custom Ray resources"),
+    _remote_only("max_requests_in_flight_per_offline_eval_runner", 1, "Requests in flight"),
+    _remote_only("broadcast_offline_eval_runner_states", False, "State broadcast"),
+    _remote_only("validate_offline_eval_runners_after_construction", True, "Health check at construction"),
+    _remote_only("restart_failed_offline_eval_runners", True, "Restarts"),
+    _remote_only("ignore_offline_eval_runner_failures", False, "Failure tolerance"),
+    _remote_only("max_num_offline_eval_runner_restarts", 1000, "Restart limit"),
+    Option("offline_eval_runner_health_probe_timeout_s", 30.0, "Seconds a remote runner's health probe may take "
+           "(no effect embedded).", "evaluation", NON_NEGATIVE_FLOAT),
+    Option("offline_eval_runner_restore_timeout_s", 1800.0, "Seconds to restore a recreated remote runner's state "
+           "(no effect embedded).", "evaluation", NON_NEGATIVE_FLOAT),
+)
+
+
+def check_offline_evaluation_values(config, name: str) -> None:
+    """Combinations a single option's check cannot see: offline evaluation needs an offline algorithm."""
+    if config.offline_evaluation_interval and not config.READS_OFFLINE_DATA:
+        raise ValueError(f"{name} does not train from offline data, so it has no offline evaluation "
+                         f"(offline_evaluation_interval={config.offline_evaluation_interval}): use BC, MARWIL, CQL "
+                         "or IQL, or evaluate in an env with config.evaluation(evaluation_interval=N).")
+
+
+__all__ = ["OFFLINE_EVALUATION_OPTIONS", "check_offline_evaluation_values"]

@@ -1,0 +1,101 @@
+"""Offline evaluation (RLlib 2.60's `OfflineEvaluationRunner`, embedded): the Learner's loss on offline data, with
+no gradient step and no env (`config.evaluation(offline_evaluation_interval=N)`, docs/offline.md).
+
+The runner holds its own copy of the algorithm's Learner, synced before each evaluation (module weights, learner
+connector state and per-module state such as MARWIL's advantage norm or CQL's update count; no optimizer): the
+loss sees exactly the training Learner's state, and nothing the evaluation does (the loss's logged stats, MARWIL's
+moving average) reaches the training Learner. Rows come from evaluation_config's `input_` (held-out data), else
+the training input, through the same reader and Learner connector pipeline as training (OfflineData).
+"""
+from typing import Any, Dict, MutableMapping
+
+import numpy as np
+import torch
+
+from relayrl.core.columns import ALL_MODULES, DEFAULT_MODULE_ID
+from relayrl.learner.learner import num_real_steps
+from relayrl.offline.offline_data import OfflineData
+
+# RLlib's result keys: result["evaluation"]["offline_eval_runners"][module id]["total_eval_loss"], ...
+OFFLINE_EVAL_RUNNER_RESULTS = "offline_eval_runners"
+TOTAL_EVAL_LOSS_KEY = "total_eval_loss"
+DATASET_NUM_ITERS_EVALUATED = "dataset_num_iters_evaluated"
+NUM_MODULE_STEPS_SAMPLED = "num_module_steps_sampled"
+NUM_ENV_STEPS_SAMPLED = "num_env_steps_sampled"
+MODULE_SAMPLE_BATCH_SIZE_MEAN = "module_sample_batch_size_mean"
+# Prefix of the algorithm's checkpointed counters that hold the evaluation's lifetime sums.
+_COUNTER_PREFIX = "offline_eval/"
+
+
+class OfflineEvaluationRunner:
+    """Evaluates the Learner's loss on `dataset_num_iters_per_offline_eval_runner` batches of
+    `offline_eval_batch_size_per_runner` timesteps each."""
+
+    def __init__(self, config, spaces, module_spec):
+        eval_config = config.get_evaluation_config_object()
+        eval_config.freeze()
+        self.config = eval_config
+        self.learner = eval_config.learner_class(config=eval_config, module_spec=module_spec, spaces=spaces)
+        self.learner.build()
+        self.data = OfflineData(eval_config, spaces[DEFAULT_MODULE_ID], learner=self.learner)
+        self._loss_fn = eval_config.offline_loss_for_module_fn
+
+    def sync(self, learner_group) -> None:
+        """The training Learner's state, less its optimizer and metrics."""
+        state = learner_group.get_state(not_components=["learner/optimizer", "learner/metrics_logger"])
+        self.learner.set_state(state["learner"])
+
+    def run(self, lifetime: MutableMapping[str, int]) -> Dict[str, Any]:
+        """One evaluation; adds its counts to `lifetime` (the algorithm's checkpointed counters) and returns
+        RLlib's metrics: {module id: {total_eval_loss, the loss's own stats, steps}, __all_modules__: {...}}."""
+        cfg, learner = self.config, self.learner
+        num_iters = cfg.dataset_num_iters_per_offline_eval_runner
+        losses: Dict[str, list] = {}
+        steps: Dict[str, int] = {}
+        env_steps = 0
+        with torch.no_grad():
+            for _ in range(num_iters):
+                batch = learner.build_module_batch(**self.data.sample(cfg.offline_eval_batch_size_per_runner))
+                fwd_out = learner.module.forward_train(batch)
+                for module_id, module_batch in batch.items():
+                    loss = self._loss(module_id, module_batch, fwd_out[module_id])
+                    losses.setdefault(module_id, []).append(float(loss))
+                    steps[module_id] = steps.get(module_id, 0) + num_real_steps(module_batch)
+                env_steps += max((num_real_steps(b) for b in batch.values()), default=0)
+        logged = learner.reduce_results()  # what the loss logged during this evaluation (policy_loss, ...)
+        results: Dict[str, Any] = {}
+        for module_id, values in losses.items():
+            module_results = {k: v for k, v in logged.get(module_id, {}).items() if not isinstance(v, dict)}
+            module_results[TOTAL_EVAL_LOSS_KEY] = float(np.mean(values))
+            module_results[MODULE_SAMPLE_BATCH_SIZE_MEAN] = steps[module_id] / num_iters
+            _count(module_results, lifetime, f"{module_id}/", NUM_MODULE_STEPS_SAMPLED, steps[module_id])
+            results[module_id] = module_results
+        all_modules: Dict[str, Any] = {}
+        _count(all_modules, lifetime, "", DATASET_NUM_ITERS_EVALUATED, num_iters)
+        _count(all_modules, lifetime, "", NUM_ENV_STEPS_SAMPLED, env_steps)
+        _count(all_modules, lifetime, "", NUM_MODULE_STEPS_SAMPLED, sum(steps.values()))
+        results[ALL_MODULES] = all_modules
+        return results
+
+    def _loss(self, module_id: str, batch: Dict[str, Any], fwd_out: Dict[str, Any]) -> torch.Tensor:
+        learner = self.learner
+        if self._loss_fn is not None:
+            return self._loss_fn(learner, module_id=module_id, config=learner.config, batch=batch, fwd_out=fwd_out)
+        return learner.compute_loss_for_module(module_id=module_id, config=learner.config, batch=batch,
+                                               fwd_out=fwd_out)
+
+    def close(self) -> None:
+        close = getattr(self.data, "close", None)
+        if close is not None:
+            close()
+
+
+def _count(results: Dict[str, Any], lifetime: MutableMapping[str, int], scope: str, key: str, value: int) -> None:
+    """results[key] = value and results[key + '_lifetime'] = the lifetime sum, kept in `lifetime`."""
+    counter = f"{_COUNTER_PREFIX}{scope}{key}_lifetime"
+    lifetime[counter] = lifetime.get(counter, 0) + value
+    results[key] = value
+    results[f"{key}_lifetime"] = lifetime[counter]
+
+
+__all__ = ["OfflineEvaluationRunner", "OFFLINE_EVAL_RUNNER_RESULTS", "TOTAL_EVAL_LOSS_KEY"]

@@ -1,0 +1,180 @@
+"""Offline evaluation (`config.evaluation(offline_evaluation_interval=N)`): the Learner's loss on held-out data at
+RLlib 2.60's result keys, no gradient step, the held-out input used, lifetime counts through a checkpoint, BC,
+MARWIL, CQL and IQL with env evaluation on at the same time, and bad option values refused."""
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from relayrl import BCConfig, CQLConfig, MARWILConfig, PPOConfig
+from relayrl.algorithms.iql import IQLConfig
+
+
+def _rows(folder, n: int, seed: int, random_actions: bool = False) -> str:
+    """CartPole-shaped rows whose action is a rule of the observation (obs[2] > 0), or random."""
+    os.makedirs(folder, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    obs = rng.normal(size=(n, 4)).astype(np.float32)
+    actions = rng.integers(0, 2, n) if random_actions else (obs[:, 2] > 0).astype(np.int64)
+    pq.write_table(pa.table({"obs": list(obs), "new_obs": list(obs), "actions": actions,
+                             "rewards": np.ones(n, np.float32), "terminateds": np.zeros(n, bool),
+                             "truncateds": np.zeros(n, bool)}), os.path.join(folder, "rows.parquet"))
+    return str(folder)
+
+
+def _bc(train, held_out=None, **evaluation):
+    config = (BCConfig().environment("CartPole-v1").offline_data(input_=[train])
+              .training(train_batch_size_per_learner=128, lr=1e-2).rl_module(model_config={"fcnet_hiddens": [16]})
+              .debugging(seed=0, logger_config={"type": "none"}).evaluation(offline_evaluation_interval=1, **evaluation))
+    if held_out is not None:
+        config.evaluation(evaluation_config={"input_": [held_out]})
+    return config
+
+
+def _weights(algo):
+    return {k: v.copy() for k, v in algo.learner_group.get_weights()["default_policy"].items()}
+
+
+def _same(before, after) -> bool:
+    return all(np.array_equal(before[k], after[k]) for k in before)
+
+
+def _loss(result) -> float:
+    return result["offline_eval_runners"]["default_policy"]["total_eval_loss"]
+
+
+def test_keys_counts_and_no_weight_change(tmp_path):
+    config = _bc(_rows(tmp_path / "train", 512, 0), _rows(tmp_path / "held", 256, 1),
+                 offline_eval_batch_size_per_runner=64, dataset_num_iters_per_offline_eval_runner=3)
+    algo = config.build_algo()
+    try:
+        first, second = algo.train(), algo.train()
+        before = _weights(algo)
+        optimizer = algo.learner_group.get_state(components="learner/optimizer")
+        direct = algo.evaluate_offline()
+        assert _same(before, _weights(algo))
+        assert repr(optimizer) == repr(algo.learner_group.get_state(components="learner/optimizer"))
+    finally:
+        algo.stop()
+    for result, n in ((first, 1), (second, 2)):
+        evaluation = result["evaluation"]["offline_eval_runners"]
+        module, everything = evaluation["default_policy"], evaluation["__all_modules__"]
+        assert np.isfinite(module["total_eval_loss"]) and module["total_eval_loss"] > 0
+        assert module["num_module_steps_sampled"] == 3 * 64 and module["module_sample_batch_size_mean"] == 64
+        assert everything["dataset_num_iters_evaluated"] == 3
+        assert everything["dataset_num_iters_evaluated_lifetime"] == 3 * n
+        assert everything["num_env_steps_sampled_lifetime"] == 3 * 64 * n
+    assert direct["offline_eval_runners"]["__all_modules__"]["dataset_num_iters_evaluated_lifetime"] == 9
+    # The evaluation's steps are not training steps.
+    assert second["num_env_steps_trained_lifetime"] == 2 * 128
+
+
+def test_loss_tells_trained_from_random_data_and_resumes(tmp_path):
+    """BC trained on rule data: lower loss on held-out rule data than on random-action data (held-out input used);
+    the lifetime counts go on after a restore."""
+    train = _rows(tmp_path / "train", 512, 0)
+    algo = _bc(train, _rows(tmp_path / "held", 256, 1)).build_algo()
+    try:
+        untrained = _loss(algo.evaluate_offline())
+        for _ in range(25):
+            algo.train()
+        on_rule_data = _loss(algo.evaluate_offline())
+        checkpoint = algo.save_to_path(str(tmp_path / "checkpoint"))
+    finally:
+        algo.stop()
+    resumed = _bc(train, _rows(tmp_path / "random", 256, 2, random_actions=True)).build_algo()
+    try:
+        resumed.restore_from_path(checkpoint)
+        result = resumed.train()
+    finally:
+        resumed.stop()
+    on_random_data = _loss(result["evaluation"])
+    assert on_rule_data < 0.5 * untrained, (untrained, on_rule_data)
+    assert on_random_data > 2 * on_rule_data, (on_rule_data, on_random_data)
+    assert result["evaluation"]["offline_eval_runners"]["__all_modules__"]["dataset_num_iters_evaluated_lifetime"] == 28
+
+
+def test_training_input_without_held_out_data(tmp_path):
+    random_rows = _rows(tmp_path / "random", 256, 2, random_actions=True)
+    algo = _bc(random_rows).build_algo()
+    try:
+        result = algo.train()
+    finally:
+        algo.stop()
+    assert abs(_loss(result["evaluation"]) - np.log(2)) < 0.1  # random actions: about log 2 for any early policy
+
+
+@pytest.mark.parametrize("config_class, data, env", [
+    (MARWILConfig, "cartpole_rows", "CartPole-v1"),
+    (BCConfig, "cartpole_episodes", "CartPole-v1"),
+    (CQLConfig, "pendulum_rows", "Pendulum-v1"),
+    (IQLConfig, "pendulum_rows", "Pendulum-v1"),
+])
+def test_algorithms_with_env_evaluation(config_class, data, env, request):
+    config = (config_class().environment(env).offline_data(input_=request.getfixturevalue(data))
+              .training(train_batch_size_per_learner=32).rl_module(model_config={"fcnet_hiddens": [8]})
+              .debugging(seed=0, logger_config={"type": "none"})
+              .evaluation(evaluation_interval=1, evaluation_duration=1, offline_evaluation_interval=1,
+                          offline_eval_batch_size_per_runner=32))
+    config.offline_data(input_read_episodes=data.endswith("episodes"))
+    if config_class is CQLConfig:
+        config.training(bc_iters=1)
+    algo = config.build_algo()
+    try:
+        result = algo.train()
+        learner = algo.learner_group._learner
+        norms = dict(getattr(learner, "moving_avg_sqd_adv_norms", {}))
+        before = _weights(algo)
+        algo.evaluate_offline()
+        assert _same(before, _weights(algo))
+        assert {k: float(v) for k, v in norms.items()} == {
+            k: float(v) for k, v in getattr(learner, "moving_avg_sqd_adv_norms", {}).items()}
+    finally:
+        algo.stop()
+    evaluation = result["evaluation"]
+    assert evaluation["env_runners"]["num_episodes"] == 1
+    assert np.isfinite(evaluation["offline_eval_runners"]["default_policy"]["total_eval_loss"])
+    assert evaluation["offline_eval_runners"]["default_policy"]["num_module_steps_sampled"] == 32
+
+
+def test_custom_loss_function(tmp_path):
+    def mean_action(learner, *, module_id, config, batch, fwd_out):
+        return batch["actions"].float().mean()
+
+    algo = _bc(_rows(tmp_path / "train", 256, 0), offline_loss_for_module_fn=mean_action).build_algo()
+    try:
+        loss = _loss(algo.evaluate_offline())
+    finally:
+        algo.stop()
+    assert 0.3 < loss < 0.7  # the share of action 1 in the rows, not a log-likelihood
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"num_offline_eval_runners": 2}, "embedded"),
+    ({"offline_evaluation_type": "is"}, "'is' and 'pdis' are not"),
+    ({"offline_evaluation_interval": -1}, "offline_evaluation_interval"),
+    ({"offline_eval_batch_size_per_runner": 0}, "offline_eval_batch_size_per_runner"),
+    ({"dataset_num_iters_per_offline_eval_runner": None}, "dataset_num_iters_per_offline_eval_runner"),
+    ({"offline_evaluation_parallel_to_training": True}, "after the training step"),
+])
+def test_bad_values_refused(options, message):
+    with pytest.raises(ValueError, match=message):
+        BCConfig().evaluation(**options)
+
+
+def test_online_algorithm_refused():
+    config = PPOConfig().environment("CartPole-v1").evaluation(offline_evaluation_interval=1)
+    with pytest.raises(ValueError, match="no offline evaluation"):
+        config.validate()
+
+
+def test_evaluate_offline_needs_the_interval(tmp_path):
+    config = _bc(_rows(tmp_path / "train", 128, 0)).evaluation(offline_evaluation_interval=None)
+    algo = config.build_algo()
+    try:
+        with pytest.raises(ValueError, match="offline_evaluation_interval=N"):
+            algo.evaluate_offline()
+    finally:
+        algo.stop()
