@@ -49,9 +49,13 @@ class OfflineAlgorithm:
         if runner is None:
             raise ValueError("evaluate_offline() needs config.evaluation(offline_evaluation_interval=N) (N > 0) "
                              "before the algorithm is built.")
+        self._callbacks("on_evaluate_offline_start", algorithm=self, metrics_logger=self.metrics)
         runner.sync(self.learner_group)
         with self.metrics.log_time(("timers", "offline_evaluation_iteration_timer"), window=1):
-            return {OFFLINE_EVAL_RUNNER_RESULTS: runner.run(self._counters)}
+            results = runner.run(self._counters)
+        self._callbacks("on_evaluate_offline_end", algorithm=self, metrics_logger=self.metrics,
+                        evaluation_metrics=results)
+        return {OFFLINE_EVAL_RUNNER_RESULTS: results}
 
     def training_step(self) -> None:
         cfg = self.config

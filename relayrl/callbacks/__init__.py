@@ -18,7 +18,9 @@ CALLBACK_HOOKS: Tuple[str, ...] = (
     "on_algorithm_init",
     "on_train_result",
     "on_evaluate_start",
+    "on_evaluate_offline_start",
     "on_evaluate_end",
+    "on_evaluate_offline_end",
     "on_env_runners_recreated",
     "on_checkpoint_loaded",
     "on_environment_created",
@@ -47,6 +49,13 @@ class RLlibCallback:
 
     def on_evaluate_end(self, *, algorithm, metrics_logger=None, evaluation_metrics: dict, **kwargs) -> None:
         """After an evaluation run; `evaluation_metrics` may be changed in place."""
+
+    def on_evaluate_offline_start(self, *, algorithm, metrics_logger=None, **kwargs) -> None:
+        """Before an offline evaluation (the loss on offline data, `Algorithm.evaluate_offline()`)."""
+
+    def on_evaluate_offline_end(self, *, algorithm, metrics_logger=None, evaluation_metrics: dict,
+                                **kwargs) -> None:
+        """After an offline evaluation; `evaluation_metrics` may be changed in place."""
 
     def on_env_runners_recreated(self, *, algorithm, env_runner_group, env_runner_indices: List[int],
                                  is_evaluation: bool, **kwargs) -> None:

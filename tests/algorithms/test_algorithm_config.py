@@ -40,6 +40,7 @@ BASE_DEFAULTS = {
     "seed": None, "log_level": "WARN", "logger_config": None, "on_nonfinite_gradient": "raise",
     "callbacks": RLlibCallback, "callbacks_on_algorithm_init": None, "callbacks_on_train_result": None,
     "callbacks_on_evaluate_start": None, "callbacks_on_evaluate_end": None,
+    "callbacks_on_evaluate_offline_start": None, "callbacks_on_evaluate_offline_end": None,
     "callbacks_on_env_runners_recreated": None, "callbacks_on_checkpoint_loaded": None,
     "callbacks_on_environment_created": None, "callbacks_on_episode_created": None,
     "callbacks_on_episode_start": None, "callbacks_on_episode_step": None, "callbacks_on_episode_end": None,
@@ -76,6 +77,17 @@ BASE_DEFAULTS = {
     "output_write_remaining_data": True,  # RLlib: False
     "output_write_method": "write_parquet", "output_write_method_kwargs": {}, "output_filesystem": None,
     "output_filesystem_kwargs": {}, "offline_sampling": False, "offline_data_class": None,
+    # evaluation(): offline evaluation, RLlib's defaults
+    "offline_evaluation_interval": None, "num_offline_eval_runners": 0, "offline_evaluation_type": "eval_loss",
+    "offline_eval_runner_class": None, "offline_loss_for_module_fn": None, "offline_eval_batch_size_per_runner": 256,
+    "dataset_num_iters_per_offline_eval_runner": 1, "offline_evaluation_duration": 1,
+    "offline_evaluation_parallel_to_training": False, "offline_eval_rl_module_inference_only": False,
+    "offline_evaluation_timeout_s": 120.0, "num_cpus_per_offline_eval_runner": 1, "num_gpus_per_offline_eval_runner": 0,
+    "custom_resources_per_offline_eval_runner": {}, "max_requests_in_flight_per_offline_eval_runner": 1,
+    "broadcast_offline_eval_runner_states": False, "validate_offline_eval_runners_after_construction": True,
+    "restart_failed_offline_eval_runners": True, "ignore_offline_eval_runner_failures": False,
+    "max_num_offline_eval_runner_restarts": 1000, "offline_eval_runner_health_probe_timeout_s": 30.0,
+    "offline_eval_runner_restore_timeout_s": 1800.0,
 }
 PPO_OPTIONS = {
     "lambda": 1.0, "clip_param": 0.3, "vf_clip_param": 10.0, "vf_loss_coeff": 1.0,

@@ -178,3 +178,21 @@ def test_evaluate_offline_needs_the_interval(tmp_path):
             algo.evaluate_offline()
     finally:
         algo.stop()
+
+
+def test_callbacks_see_and_change_the_metrics(tmp_path):
+    calls = []
+
+    def on_end(*, algorithm, evaluation_metrics, **kwargs):
+        calls.append("end")
+        evaluation_metrics["default_policy"]["my_metric"] = 1.0
+
+    config = _bc(_rows(tmp_path / "train", 256, 0)).callbacks(
+        on_evaluate_offline_start=lambda **kwargs: calls.append("start"), on_evaluate_offline_end=on_end)
+    algo = config.build_algo()
+    try:
+        result = algo.train()
+    finally:
+        algo.stop()
+    assert calls == ["start", "end"]
+    assert result["evaluation"]["offline_eval_runners"]["default_policy"]["my_metric"] == 1.0
