@@ -34,10 +34,7 @@ class OfflineAlgorithm:
         self.offline_data = make_offline_data(config, spaces[DEFAULT_MODULE_ID], self.learner_group)
         self.offline_eval_runner = None
         if config.offline_evaluation_interval:
-            from relayrl.offline.offline_evaluation import OfflineEvaluationRunner
-
-            self.offline_eval_runner = OfflineEvaluationRunner(config, spaces,
-                                                               config.get_module_spec_for_learner(spaces))
+            self.offline_eval_runner = make_offline_eval_runner(config, spaces)
 
     def evaluate_offline(self) -> Dict[str, Any]:
         """The Learner's loss (no gradient step) on the offline evaluation data with the current weights:
@@ -50,9 +47,8 @@ class OfflineAlgorithm:
             raise ValueError("evaluate_offline() needs config.evaluation(offline_evaluation_interval=N) (N > 0) "
                              "before the algorithm is built.")
         self._callbacks("on_evaluate_offline_start", algorithm=self, metrics_logger=self.metrics)
-        runner.sync(self.learner_group)
         with self.metrics.log_time(("timers", "offline_evaluation_iteration_timer"), window=1):
-            results = runner.run(self._counters)
+            results = runner.run(self.learner_group, self._counters)
         self._callbacks("on_evaluate_offline_end", algorithm=self, metrics_logger=self.metrics,
                         evaluation_metrics=results)
         return {OFFLINE_EVAL_RUNNER_RESULTS: results}
@@ -122,6 +118,18 @@ def make_offline_data(config, spaces, learner_group):
     return OfflineData(config, spaces, learner=learner_group._learner if learner_group.is_local else None)
 
 
+def make_offline_eval_runner(config, spaces):
+    """The offline evaluation: in this process (num_offline_eval_runners=0), else Ray actors."""
+    module_spec = config.get_module_spec_for_learner(spaces)
+    if config.num_offline_eval_runners:
+        from relayrl.distributed.offline_eval_actors import RemoteOfflineEvaluationRunners
+
+        return RemoteOfflineEvaluationRunners(config, spaces, module_spec)
+    from relayrl.offline.offline_evaluation import OfflineEvaluationRunner
+
+    return OfflineEvaluationRunner(config, spaces, module_spec)
+
+
 def uses_ray_data(config) -> bool:
     from relayrl.offline.minari_bridge import minari_dataset_ids
 
@@ -135,4 +143,4 @@ def uses_ray_data(config) -> bool:
     return config.num_learners > 0 or config.input_read_method != "read_parquet"
 
 
-__all__ = ["OfflineAlgorithm", "offline_spaces", "make_offline_data", "uses_ray_data"]
+__all__ = ["OfflineAlgorithm", "offline_spaces", "make_offline_data", "make_offline_eval_runner", "uses_ray_data"]

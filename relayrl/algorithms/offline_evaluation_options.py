@@ -1,12 +1,13 @@
 """`config.evaluation(offline_evaluation_interval=N, ...)`: RLlib 2.60's offline evaluation options (the Learner's
 loss on held-out data, no env; relayrl/offline/offline_evaluation.py, docs/offline.md#offline-evaluation).
 
-relayrl evaluates embedded (num_offline_eval_runners=0, RLlib's default): in the algorithm's process, with a copy of
-the Learner synced before each evaluation. The options of remote OfflineEvaluationRunner actors are accepted at
-their defaults (RLlib code that sets them to their defaults ports unchanged); other values are refused.
+num_offline_eval_runners=0 (RLlib's default) evaluates in the algorithm's process with a copy of the Learner synced
+before each evaluation; n > 0 runs n Ray actors (relayrl/distributed/offline_eval_actors.py). Their fault-tolerance
+options are accepted at their defaults only (RLlib code that sets them to their defaults ports unchanged).
 """
 from relayrl.algorithms.options import (
     CALLABLE_OR_NONE,
+    DICT,
     NON_NEGATIVE_FLOAT,
     NON_NEGATIVE_INT,
     POSITIVE_FLOAT,
@@ -16,13 +17,13 @@ from relayrl.algorithms.options import (
     optional,
 )
 
-_EMBEDDED = "relayrl evaluates offline embedded, in the algorithm's process: remote offline evaluation runners " \
-            "are not built yet"
+_NOT_BUILT = "relayrl's remote offline evaluation runners have no such setting yet"
 
 
 def _remote_only(name: str, default, what: str) -> Option:
-    return Option(name, default, f"{what} of a remote offline evaluation runner; relayrl evaluates embedded, so only "
-                  f"the default ({default!r}).", "evaluation", only_default(default, _EMBEDDED), cli=False)
+    return Option(name, default, f"{what} of the remote offline evaluation runners; relayrl's have none yet (a "
+                  f"failed runner fails the evaluation), so only the default ({default!r}).", "evaluation",
+                  only_default(default, _NOT_BUILT), cli=False)
 
 
 OFFLINE_EVALUATION_OPTIONS = (
@@ -30,9 +31,9 @@ OFFLINE_EVALUATION_OPTIONS = (
            "every this many train() calls: evaluation_config's input_ (held-out data), else the training input; "
            "reported under result['evaluation']['offline_eval_runners']. None or 0: never.", "evaluation",
            optional(NON_NEGATIVE_INT)),
-    Option("num_offline_eval_runners", 0, "Remote offline evaluation runners; 0 evaluates in the algorithm's "
-           "process (the only mode relayrl has).", "evaluation",
-           only_default(0, _EMBEDDED + "; set num_offline_eval_runners=0 (the embedded evaluation, RLlib's default)")),
+    Option("num_offline_eval_runners", 0, "Remote offline evaluation runners (Ray actors), each evaluating "
+           "dataset_num_iters_per_offline_eval_runner batches of its share of the evaluation files; 0: in the "
+           "algorithm's process.", "evaluation", NON_NEGATIVE_INT),
     Option("offline_evaluation_type", "eval_loss", "'eval_loss': the Learner's loss on the evaluation data (RLlib's "
            "importance-sampling types 'is' and 'pdis' are not built).", "evaluation",
            only_default("eval_loss", "only the evaluation loss is built; 'is' and 'pdis' are not")),
@@ -57,9 +58,12 @@ OFFLINE_EVALUATION_OPTIONS = (
            only_default(False, "the loss needs the full module (critics, targets)")),
     Option("offline_evaluation_timeout_s", 120.0, "Seconds a remote runner's evaluation may take; the embedded "
            "evaluation is not interrupted.", "evaluation", POSITIVE_FLOAT),
-    _remote_only("num_cpus_per_offline_eval_runner", 1, "CPUs"),
-    _remote_only("num_gpus_per_offline_eval_runner", 0, "GPUs"),
-    _remote_only("custom_resources_per_offline_eval_runner", {}, "Custom Ray resources"),
+    Option("num_cpus_per_offline_eval_runner", 1, "CPUs per remote offline evaluation runner.", "evaluation",
+           NON_NEGATIVE_FLOAT),
+    Option("num_gpus_per_offline_eval_runner", 0, "GPUs per remote offline evaluation runner (fractions allowed).",
+           "evaluation", NON_NEGATIVE_FLOAT),
+    Option("custom_resources_per_offline_eval_runner", {}, "Custom Ray resources per remote offline evaluation "
+           "runner.", "evaluation", DICT),
     _remote_only("max_requests_in_flight_per_offline_eval_runner", 1, "Requests in flight"),
     _remote_only("broadcast_offline_eval_runner_states", False, "State broadcast"),
     _remote_only("validate_offline_eval_runners_after_construction", True, "Health check at construction"),

@@ -7,7 +7,7 @@ loss sees exactly the training Learner's state, and nothing the evaluation does 
 moving average) reaches the training Learner. Rows come from evaluation_config's `input_` (held-out data), else
 the training input, through the same reader and Learner connector pipeline as training (OfflineData).
 """
-from typing import Any, Dict, MutableMapping
+from typing import Any, Dict, List, MutableMapping
 
 import numpy as np
 import torch
@@ -40,17 +40,22 @@ class OfflineEvaluationRunner:
         self.data = OfflineData(eval_config, spaces[DEFAULT_MODULE_ID], learner=self.learner)
         self._loss_fn = eval_config.offline_loss_for_module_fn
 
-    def sync(self, learner_group) -> None:
-        """The training Learner's state, less its optimizer and metrics."""
-        state = learner_group.get_state(not_components=["learner/optimizer", "learner/metrics_logger"])
-        self.learner.set_state(state["learner"])
+    def set_learner_state(self, state: Dict[str, Any]) -> None:
+        self.learner.set_state(state)
 
-    def run(self, lifetime: MutableMapping[str, int]) -> Dict[str, Any]:
-        """One evaluation; adds its counts to `lifetime` (the algorithm's checkpointed counters) and returns
-        RLlib's metrics: {module id: {total_eval_loss, the loss's own stats, steps}, __all_modules__: {...}}."""
+    def run(self, learner_group, lifetime: MutableMapping[str, int]) -> Dict[str, Any]:
+        """One evaluation with the training Learner's current state; adds its counts to `lifetime` (the
+        algorithm's checkpointed counters) and returns RLlib's metrics: {module id: {total_eval_loss, the loss's
+        own stats, steps}, __all_modules__: {...}} (the remote runners' twin: relayrl/distributed/offline_eval_actors.py)."""
+        self.set_learner_state(learner_state(learner_group))
+        return report([self.evaluate()], lifetime)
+
+    def evaluate(self) -> Dict[str, Any]:
+        """The losses and counts of one evaluation, to be summed over runners (`report`)."""
         cfg, learner = self.config, self.learner
         num_iters = cfg.dataset_num_iters_per_offline_eval_runner
-        losses: Dict[str, list] = {}
+        loss_sums: Dict[str, float] = {}
+        batches: Dict[str, int] = {}
         steps: Dict[str, int] = {}
         env_steps = 0
         with torch.no_grad():
@@ -58,24 +63,16 @@ class OfflineEvaluationRunner:
                 batch = learner.build_module_batch(**self.data.sample(cfg.offline_eval_batch_size_per_runner))
                 fwd_out = learner.module.forward_train(batch)
                 for module_id, module_batch in batch.items():
-                    loss = self._loss(module_id, module_batch, fwd_out[module_id])
-                    losses.setdefault(module_id, []).append(float(loss))
+                    loss = float(self._loss(module_id, module_batch, fwd_out[module_id]))
+                    loss_sums[module_id] = loss_sums.get(module_id, 0.0) + loss
+                    batches[module_id] = batches.get(module_id, 0) + 1
                     steps[module_id] = steps.get(module_id, 0) + num_real_steps(module_batch)
                 env_steps += max((num_real_steps(b) for b in batch.values()), default=0)
         logged = learner.reduce_results()  # what the loss logged during this evaluation (policy_loss, ...)
-        results: Dict[str, Any] = {}
-        for module_id, values in losses.items():
-            module_results = {k: v for k, v in logged.get(module_id, {}).items() if not isinstance(v, dict)}
-            module_results[TOTAL_EVAL_LOSS_KEY] = float(np.mean(values))
-            module_results[MODULE_SAMPLE_BATCH_SIZE_MEAN] = steps[module_id] / num_iters
-            _count(module_results, lifetime, f"{module_id}/", NUM_MODULE_STEPS_SAMPLED, steps[module_id])
-            results[module_id] = module_results
-        all_modules: Dict[str, Any] = {}
-        _count(all_modules, lifetime, "", DATASET_NUM_ITERS_EVALUATED, num_iters)
-        _count(all_modules, lifetime, "", NUM_ENV_STEPS_SAMPLED, env_steps)
-        _count(all_modules, lifetime, "", NUM_MODULE_STEPS_SAMPLED, sum(steps.values()))
-        results[ALL_MODULES] = all_modules
-        return results
+        stats = {mid: {k: float(v) for k, v in logged.get(mid, {}).items() if not isinstance(v, dict)}
+                 for mid in loss_sums}
+        return {"loss_sums": loss_sums, "batches": batches, "steps": steps, "env_steps": env_steps,
+                "num_iters": num_iters, "stats": stats}
 
     def _loss(self, module_id: str, batch: Dict[str, Any], fwd_out: Dict[str, Any]) -> torch.Tensor:
         learner = self.learner
@@ -90,6 +87,33 @@ class OfflineEvaluationRunner:
             close()
 
 
+def learner_state(learner_group) -> Dict[str, Any]:
+    """What an evaluation Learner takes from the training one: all but the optimizer and metrics."""
+    return learner_group.get_state(not_components=["learner/optimizer", "learner/metrics_logger"])["learner"]
+
+
+def report(tallies: List[Dict[str, Any]], lifetime: MutableMapping[str, int]) -> Dict[str, Any]:
+    """RLlib's metrics from the evaluations of one or more runners: per module the mean loss over all their
+    batches, the loss's own stats averaged over the runners, the steps summed; `lifetime` gets the counts."""
+    results: Dict[str, Any] = {}
+    for module_id in sorted({mid for tally in tallies for mid in tally["loss_sums"]}):
+        mine = [tally for tally in tallies if module_id in tally["loss_sums"]]
+        num_batches = sum(tally["batches"][module_id] for tally in mine)
+        steps = sum(tally["steps"][module_id] for tally in mine)
+        module_results = {key: float(np.mean([t["stats"][module_id][key] for t in mine if key in t["stats"][module_id]]))
+                          for key in {k for t in mine for k in t["stats"][module_id]}}
+        module_results[TOTAL_EVAL_LOSS_KEY] = sum(t["loss_sums"][module_id] for t in mine) / num_batches
+        module_results[MODULE_SAMPLE_BATCH_SIZE_MEAN] = steps / num_batches
+        _count(module_results, lifetime, f"{module_id}/", NUM_MODULE_STEPS_SAMPLED, steps)
+        results[module_id] = module_results
+    all_modules: Dict[str, Any] = {}
+    _count(all_modules, lifetime, "", DATASET_NUM_ITERS_EVALUATED, sum(t["num_iters"] for t in tallies))
+    _count(all_modules, lifetime, "", NUM_ENV_STEPS_SAMPLED, sum(t["env_steps"] for t in tallies))
+    _count(all_modules, lifetime, "", NUM_MODULE_STEPS_SAMPLED, sum(sum(t["steps"].values()) for t in tallies))
+    results[ALL_MODULES] = all_modules
+    return results
+
+
 def _count(results: Dict[str, Any], lifetime: MutableMapping[str, int], scope: str, key: str, value: int) -> None:
     """results[key] = value and results[key + '_lifetime'] = the lifetime sum, kept in `lifetime`."""
     counter = f"{_COUNTER_PREFIX}{scope}{key}_lifetime"
@@ -98,4 +122,4 @@ def _count(results: Dict[str, Any], lifetime: MutableMapping[str, int], scope: s
     results[f"{key}_lifetime"] = lifetime[counter]
 
 
-__all__ = ["OfflineEvaluationRunner", "OFFLINE_EVAL_RUNNER_RESULTS", "TOTAL_EVAL_LOSS_KEY"]
+__all__ = ["OfflineEvaluationRunner", "learner_state", "report", "OFFLINE_EVAL_RUNNER_RESULTS", "TOTAL_EVAL_LOSS_KEY"]

@@ -152,7 +152,8 @@ def test_custom_loss_function(tmp_path):
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"num_offline_eval_runners": 2}, "embedded"),
+    ({"num_offline_eval_runners": -1}, "num_offline_eval_runners"),
+    ({"restart_failed_offline_eval_runners": False}, "no such setting yet"),
     ({"offline_evaluation_type": "is"}, "'is' and 'pdis' are not"),
     ({"offline_evaluation_interval": -1}, "offline_evaluation_interval"),
     ({"offline_eval_batch_size_per_runner": 0}, "offline_eval_batch_size_per_runner"),
@@ -196,3 +197,42 @@ def test_callbacks_see_and_change_the_metrics(tmp_path):
         algo.stop()
     assert calls == ["start", "end"]
     assert result["evaluation"]["offline_eval_runners"]["default_policy"]["my_metric"] == 1.0
+
+
+def test_more_remote_runners_than_files_refused(tmp_path):
+    config = _bc(_rows(tmp_path / "train", 128, 0), num_offline_eval_runners=2)
+    with pytest.raises(ValueError, match="has 1 file"):
+        config.build_algo()
+
+
+@pytest.mark.slow
+def test_remote_runners_evaluate_their_shares(tmp_path):
+    """Two Ray actors, one file each: their summed counts, and the loss of the embedded evaluation within noise."""
+    import ray
+
+    train = _rows(tmp_path / "train", 512, 0)
+    held = tmp_path / "held"
+    _rows(held / "a", 256, 1)
+    _rows(held / "b", 256, 3)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        results = {}
+        for runners in (0, 2):
+            algo = _bc(train, str(held), num_offline_eval_runners=runners, offline_eval_batch_size_per_runner=128,
+                       dataset_num_iters_per_offline_eval_runner=4).build_algo()
+            try:
+                for _ in range(10):
+                    result = algo.train()
+                before = _weights(algo)
+                results[runners] = result["evaluation"]["offline_eval_runners"]
+                assert _same(before, _weights(algo))
+            finally:
+                algo.stop()
+    finally:
+        ray.shutdown()
+    remote, embedded = results[2], results[0]
+    assert remote["__all_modules__"]["dataset_num_iters_evaluated"] == 8
+    assert remote["__all_modules__"]["num_env_steps_sampled_lifetime"] == 10 * 2 * 4 * 128
+    assert embedded["__all_modules__"]["dataset_num_iters_evaluated"] == 4
+    loss_remote, loss_embedded = (r["default_policy"]["total_eval_loss"] for r in (remote, embedded))
+    assert abs(loss_remote - loss_embedded) < 0.25 * loss_embedded, (loss_remote, loss_embedded)
