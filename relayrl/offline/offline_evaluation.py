@@ -33,6 +33,7 @@ class OfflineEvaluationRunner:
 
     def __init__(self, config, spaces, module_spec):
         eval_config = config.get_evaluation_config_object()
+        eval_config.learners(num_learners=0)  # one local Learner here, whatever trains (no DDP group to join)
         eval_config.freeze()
         self.config = eval_config
         self.learner = eval_config.learner_class(config=eval_config, module_spec=module_spec, spaces=spaces)

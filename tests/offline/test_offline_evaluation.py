@@ -207,7 +207,8 @@ def test_more_remote_runners_than_files_refused(tmp_path):
 
 @pytest.mark.slow
 def test_remote_runners_evaluate_their_shares(tmp_path):
-    """Two Ray actors, one file each: their summed counts, and the loss of the embedded evaluation within noise."""
+    """Two Ray actors, one file each: their summed counts, and the loss of the embedded evaluation within noise;
+    the embedded evaluation beside remote Learners."""
     import ray
 
     train = _rows(tmp_path / "train", 512, 0)
@@ -228,8 +229,16 @@ def test_remote_runners_evaluate_their_shares(tmp_path):
                 assert _same(before, _weights(algo))
             finally:
                 algo.stop()
+        # Remote Learners (DDP) train; the embedded evaluation's Learner copy stays out of their group.
+        algo = _bc(train, str(held)).learners(num_learners=2).offline_data(input_reader="embedded").build_algo()
+        try:
+            algo.train()
+            with_remote_learners = _loss(algo.train()["evaluation"])
+        finally:
+            algo.stop()
     finally:
         ray.shutdown()
+    assert np.isfinite(with_remote_learners)
     remote, embedded = results[2], results[0]
     assert remote["__all_modules__"]["dataset_num_iters_evaluated"] == 8
     assert remote["__all_modules__"]["num_env_steps_sampled_lifetime"] == 10 * 2 * 4 * 128
