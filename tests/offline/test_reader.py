@@ -123,7 +123,7 @@ def test_inputs_may_be_files_globs_and_local_uris(tmp_path):
     assert input_files([f"local://{a}", str(tmp_path / "d/y/*.parquet")])[1] == [str(a), str(tmp_path / "d/y/b.parquet")]
     with pytest.raises(ValueError, match="no such file or folder"):
         input_files(str(tmp_path / "nowhere"))
-    with pytest.raises(ValueError, match="matches no parquet file"):
+    with pytest.raises(ValueError, match="matches no parquet or JSON file"):
         input_files(str(tmp_path / "d/*.csv"))
 
 
