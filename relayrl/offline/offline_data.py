@@ -9,6 +9,7 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
+from relayrl.algorithms.offline_multi_agent import as_module_episode
 from relayrl.core.columns import Columns
 from relayrl.offline import row_checks
 from relayrl.offline.episode_rows import ITEM_COLUMN, EpisodeRowError, decode_episode_state, episode_from_state
@@ -90,7 +91,7 @@ class RowHandler:
             if episode.agent_id is not None:
                 raise OfflineDataError(f"offline data: {rows.where(i)}, column 'item': the episode is agent "
                                        f"{episode.agent_id!r}'s part of a multi-agent episode: {MULTI_AGENT_FIX}")
-            episodes.append(episode)
+            episodes.append(as_module_episode(episode, self.prelearner.module_id))
         return episodes
 
     def episode_batch(self, num_timesteps: int, next_rows) -> Dict[str, Any]:
