@@ -50,23 +50,29 @@ def expert_cartpole(folder: str, *, config=None, target: float = 450.0, num_time
 
 def expert_cartpole_json(path: str) -> str:
     """`path`, the expert steps of `expert_cartpole` (the same recording, kept beside `path` in its cache folder)
-    as RLlib's old-stack JSON: SampleBatch lines of JSON_ROWS_PER_LINE rows, obs and new_obs LZ4-packed as RLlib's
-    JsonWriter packs them, `dones` for terminateds (made unless the file exists)."""
+    as RLlib's old-stack JSON (made unless the file exists)."""
+    if not os.path.isfile(path):
+        write_sample_batch_json(expert_cartpole(cached(os.path.dirname(path), CARTPOLE_LARGE)), path)
+    return path
+
+
+def write_sample_batch_json(folder: str, path: str) -> str:
+    """The transition rows of the parquet files in `folder` written to `path` as RLlib's old-stack JSON:
+    SampleBatch lines of JSON_ROWS_PER_LINE rows, obs and new_obs LZ4-packed as RLlib's JsonWriter packs them,
+    `dones` for terminateds (complete or absent: written under another name, then renamed)."""
     from relayrl.offline.files import input_files
     from relayrl.offline.reader import ParquetFiles
     from relayrl.offline.sample_batch_json import sample_batch_line
 
-    if not os.path.isfile(path):
-        source = expert_cartpole(cached(os.path.dirname(path), CARTPOLE_LARGE))
-        renames = {"terminateds": "dones"}
-        keep = ("eps_id", "obs", "actions", "rewards", "new_obs", "terminateds", "truncateds", "action_logp")
-        with open(path + ".partial", "w") as out:
-            for rows in ParquetFiles(*input_files(source)).chunks():
-                for start in range(0, len(rows), JSON_ROWS_PER_LINE):
-                    part = rows.take(slice(start, start + JSON_ROWS_PER_LINE))
-                    columns = {renames.get(k, k): part.columns[k] for k in keep if k in part.columns}
-                    out.write(sample_batch_line(columns) + "\n")
-        os.rename(path + ".partial", path)
+    renames = {"terminateds": "dones"}
+    keep = ("eps_id", "obs", "actions", "rewards", "new_obs", "terminateds", "truncateds", "action_logp")
+    with open(path + ".partial", "w") as out:
+        for rows in ParquetFiles(*input_files(folder)).chunks():
+            for start in range(0, len(rows), JSON_ROWS_PER_LINE):
+                part = rows.take(slice(start, start + JSON_ROWS_PER_LINE))
+                columns = {renames.get(k, k): part.columns[k] for k in keep if k in part.columns}
+                out.write(sample_batch_line(columns) + "\n")
+    os.rename(path + ".partial", path)
     return path
 
 

@@ -55,6 +55,14 @@ def test_compressed_and_plain_lines_read_as_transition_rows(tmp_path):
     assert reader.next_batch(3).columns["obs"][0, 0] == 0  # the next pass
 
 
+def test_a_line_without_type_is_one_transition(tmp_path):
+    lines = [json.dumps({"obs": [i, i, i], "actions": i % 2, "rewards": 1.0, "terminateds": False,
+                         "new_obs": pack(np.full(3, i + 1.0))}) for i in range(3)]
+    rows = make_reader(_config(write_json(tmp_path / "rows.jsonl", lines))).next_batch(3)
+    assert np.array_equal(rows.columns["actions"], [0, 1, 0]) and rows.columns["obs"].shape == (3, 3)
+    assert rows.where(2).endswith("rows.jsonl, line 3, row 0")
+
+
 def test_bc_trains_from_json_through_the_learner_pipeline(tmp_path):
     path = write_json(tmp_path / "large.json", [sample_batch_line(_columns(i * 50, 50)) for i in range(4)])
     algo = _config(path, dataset_num_iters_per_learner=3).build_algo()
