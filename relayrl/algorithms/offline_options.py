@@ -36,8 +36,8 @@ def _normalize_input(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-_INPUT = Check("'sampler' (sample from the env), a path, glob or URI of parquet (or old-stack JSON) files (str), or a non-empty "
-               "list of them", _is_input, Any, _normalize_input)
+_INPUT = Check("'sampler' (sample from the env), a path, glob or URI of parquet (or old-stack JSON) files (str), "
+               "or a non-empty list of them", _is_input, Any, _normalize_input)
 def _absolute_local_path(value: Any) -> Any:
     """A relative local folder made absolute here, in the driver: remote EnvRunners may run in another folder."""
     if isinstance(value, str) and "://" not in value:

@@ -55,6 +55,8 @@ def add_policy_reward_mean(result: Dict[str, Any]) -> None:
     """Multi-agent results: each module's mean episode return also as `env_runners/policy_reward_mean/<module>`
     (at the top and in `evaluation`), the key of RLlib's hybrid API stack, which RLlib 2.60's
     `pretrain_bc_single_agent_evaluate_as_multi_agent.py` stops on (in place; a shallow copy of the dict)."""
+    if not isinstance(result, dict):
+        return
     for scope in (result, result.get("evaluation")):
         env_runners = scope.get("env_runners") if isinstance(scope, dict) else None
         returns = env_runners.get("module_episode_returns_mean") if isinstance(env_runners, dict) else None

@@ -83,7 +83,8 @@ def _files_at(fs, path: str, location: str) -> List[str]:
     visible = [entry.path for entry in fs.get_file_info(selector)
                if entry.type == pafs.FileType.File
                and not _hidden(entry.path[len(prefix):] if entry.path.startswith(prefix) else entry.base_name)]
-    return [p for p in visible if p.endswith(".parquet")] or [p for p in visible if p.lower().endswith(JSON_SUFFIXES)]
+    parquet = [p for p in visible if p.endswith(".parquet")]
+    return parquet or [p for p in visible if p.lower().endswith(JSON_SUFFIXES)]
 
 
 def output_location(output: str, *, filesystem=None, filesystem_kwargs: Optional[Mapping] = None) -> Tuple[Any, str]:

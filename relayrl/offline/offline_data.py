@@ -15,8 +15,8 @@ from relayrl.offline import row_checks
 from relayrl.offline.episode_rows import ITEM_COLUMN, EpisodeRowError, decode_episode_state, episode_from_state
 from relayrl.offline.files import input_files
 from relayrl.offline.prelearner import EpisodeBatcher, OfflinePreLearner
-from relayrl.offline.sample_batch_json import SampleBatchJsonFiles, is_json_file
 from relayrl.offline.reader import MULTI_AGENT_FIX, OfflineDataError, ParquetFiles, RowBatch, RowStream
+from relayrl.offline.sample_batch_json import SampleBatchJsonFiles, is_json_file
 
 logger = logging.getLogger("relayrl")
 
@@ -133,11 +133,11 @@ def make_reader(config) -> RowStream:
         filesystem, files = input_files(config.input_, filesystem=config.input_filesystem,
                                         filesystem_kwargs=config.input_filesystem_kwargs)
         if reads_sample_batch_json(config, files):
-            return RowStream(SampleBatchJsonFiles(filesystem, files, required=required_columns(config),
-                                                  rename=reader_renames(config)),
-                             shuffle_rows=shuffle_rows(config), seed=config.seed, materialize=config.materialize_data)
-        source = ParquetFiles(filesystem, files, required=required_columns(config), rename=reader_renames(config),
-                              columns=(config.input_read_method_kwargs or {}).get("columns"))
+            source = SampleBatchJsonFiles(filesystem, files, required=required_columns(config),
+                                          rename=reader_renames(config))
+        else:
+            source = ParquetFiles(filesystem, files, required=required_columns(config), rename=reader_renames(config),
+                                  columns=(config.input_read_method_kwargs or {}).get("columns"))
     return RowStream(source, shuffle_rows=shuffle_rows(config), seed=config.seed,
                      materialize=config.materialize_data)
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from relayrl.offline.compression import CompressedValueError, is_compressed, pack, unpack
 from relayrl.offline.files import JSON_SUFFIXES
-from relayrl.offline.reader import MULTI_AGENT_FIX, OfflineDataError, RowBatch
+from relayrl.offline.reader import MULTI_AGENT_FIX, OfflineDataError, RowBatch, file_order
 
 # Old-stack bookkeeping columns with no meaning for a transition row (view requirements, sampler ids, infos).
 _DROPPED = {"type", "infos", "prev_actions", "prev_rewards", "seq_lens", "unroll_id", "count"}
@@ -123,10 +123,7 @@ class SampleBatchJsonFiles:
 
     def chunks(self, rng=None):
         """One RowBatch per line of one pass (files in a random order when `rng` is given)."""
-        order = list(range(len(self.paths)))
-        if rng is not None:
-            rng.shuffle(order)
-        for index in order:
+        for index in file_order(len(self.paths), rng):
             for number, columns in self._parse(index):
                 arrays = self._parser.arrays(columns, f"file {self.paths[index]}, line {number}")
                 n = _num_rows(columns)

@@ -12,8 +12,9 @@ module), the default OfflinePreLearner, and a pipeline
 whose pieces up to BatchIndividualItems are (in order) AddOneTsToEpisodesAndTruncate (optional, first),
 AddObservationsFromEpisodesToBatch, AddNextObservationsFromEpisodesToTrainBatch (optional),
 AddColumnsFromEpisodesToTrainBatch, the recurrent pieces only where they skip the module (stateless),
-AgentToModuleMapping (multi-agent; optional), then BatchIndividualItems; and after it only NumpyToTensor and GeneralAdvantageEstimation. Anything else (a piece of
-the user's, a recurrent module) takes the general path through episodes.
+AgentToModuleMapping (multi-agent; optional), then BatchIndividualItems; and after it only NumpyToTensor and
+GeneralAdvantageEstimation. Anything else (a piece of the user's, a recurrent module) takes the general path
+through episodes.
 """
 from typing import Dict, Optional
 

@@ -10,7 +10,8 @@ RLlib as it ships): the same files at the same place.
 The expert: relayrl's PPO trained on CartPole-v1 to a mean return of 450, then EXPERT_STEPS of its greedy steps
 recorded as transition rows (`config.offline_data(output=..., output_write_episodes=False)`: RLlib's columns and
 layout, docs/offline.md); `pretrain_bc_single_agent_evaluate_as_multi_agent.py` reads the same steps as RLlib's
-old-stack SampleBatch JSON (`large.json`). Made once per cache folder (a process-wide temporary one unless given), ~1 min on 2 cores.
+old-stack SampleBatch JSON (`large.json`). Made once per cache folder (a process-wide temporary one unless given),
+~1 min on 2 cores.
 """
 import atexit
 import os
