@@ -141,7 +141,8 @@ def test_a_pickle_that_runs_code_is_refused(tmp_path):
 
 @pytest.mark.slow
 def test_json_through_ray_data_with_two_remote_learners(tmp_path):
-    """The mix a user would try: old-stack JSON, remote Learners (Ray Data, each its shard); bad lines are named."""
+    """The mix a user would try: old-stack JSON, remote Learners (Ray Data, each its shard), a multi-agent config
+    training "main"; bad lines are named."""
     import ray
 
     path = write_json(tmp_path / "large.json", [sample_batch_line(_columns(i * 50, 50)) for i in range(4)])
@@ -149,10 +150,14 @@ def test_json_through_ray_data_with_two_remote_learners(tmp_path):
         {"type": "SampleBatch", "obs": "bm90IGx6NA==", "actions": [0], "rewards": [1.0], "new_obs": [[1, 2, 3]]})])
     ray.init(address="local", num_cpus=4, include_dashboard=False)  # 2 Learners + the Ray Data read tasks
     try:
-        algo = _config(path, dataset_num_iters_per_learner=2).learners(num_learners=2).build_algo()
+        config = (_config(path, dataset_num_iters_per_learner=2).learners(num_learners=2)
+                  .multi_agent(policies={"main"}, policy_mapping_fn=lambda *a, **kw: "main"))  # rows train "main"
+        algo = config.build_algo()
         try:
             assert algo.offline_data.num_rows == 200
-            assert algo.train()["num_env_steps_trained_lifetime"] == 32  # 2 updates x 2 Learners x 8 rows (16 / 2)
+            result = algo.train()
+            assert result["num_env_steps_trained_lifetime"] == 32  # 2 updates x 2 Learners x 8 rows (16 / 2)
+            assert np.isfinite(result["learners"]["main"]["policy_loss"])
         finally:
             algo.stop()
         with pytest.raises(Exception, match=r"bad.json, column 'obs': a compressed cell that cannot be read"):
