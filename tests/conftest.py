@@ -72,8 +72,17 @@ MOVED_TO_SLOW = {
 }
 
 
+# With `-n auto` (pytest-xdist; `--dist loadgroup` is in pyproject.toml) the tests of one module in these folders stay
+# on one worker: they share the module's Ray instance (tests/distributed/conftest.py and the like, or the one relayrl
+# started, shut down after the module), which each worker would otherwise start again.
+RAY_MODULE_DIRS = ("tests/distributed/", "tests/cluster/", "tests/tune/", "tests/porting/", "tests/integration/",
+                   "tests/reliability/")
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m 'not slow'` deselects
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.nodeid in MOVED_TO_SLOW:
             item.add_marker(pytest.mark.slow)
+        if item.nodeid.startswith(RAY_MODULE_DIRS):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))

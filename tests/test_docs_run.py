@@ -204,7 +204,7 @@ def test_readme_first_block_is_install_run_test_and_ci_runs_those_lines():
     install, run, test = readme_first_block_commands()
     assert "pip install" in install and '-e ".[test]"' in install
     assert run.startswith(".venv/bin/relayrl train ") and "--stop-reward" in run
-    assert test == ".venv/bin/python -m pytest"
+    assert test == ".venv/bin/python -m pytest -n auto"
     ci_lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
     for command in (install, run, test):
         assert command in ci_lines, f".ci/run does not run the README's `{command}`"

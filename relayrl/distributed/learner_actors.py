@@ -80,11 +80,17 @@ class LearnerActor:
     def get_state(self, components=None, *, not_components=None, **kwargs):
         return _to_cpu(self.learner.get_state(components, not_components=not_components, **kwargs))
 
-    def set_state(self, state) -> None:
-        self.learner.set_state(state)
+    def set_state(self, state, partial_modules: bool = False) -> None:
+        from relayrl.modules.partial_module_state import partial_module_states
 
-    def check_state(self, state, where) -> None:
-        self.learner.check_state(state, where)
+        with partial_module_states(partial_modules):  # the driver's context does not cross into the actor
+            self.learner.set_state(state)
+
+    def check_state(self, state, where, partial_modules: bool = False) -> None:
+        from relayrl.modules.partial_module_state import partial_module_states
+
+        with partial_module_states(partial_modules):
+            self.learner.check_state(state, where)
 
     def shutdown(self) -> None:
         from relayrl.distributed.learner_ddp import destroy_process_group

@@ -7,6 +7,7 @@ of every train batch (relayrl/distributed/learner_actors.py; docs/learners.md).
 from typing import Any, Callable, Dict, List, Optional
 
 from relayrl.checkpoints.checkpointable import Checkpointable
+from relayrl.modules.partial_module_state import partial_module_states_allowed
 
 
 class LearnerGroup(Checkpointable):
@@ -99,7 +100,8 @@ class LearnerGroup(Checkpointable):
             self._learner.check_state(state["learner"], where / "learner")
             return
         try:
-            self._remote.call_first("check_state", state["learner"], where / "learner")
+            self._remote.call_first("check_state", state["learner"], where / "learner",
+                                    partial_modules=partial_module_states_allowed())
         except CheckpointError:
             raise
         except Exception as error:  # Ray wraps the actor's CheckpointError in its own error type
@@ -110,7 +112,7 @@ class LearnerGroup(Checkpointable):
         if self._remote is None:
             self._learner.set_state(state["learner"])
         else:
-            self._remote.call_all("set_state", state["learner"])
+            self._remote.call_all("set_state", state["learner"], partial_modules=partial_module_states_allowed())
 
     def get_module(self, module_id: Optional[str] = None):
         """The (Multi)RLModule; with remote Learners a local copy holding the first Learner's weights."""
