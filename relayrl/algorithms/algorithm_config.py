@@ -427,7 +427,7 @@ class AlgorithmConfig(ConfigBuildersMixin):
                                  "per agent with a single-agent config, each from its agent's rows (recordings "
                                  "name them in the `module_id` column).")
             else:
-                    raise ValueError(f"{name} does not train multi-agent configs (config.multi_agent(policies=...)) "
+                raise ValueError(f"{name} does not train multi-agent configs (config.multi_agent(policies=...)) "
                                  "yet; use one of relayrl's algorithms (PPO, IMPALA, APPO, DQN, SAC), or a "
                                  "single-agent env.")
         to_train = self.policies_to_train

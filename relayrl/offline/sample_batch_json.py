@@ -7,7 +7,8 @@ transition (its values that row's cells, as Ray Data's `write_json` writes trans
 (`policy_batches`) with one policy is that policy's SampleBatch; with several it is refused (multi-agent data).
 
 The files are scanned once up front (rows counted, every line checked to parse); each pass then parses them again,
-line by line, so memory holds one line's batch at a time. A bad line is reported with its file, line and column.
+a file at a time: memory holds one file's text (RLlib's JsonWriter rolled files over at 64 MB) and the batches of
+its lines as they are handed out. A bad line is reported with its file, line and column.
 """
 import json
 from typing import Dict, List, Optional, Sequence
