@@ -24,7 +24,7 @@ from relayrl.metrics import (
     NUM_ENV_STEPS_SAMPLED_LIFETIME,
     NUM_ENV_STEPS_TRAINED_LIFETIME,
 )
-from relayrl.metrics.legacy_result_keys import add_legacy_result_keys
+from relayrl.metrics.legacy_result_keys import add_legacy_result_keys, add_policy_reward_mean
 from relayrl.metrics.thread_safe_metrics_logger import ThreadSafeMetricsLogger
 from relayrl.tune.trainable_base import TrainableBase, split_tune_entries
 
@@ -214,6 +214,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
         result = self._compile_result(elapsed, calls)
         if eval_results is not None:
             result[EVALUATION_RESULTS] = eval_results
+        add_policy_reward_mean(result)
         if self.config.legacy_result_keys:
             add_legacy_result_keys(result)
         self._callbacks("on_train_result", algorithm=self, metrics_logger=self.metrics, result=result)

@@ -418,13 +418,19 @@ class AlgorithmConfig(ConfigBuildersMixin):
             return
         if not self.SUPPORTS_MULTI_AGENT:
             name = type(self).__name__.replace("Config", "")
-            if self.READS_OFFLINE_DATA:
+            if self.TRAINS_ONE_MODULE_OFFLINE:
+                from relayrl.algorithms.offline_multi_agent import offline_module_id
+
+                offline_module_id(self)  # one trained module, which the single-agent rows train
+            elif self.READS_OFFLINE_DATA:
                 raise ValueError(f"{name} trains one single-agent module from offline data: multi-agent offline "
                                  "input (config.multi_agent(policies=...)) is not supported yet. Train one module "
                                  "per agent with a single-agent config, each from its agent's rows (recordings "
                                  "name them in the `module_id` column).")
-            raise ValueError(f"{name} does not train multi-agent configs (config.multi_agent(policies=...)) yet; "
-                             "use one of relayrl's algorithms (PPO, IMPALA, APPO, DQN, SAC), or a single-agent env.")
+            else:
+                raise ValueError(f"{name} does not train multi-agent configs (config.multi_agent(policies=...)) "
+                                 "yet; use one of relayrl's algorithms (PPO, IMPALA, APPO, DQN, SAC), or a "
+                                 "single-agent env.")
         to_train = self.policies_to_train
         if to_train is not None and not callable(to_train):
             unknown = [m for m in to_train if m not in self.policies]
@@ -434,6 +440,8 @@ class AlgorithmConfig(ConfigBuildersMixin):
 
     # Whether the algorithm trains from offline data (`input_`): BC, MARWIL, CQL, IQL set it.
     READS_OFFLINE_DATA = False
+    # Whether, under config.multi_agent(...), the single-agent rows train its one trained module (BC, MARWIL).
+    TRAINS_ONE_MODULE_OFFLINE = False
 
     @property
     def is_offline(self) -> bool:
@@ -453,9 +461,11 @@ class AlgorithmConfig(ConfigBuildersMixin):
         if self.READS_OFFLINE_DATA and not self.is_offline:
             raise ValueError(f"{name} trains from offline data: set config.offline_data(input_=[...paths of "
                              "parquet files or folders...]) (command line: --input DIR; docs/offline.md).")
-        if self.READS_OFFLINE_DATA and self.evaluation_interval and self.env is None:
-            raise ValueError(f"{name} evaluates in an env (evaluation_interval={self.evaluation_interval}), but none is "
-                             "set: config.environment('CartPole-v1') (the env gives the spaces too), or no evaluation.")
+        evaluation_env = self.env if self.env is not None else (self.evaluation_config or {}).get("env")
+        if self.READS_OFFLINE_DATA and self.evaluation_interval and evaluation_env is None:
+            raise ValueError(f"{name} evaluates in an env (evaluation_interval={self.evaluation_interval}), but "
+                             "none is set: config.environment('CartPole-v1') (the env gives the spaces too), "
+                             "evaluation_config={'env': ...}, or no evaluation.")
 
     def _validate_evaluation(self) -> None:
         if self.evaluation_duration == "auto" and not self.evaluation_parallel_to_training:

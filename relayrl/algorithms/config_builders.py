@@ -60,6 +60,8 @@ class ConfigBuildersMixin:
                 module_spaces[module_id] = (policy.observation_space or obs, policy.action_space or act)
             specs[module_id] = self._module_spec(module_user_spec, module_id, module_spaces, inference_only,
                                                  from_config_spaces=False)
+            if _is_old_stack_policy(policy.policy_class):  # e.g. RandomPolicy as an evaluation opponent
+                specs[module_id] = _policy_module_spec(policy, specs[module_id], inference_only)
         cls = getattr(user, "multi_rl_module_class", None) if isinstance(user, MultiRLModuleSpec) else None
         return MultiRLModuleSpec(multi_rl_module_class=cls, rl_module_specs=specs, inference_only=inference_only)
 
@@ -123,6 +125,22 @@ class ConfigBuildersMixin:
     def build(self, env=None, logger_creator=None, use_copy: bool = True):
         """RLlib's older name for `build_algo`."""
         return self.build_algo(env=env, logger_creator=logger_creator, use_copy=use_copy)
+
+
+def _is_old_stack_policy(policy_class) -> bool:
+    from relayrl.policy.policy import Policy
+
+    return isinstance(policy_class, type) and issubclass(policy_class, Policy)
+
+
+def _policy_module_spec(policy, spec, inference_only: bool):
+    """An old-stack Policy class among RLModules: a PolicyRLModule acting with it, in the module's spaces."""
+    from relayrl.modules.policy_rl_module import POLICY_CLASS, POLICY_CONFIG, PolicyRLModule
+    from relayrl.modules.rl_module_spec import RLModuleSpec
+
+    return RLModuleSpec(module_class=PolicyRLModule, observation_space=spec.observation_space,
+                        action_space=spec.action_space, inference_only=inference_only,
+                        model_config={POLICY_CLASS: policy.policy_class, POLICY_CONFIG: policy.config})
 
 
 def _extra_module_spec(module_id, spec, inference_only: bool):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from relayrl.core.rng_isolation import isolated_global_rngs
 from relayrl.metrics import ENV_RUNNER_RESULTS, EVALUATION_RESULTS
+from relayrl.metrics.legacy_result_keys import add_policy_reward_mean
 
 if TYPE_CHECKING:  # imported where built: Policy-based algorithms never load the EnvRunner stack
     from relayrl.env.env_runner_group import EnvRunnerGroup
@@ -114,6 +115,7 @@ class AlgorithmEvaluation:
                     eval_results = {}
             else:
                 eval_results = self._evaluate_built_in(train_done)
+        add_policy_reward_mean(eval_results)
         self._callbacks("on_evaluate_end", algorithm=self, metrics_logger=self.metrics,
                         evaluation_metrics=eval_results)
         return eval_results

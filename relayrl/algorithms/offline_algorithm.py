@@ -140,7 +140,7 @@ def uses_ray_data(config) -> bool:
         return False
     if config.input_reader != "auto":
         return config.input_reader == "ray_data"
-    return config.num_learners > 0 or config.input_read_method != "read_parquet"
+    return config.num_learners > 0 or config.input_read_method not in ("read_parquet", "read_json")
 
 
 __all__ = ["OfflineAlgorithm", "offline_spaces", "make_offline_data", "make_offline_eval_runner", "uses_ray_data"]

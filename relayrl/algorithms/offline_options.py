@@ -36,8 +36,8 @@ def _normalize_input(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-_INPUT = Check("'sampler' (sample from the env), a path, glob or URI of parquet files (str), or a non-empty "
-               "list of them", _is_input, Any, _normalize_input)
+_INPUT = Check("'sampler' (sample from the env), a path, glob or URI of parquet (or old-stack JSON) files (str), "
+               "or a non-empty list of them", _is_input, Any, _normalize_input)
 def _absolute_local_path(value: Any) -> Any:
     """A relative local folder made absolute here, in the driver: remote EnvRunners may run in another folder."""
     if isinstance(value, str) and "://" not in value:
@@ -66,16 +66,16 @@ OFFLINE_OPTIONS = (
            "Learners or a read method other than read_parquet, else embedded).", "offline_data",
            one_of("auto", "embedded", "ray_data")),
     Option("input_read_method", "read_parquet", "Ray Data's read function (its name, or a callable) for "
-           "input_reader='ray_data'; the embedded reader reads parquet.", "offline_data", _READ_METHOD),
+           "input_reader='ray_data'; the embedded reader reads parquet, and RLlib's old-stack SampleBatch JSON "
+           "with 'read_json' (or *.json files).", "offline_data", _READ_METHOD),
     Option("input_read_method_kwargs", {}, "Keyword arguments for the Ray Data read function (e.g. "
            "override_num_blocks); the embedded reader takes `columns`.", "offline_data", DICT),
     Option("input_read_schema", {}, "Column renames {RLlib column: your column}, e.g. {'obs': 'o_t'}; columns "
            "neither renamed nor RLlib's become extra model outputs.", "offline_data", DICT),
     Option("input_read_episodes", False, "Rows are whole episodes (RLlib's output_write_episodes=True "
            "format) instead of single transitions.", "offline_data", BOOL),
-    Option("input_read_sample_batches", False, "RLlib's old-stack SampleBatch rows; not supported (only "
-           "False).", "offline_data", only_default(False, "old-stack SampleBatch data is not supported: convert "
-                                                  "it to transition rows or episodes")),
+    Option("input_read_sample_batches", False, "The files are RLlib's old-stack SampleBatch JSON lines (what its "
+           "old API stack's `output` wrote); *.json files are read so anyway.", "offline_data", BOOL),
     Option("input_read_batch_size", None, "Rows pulled from the files per train batch when a row holds several "
            "timesteps (episodes); None: the train batch size.", "offline_data", optional(POSITIVE_INT)),
     Option("input_filesystem", None, "Filesystem of the input paths: None (local paths and URIs pyarrow knows), "

@@ -1,7 +1,8 @@
 """Offline data through Ray Data: `config.offline_data(input_reader="ray_data")`, or any offline algorithm with
 remote Learners (num_learners > 0).
 
-The files are read with Ray Data's `input_read_method` (read_parquet; `input_read_method_kwargs`), the dataset is
+The files are read with Ray Data's `input_read_method` (read_parquet; `input_read_method_kwargs`; RLlib's old-stack
+SampleBatch JSON with read_text, parsed into transition rows in the read tasks), the dataset is
 split with `streaming_split(num_learners, equal=True)`, and each Learner (in its actor) pulls its own shard's
 batches (`iter_batches_kwargs`), checks them and runs them through the same row handling and Learner connector
 pipeline as the embedded reader (relayrl/offline/offline_data.py). The Learners train data-parallel (DDP): each
@@ -13,7 +14,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from relayrl.offline.offline_data import RowHandler, reader_renames
+from relayrl.offline.offline_data import RowHandler, reader_renames, reads_sample_batch_json, required_columns
 from relayrl.offline.reader import RowBatch, concatenate
 
 
@@ -74,6 +75,10 @@ def read_dataset(ray, config):
     kwargs = dict(config.input_read_method_kwargs or {})
     filesystem, files = input_files(config.input_, filesystem=config.input_filesystem,
                                     filesystem_kwargs=config.input_filesystem_kwargs)
+    if reads_sample_batch_json(config, files):
+        dataset = read_sample_batch_json(ray, config, files, kwargs)
+        dataset = dataset.materialize() if config.materialize_data else dataset
+        return dataset, dataset.count()
     parquet = read is ray.data.read_parquet
     if parquet:
         kwargs.setdefault("include_paths", True)
@@ -83,6 +88,25 @@ def read_dataset(ray, config):
         dataset = dataset.rename_columns({k: v for k, v in renames.items() if k in dataset.schema().names})
     dataset = dataset.materialize() if config.materialize_data else dataset
     return dataset, ParquetFiles(filesystem, files).num_rows if parquet else dataset.count()
+
+
+def read_sample_batch_json(ray, config, files, read_kwargs):
+    """RLlib's old-stack SampleBatch JSON through Ray Data: `read_text` reads the lines (with their file), and the
+    read tasks parse each into its transition rows with the embedded reader's LineParser (same checks, and errors
+    naming the file and column; Ray Data keeps no line numbers). read_json would infer one arrow type per key
+    over the lines, which old-stack batches (compressed strings, info dicts) do not always fit."""
+    from relayrl.offline.sample_batch_json import LineParser
+
+    parser = LineParser(required=required_columns(config), rename=reader_renames(config))
+
+    def transition_rows(line: Dict[str, Any]) -> List[Dict[str, Any]]:
+        where = f"file {line[PATH_COLUMN]}"
+        arrays = parser.arrays(parser.raw_columns(line["text"], where), where)
+        n = len(next(iter(arrays.values()))) if arrays else 0
+        return [{**{name: values[i] for name, values in arrays.items()}, PATH_COLUMN: line[PATH_COLUMN]}
+                for i in range(n)]
+
+    return ray.data.read_text(files, include_paths=True, **read_kwargs).flat_map(transition_rows)
 
 
 class ShardRows:

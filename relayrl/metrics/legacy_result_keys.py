@@ -51,6 +51,19 @@ def add_legacy_result_keys(result: Dict[str, Any]) -> None:
         scope["custom_metrics"] = dict(_get(scope, "env_runners/custom_metrics", {}))
 
 
+def add_policy_reward_mean(result: Dict[str, Any]) -> None:
+    """Multi-agent results: each module's mean episode return also as `env_runners/policy_reward_mean/<module>`
+    (at the top and in `evaluation`), the key of RLlib's hybrid API stack, which RLlib 2.60's
+    `pretrain_bc_single_agent_evaluate_as_multi_agent.py` stops on (in place; a shallow copy of the dict)."""
+    if not isinstance(result, dict):
+        return
+    for scope in (result, result.get("evaluation")):
+        env_runners = scope.get("env_runners") if isinstance(scope, dict) else None
+        returns = env_runners.get("module_episode_returns_mean") if isinstance(env_runners, dict) else None
+        if isinstance(returns, Mapping):
+            env_runners["policy_reward_mean"] = dict(returns)
+
+
 def missing_result_key_message(key: str, flat_result: Mapping[str, Any], *, what: str) -> Optional[str]:
     """Why a relayrl result will never have `key` (a Tune stop criterion or metric: `what`), or None if it may.
 

@@ -8,6 +8,7 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 from relayrl.offline.deps import require
 
 LOCAL_PREFIXES = ("local://", "file://")
+JSON_SUFFIXES = (".json", ".jsonl")  # RLlib's old-stack SampleBatch files (relayrl/offline/sample_batch_json.py)
 _GLOB_CHARS = set("*?[")
 
 
@@ -42,7 +43,8 @@ def _hidden(relative_path: str) -> bool:
 
 def input_files(inputs: Union[str, Sequence[str]], *, filesystem=None,
                 filesystem_kwargs: Optional[Mapping] = None) -> Tuple[Any, List[str]]:
-    """(filesystem, sorted parquet files) named by `input_`; ValueError naming an input that matches nothing."""
+    """(filesystem, sorted files) named by `input_`: parquet files, or RLlib's old-stack JSON (a folder's *.json
+    files where it holds no parquet file); ValueError naming an input that matches nothing."""
     pafs = require("pyarrow.fs", "reading offline data")
     inputs = [inputs] if isinstance(inputs, str) else list(inputs)
     chosen = _filesystem(filesystem, filesystem_kwargs)
@@ -63,8 +65,8 @@ def input_files(inputs: Union[str, Sequence[str]], *, filesystem=None,
         else:
             found = _files_at(fs, path, location)
         if not found:
-            raise ValueError(f"input_ {location!r} matches no parquet file (looked for *.parquet files in "
-                             f"{path!r}).")
+            raise ValueError(f"input_ {location!r} matches no parquet or JSON file (looked for *.parquet, then "
+                             f"*.json files in {path!r}).")
         files.extend(found)
     return fs, sorted(dict.fromkeys(files))
 
@@ -78,9 +80,11 @@ def _files_at(fs, path: str, location: str) -> List[str]:
         return [path]
     selector = pafs.FileSelector(path, recursive=True)
     prefix = path.rstrip("/") + "/"
-    return [entry.path for entry in fs.get_file_info(selector)
-            if entry.type == pafs.FileType.File and entry.path.endswith(".parquet")
-            and not _hidden(entry.path[len(prefix):] if entry.path.startswith(prefix) else entry.base_name)]
+    visible = [entry.path for entry in fs.get_file_info(selector)
+               if entry.type == pafs.FileType.File
+               and not _hidden(entry.path[len(prefix):] if entry.path.startswith(prefix) else entry.base_name)]
+    parquet = [p for p in visible if p.endswith(".parquet")]
+    return parquet or [p for p in visible if p.lower().endswith(JSON_SUFFIXES)]
 
 
 def output_location(output: str, *, filesystem=None, filesystem_kwargs: Optional[Mapping] = None) -> Tuple[Any, str]:

@@ -9,12 +9,14 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
+from relayrl.algorithms.offline_multi_agent import as_module_episode
 from relayrl.core.columns import Columns
 from relayrl.offline import row_checks
 from relayrl.offline.episode_rows import ITEM_COLUMN, EpisodeRowError, decode_episode_state, episode_from_state
 from relayrl.offline.files import input_files
 from relayrl.offline.prelearner import EpisodeBatcher, OfflinePreLearner
 from relayrl.offline.reader import MULTI_AGENT_FIX, OfflineDataError, ParquetFiles, RowBatch, RowStream
+from relayrl.offline.sample_batch_json import SampleBatchJsonFiles, is_json_file
 
 logger = logging.getLogger("relayrl")
 
@@ -89,7 +91,7 @@ class RowHandler:
             if episode.agent_id is not None:
                 raise OfflineDataError(f"offline data: {rows.where(i)}, column 'item': the episode is agent "
                                        f"{episode.agent_id!r}'s part of a multi-agent episode: {MULTI_AGENT_FIX}")
-            episodes.append(episode)
+            episodes.append(as_module_episode(episode, self.prelearner.module_id))
         return episodes
 
     def episode_batch(self, num_timesteps: int, next_rows) -> Dict[str, Any]:
@@ -104,8 +106,22 @@ class RowHandler:
         return self.transitions(next_rows(num_timesteps))
 
 
+def reads_sample_batch_json(config, files) -> bool:
+    """Whether `files` are RLlib's old-stack SampleBatch JSON lines (all named *.json / *.jsonl, or
+    input_read_method='read_json' / input_read_sample_batches=True say so); a mix with parquet is refused."""
+    json_files = [f for f in files if is_json_file(f)]
+    if json_files and len(json_files) < len(files):
+        raise ValueError(f"input_ mixes JSON ({json_files[0]}) and other files "
+                         f"({next(f for f in files if not is_json_file(f))}); read one format at a time.")
+    if config.input_read_episodes and (json_files or config.input_read_method == "read_json"):
+        raise ValueError("input_read_episodes=True reads parquet episode rows; RLlib's old-stack JSON holds "
+                         "SampleBatches: set input_read_episodes=False.")
+    return bool(json_files) or config.input_read_method == "read_json" or config.input_read_sample_batches
+
+
 def make_reader(config) -> RowStream:
-    """The embedded reader of config.input_: parquet files, or a Minari dataset ('minari://<id>')."""
+    """The embedded reader of config.input_: parquet files, RLlib's old-stack JSON, or a Minari dataset
+    ('minari://<id>')."""
     from relayrl.offline.minari_bridge import MinariEpisodes, minari_dataset_ids
 
     dataset_ids = minari_dataset_ids(config.input_)
@@ -116,8 +132,12 @@ def make_reader(config) -> RowStream:
     else:
         filesystem, files = input_files(config.input_, filesystem=config.input_filesystem,
                                         filesystem_kwargs=config.input_filesystem_kwargs)
-        source = ParquetFiles(filesystem, files, required=required_columns(config), rename=reader_renames(config),
-                              columns=(config.input_read_method_kwargs or {}).get("columns"))
+        if reads_sample_batch_json(config, files):
+            source = SampleBatchJsonFiles(filesystem, files, required=required_columns(config),
+                                          rename=reader_renames(config))
+        else:
+            source = ParquetFiles(filesystem, files, required=required_columns(config), rename=reader_renames(config),
+                                  columns=(config.input_read_method_kwargs or {}).get("columns"))
     return RowStream(source, shuffle_rows=shuffle_rows(config), seed=config.seed,
                      materialize=config.materialize_data)
 

@@ -14,6 +14,7 @@ from typing import Any, Dict, List
 
 import numpy as np
 
+from relayrl.algorithms.offline_multi_agent import as_module_episode, offline_module_id
 from relayrl.core.columns import Columns
 from relayrl.episodes.single_agent_episode import SingleAgentEpisode
 from relayrl.offline.transition_columns import TransitionColumns
@@ -36,9 +37,9 @@ class OfflinePreLearner:
     def __init__(self, *, config, spaces=None, learner=None, **kwargs):
         self.config = config
         self.observation_space, self.action_space = spaces or (None, None)
-        fast_ok = (type(self) is OfflinePreLearner and learner is not None and not config.is_multi_agent
-                   and not config.input_read_episodes)
-        self._fast = TransitionColumns.for_learner(learner) if fast_ok else None
+        self.module_id = offline_module_id(config)  # the module the rows train
+        fast_ok = type(self) is OfflinePreLearner and learner is not None and not config.input_read_episodes
+        self._fast = TransitionColumns.for_learner(learner, self.module_id) if fast_ok else None
 
     @property
     def uses_fast_path(self) -> bool:
@@ -66,6 +67,7 @@ class OfflinePreLearner:
                 terminated=bool(terminateds[i]), truncated=bool(truncateds[i]),
                 extra_model_outputs={k: [v[i]] for k, v in extra.items()}, len_lookback_buffer=0,
                 observation_space=self.observation_space, action_space=self.action_space)
+            episode = as_module_episode(episode, self.module_id)
             episodes.append(episode.to_numpy() if to_numpy else episode)
         return {"episodes": episodes}
 

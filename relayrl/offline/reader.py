@@ -85,6 +85,14 @@ def _rows_as_items(array: np.ndarray) -> np.ndarray:
     return array.view(np.dtype((np.void, row_bytes))).reshape(len(array))
 
 
+def file_order(num_files: int, rng=None) -> List[int]:
+    """The order one pass reads the files in: as listed, or shuffled with `rng`."""
+    order = list(range(num_files))
+    if rng is not None:
+        rng.shuffle(order)
+    return order
+
+
 class RowStream:
     """An endless stream of row batches from `source` (an object with `num_rows` and `chunks(rng)`: the RowBatch
     chunks of one pass), pass after pass: batches come out of a pool of `shuffle_rows` rows, permuted whenever it
@@ -206,10 +214,7 @@ class ParquetFiles:
 
     def chunks(self, rng=None):
         """The RowBatch chunks of one pass (files in a random order when `rng` is given)."""
-        order = list(range(len(self.files)))
-        if rng is not None:
-            rng.shuffle(order)
-        for index in order:
+        for index in file_order(len(self.files), rng):
             for columns, first in self._file_chunks(index):
                 n = len(next(iter(columns.values()))) if columns else 0
                 if n:
@@ -249,4 +254,4 @@ class ParquetFiles:
         return out
 
 
-__all__ = ["RowStream", "ParquetFiles", "RowBatch", "OfflineDataError", "concatenate"]
+__all__ = ["RowStream", "ParquetFiles", "RowBatch", "OfflineDataError", "concatenate", "file_order"]

@@ -7,18 +7,21 @@ this object builds it with a few array operations instead of one episode object 
 pipeline's remaining pieces (NumpyToTensor, GAE) on it (learner/runner_columns.py), exactly as on the episodes'
 batch (tests/offline/test_transition_columns.py compares both for BC, MARWIL, CQL and IQL).
 
-It applies when: transition rows (not episode rows), one agent, the default OfflinePreLearner, and a pipeline
+It applies when: transition rows (not episode rows; under config.multi_agent(...) they train its one trained
+module), the default OfflinePreLearner, and a pipeline
 whose pieces up to BatchIndividualItems are (in order) AddOneTsToEpisodesAndTruncate (optional, first),
 AddObservationsFromEpisodesToBatch, AddNextObservationsFromEpisodesToTrainBatch (optional),
-AddColumnsFromEpisodesToTrainBatch, the recurrent pieces only where they skip the module (stateless), then
-BatchIndividualItems; and after it only NumpyToTensor and GeneralAdvantageEstimation. Anything else (a piece of
-the user's, a recurrent module) takes the general path through episodes.
+AddColumnsFromEpisodesToTrainBatch, the recurrent pieces only where they skip the module (stateless),
+AgentToModuleMapping (multi-agent; optional), then BatchIndividualItems; and after it only NumpyToTensor and
+GeneralAdvantageEstimation. Anything else (a piece of the user's, a recurrent module) takes the general path
+through episodes.
 """
 from typing import Dict, Optional
 
 import numpy as np
 
 from relayrl.connectors.common.add_observations_from_episodes_to_batch import AddObservationsFromEpisodesToBatch
+from relayrl.connectors.common.agent_to_module_mapping import AgentToModuleMapping
 from relayrl.connectors.common.batch_individual_items import BatchIndividualItems
 from relayrl.connectors.common.numpy_to_tensor import NumpyToTensor
 from relayrl.connectors.learner.add_columns_from_episodes_to_train_batch import AddColumnsFromEpisodesToTrainBatch
@@ -36,13 +39,15 @@ _AFTER_BATCHING = (NumpyToTensor, GeneralAdvantageEstimation)
 class TransitionColumns:
     """Builds the Learner's train-batch columns from transition columns (see the module docstring)."""
 
-    def __init__(self, *, one_ts: bool, next_obs: bool):
+    def __init__(self, *, one_ts: bool, next_obs: bool, module_id: str = DEFAULT_MODULE_ID):
         self.one_ts = one_ts  # AddOneTsToEpisodesAndTruncate first: each row gets its artificial step after it
         self.next_obs = next_obs  # AddNextObservationsFromEpisodesToTrainBatch: a `new_obs` column
+        self.module_id = module_id  # the module the rows train
 
     @classmethod
-    def for_learner(cls, learner) -> Optional["TransitionColumns"]:
-        """The fast path for this Learner's pipeline and module, or None where it does not apply."""
+    def for_learner(cls, learner, module_id: str = DEFAULT_MODULE_ID) -> Optional["TransitionColumns"]:
+        """The fast path for this Learner's pipeline and module (the rows train `module_id`), or None where it does
+        not apply."""
         pipeline = learner._learner_connector
         if pipeline is None:
             return None
@@ -53,6 +58,8 @@ class TransitionColumns:
         front, back = pieces[:cut], pieces[cut + 1:]
         if not all(kind in _AFTER_BATCHING for kind in back):
             return None
+        if front and front[-1] is AgentToModuleMapping:  # multi-agent: the batch is keyed by module already
+            front = front[:-1]
         one_ts = bool(front) and front[0] is AddOneTsToEpisodesAndTruncate
         if one_ts:
             front = front[1:]
@@ -61,11 +68,11 @@ class TransitionColumns:
                     AddColumnsFromEpisodesToTrainBatch]
         if front != expected:
             return None
-        return cls(one_ts=one_ts, next_obs=next_obs)
+        return cls(one_ts=one_ts, next_obs=next_obs, module_id=module_id)
 
     def __call__(self, columns: Dict[str, np.ndarray], extra: Dict[str, np.ndarray]) -> RunnerColumns:
         """`columns`: obs, new_obs, actions, rewards, terminateds, truncateds (conformed to the spaces); `extra`:
-        the extra model outputs. Returns {default_policy: {column: array}} for Learner.update(batch=...)."""
+        the extra model outputs. Returns {module id: {column: array}} for Learner.update(batch=...)."""
         obs, next_obs = columns[Columns.OBS], columns[Columns.NEXT_OBS]
         terminateds = columns[Columns.TERMINATEDS].astype(bool)
         batch = {Columns.OBS: obs, Columns.ACTIONS: columns[Columns.ACTIONS],
@@ -75,7 +82,7 @@ class TransitionColumns:
             batch[Columns.NEXT_OBS] = next_obs
         if self.one_ts:
             batch = _with_artificial_steps(batch, next_obs)
-        return RunnerColumns({DEFAULT_MODULE_ID: batch})
+        return RunnerColumns({self.module_id: batch})
 
 
 def _with_artificial_steps(batch: Dict[str, np.ndarray], next_obs: np.ndarray) -> Dict[str, np.ndarray]:

@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from relayrl import APPOConfig, DefaultModelConfig, IMPALAConfig, PPOConfig
+from relayrl import APPOConfig, DefaultModelConfig, DQNConfig, IMPALAConfig, PPOConfig, SACConfig
 from relayrl.algorithms import resolved_defaults
 from relayrl.algorithms.resolved_defaults import resolve_defaults
 from relayrl.algorithms.resolved_defaults.stateful_module import apply_stateful_module_defaults
@@ -249,6 +249,71 @@ def test_appo_built_with_use_lstm_trains_with_its_defaults():
         assert any(line.startswith("APPO with a stateful module") for line in algo.resolved_defaults)
     finally:
         algo.stop()
+
+
+@pytest.mark.parametrize("model_config", [DefaultModelConfig(use_lstm=True), {"use_lstm": True}])
+def test_dqn_with_use_lstm_alone_gets_its_measured_settings(model_config):
+    config = stateless(model_config, DQNConfig)
+    note = apply_stateful_module_defaults(config)
+    assert note.startswith("DQN with a stateful module (use_lstm=True) uses the defaults measured for it")
+    assert (config.train_batch_size, config.burn_in_len, config.training_intensity) == (16, 8, 64)
+    assert config.lr == 1e-4 and config.observation_filter == "MeanStdFilter"
+    model = config.model_config
+    assert model["lstm_cell_size"] == 64 and model["fcnet_hiddens"] == [64] and model["fcnet_activation"] == "tanh"
+    assert model["head_fcnet_hiddens"] == [64] and model["lstm_kernel_initializer"] == "xavier_uniform_"
+    assert model.get("max_seq_len", 20) == 20 and config.rollout_fragment_length == "auto"  # DQN's own
+    assert (config.n_step, config.num_envs_per_env_runner, config.target_network_update_freq) == (3, 8, 500)
+    assert config.replay_buffer_config == {"type": "EpisodeReplayBuffer", "capacity": 50000}
+    config.validate()
+    assert apply_stateful_module_defaults(config) is None
+
+
+def test_dqn_keeps_the_users_values_and_drops_a_burn_in_their_sequences_cannot_hold():
+    config = stateless(DefaultModelConfig(use_lstm=True, lstm_cell_size=16, max_seq_len=12), DQNConfig,
+                       lr=1e-3, train_batch_size=32, burn_in_len=2)
+    apply_stateful_module_defaults(config)
+    assert (config.lr, config.train_batch_size, config.burn_in_len) == (1e-3, 32, 2)
+    assert config.model_config["lstm_cell_size"] == 16 and config.model_config["max_seq_len"] == 12
+    assert config.training_intensity == 64 and config.model_config["fcnet_hiddens"] == [64]  # what the user left
+    short = stateless({"use_lstm": True, "max_seq_len": 6}, DQNConfig)
+    apply_stateful_module_defaults(short)
+    short.validate()  # burn_in_len 8 would leave no step of a 6-step sequence to train: DQN's 0 stays
+    assert short.burn_in_len == 0 and short.train_batch_size == 16
+
+
+def test_a_feed_forward_dqn_and_sac_keep_their_defaults():
+    dqn = stateless({"fcnet_hiddens": [32]}, DQNConfig)
+    assert apply_stateful_module_defaults(dqn) is None
+    assert (dqn.lr, dqn.train_batch_size, dqn.burn_in_len, dqn.training_intensity) == (5e-4, 64, 0, 16)
+    assert dqn.observation_filter == "NoFilter"
+    sac = SACConfig().environment("Pendulum-v1").rl_module(model_config={"use_lstm": True})
+    assert apply_stateful_module_defaults(sac) is None  # DQN's stateful defaults are not SAC's
+    assert (sac.train_batch_size, sac.burn_in_len, sac.observation_filter) == (64, 0, "NoFilter")
+
+
+def test_dqn_built_with_use_lstm_trains_with_its_defaults(tmp_path):
+    from relayrl import Algorithm
+
+    config = stateless({"use_lstm": True, "lstm_cell_size": 8}, DQNConfig, num_envs_per_env_runner=2,
+                       num_steps_sampled_before_learning_starts=16, min_sample_timesteps_per_iteration=0,
+                       training_intensity=320)
+    algo = config.build_algo()
+    try:
+        assert (algo.config.train_batch_size, algo.config.burn_in_len, algo.config.lr) == (16, 8, 1e-4)
+        assert "MeanStdFilter" in [piece.name for piece in algo.env_runner._env_to_module.connectors]
+        for _ in range(6):  # 2 envs x 3 steps per train(): updates of 16 x 20 replayed steps from the 18th step on
+            result = algo.train()
+        assert result["num_env_steps_trained_lifetime"] >= 16 * 20
+        assert any(line.startswith("DQN with a stateful module") for line in algo.resolved_defaults)
+        algo.save_to_path(tmp_path)
+    finally:
+        algo.stop()
+    restored = Algorithm.from_checkpoint(tmp_path)
+    try:
+        assert restored.resolved_defaults == [] and restored.config.burn_in_len == 8
+        assert restored.config.model_config["lstm_cell_size"] == 8 and restored.config.train_batch_size == 16
+    finally:
+        restored.stop()
 
 
 # -- observation_filter -----------------------------------------------------------------------------------

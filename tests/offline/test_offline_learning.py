@@ -3,6 +3,8 @@
 - 50k CartPole-v1 steps recorded from a PPO policy trained to a mean return >= 450 (its greedy actions); BC and
   MARWIL reach an evaluation mean return of 400 within 400 updates of 256 rows;
 - IQL (Discrete actions) reaches 400 on the same data within 600 updates;
+- BC from the same steps as RLlib's old-stack JSON, as module "main" of a multi-agent config evaluated in
+  MultiAgentCartPole against a RandomPolicy, reaches 400 (main's return) within 400 updates;
 - PPO fine-tuning BC's weights (400 updates) reaches a mean return of 450 in fewer env steps than PPO from scratch;
 - the same BC run through Ray Data with 2 remote Learners (local cluster) reaches the bar in the same budget;
 - 10k Pendulum-v1 steps recorded from a SAC run (all its samples, early and late); CQL reaches an evaluation
@@ -61,7 +63,11 @@ def _offline_config(config_class, data, **kwargs):
             .debugging(seed=0, logger_config={"type": "none"}))
 
 
-def _train_to(config, target: float, max_updates: int, *, go_on: bool = False):
+def _evaluation_return(result) -> float:
+    return result["evaluation"]["env_runners"]["episode_return_mean"]
+
+
+def _train_to(config, target: float, max_updates: int, *, go_on: bool = False, metric=_evaluation_return):
     """Train until the evaluation's mean return (last 10 greedy episodes) reaches `target` (with `go_on`: for all
     `max_updates`); returns (the algorithm, the best return, the updates it took to reach `target` or None). The
     caller stops the algorithm."""
@@ -70,7 +76,7 @@ def _train_to(config, target: float, max_updates: int, *, go_on: bool = False):
     while updates < max_updates and (go_on or best < target):
         result = algo.train()
         updates += UPDATES_PER_ITERATION
-        best = max(best, result["evaluation"]["env_runners"]["episode_return_mean"])
+        best = max(best, metric(result))
         if reached is None and best >= target:
             reached = updates
     return algo, best, reached
@@ -89,6 +95,35 @@ def bc_weights(expert_cartpole):
 
 def test_bc_reaches_400(bc_weights):
     assert bc_weights[1] is not None and bc_weights[1] <= 400
+
+
+def test_bc_from_old_stack_json_as_a_multi_agent_module_reaches_400(expert_cartpole, tmp_path):
+    """The expert steps as RLlib's old-stack SampleBatch JSON, cloned into module "main" of a multi-agent config
+    and evaluated in MultiAgentCartPole next to the old stack's RandomPolicy (RLlib's
+    pretrain_bc_single_agent_evaluate_as_multi_agent.py): main's return reaches 400 in BC's budget."""
+    import gymnasium as gym
+
+    from relayrl.core.policy_spec import PolicySpec
+    from relayrl.examples._old_api_stack.policy.random_policy import RandomPolicy
+    from relayrl.examples.envs.classes.multi_agent import MultiAgentCartPole
+    from relayrl.testing.rllib_example_data import write_sample_batch_json
+
+    data = write_sample_batch_json(expert_cartpole[0], str(tmp_path / "large.json"))
+    cartpole = gym.make("CartPole-v1")
+    config = (_offline_config(BCConfig, data).environment(None, observation_space=cartpole.observation_space,
+                                                          action_space=cartpole.action_space)
+              .multi_agent(policies={"main"}, policy_mapping_fn=lambda *a, **kw: "main")
+              .evaluation(evaluation_config=BCConfig.overrides(
+                  input_="sampler", explore=False, env=MultiAgentCartPole, env_config={"num_agents": 2},
+                  metrics_num_episodes_for_smoothing=10,
+                  policies={"main": PolicySpec(), "random": PolicySpec(policy_class=RandomPolicy)},
+                  policy_mapping_fn=lambda aid, *a, **kw: "main" if aid == 0 else "random")))
+    algo, best, reached = _train_to(config, 400.0, 400,
+                                    metric=lambda r: r["evaluation"]["env_runners"]["policy_reward_mean"]["main"])
+    random_return = algo.evaluate()["env_runners"]["policy_reward_mean"]["random"]
+    algo.stop()
+    assert reached is not None, best
+    assert random_return < 50  # the opponent acts at random
 
 
 def test_marwil_reaches_400(expert_cartpole):

@@ -123,7 +123,7 @@ def test_inputs_may_be_files_globs_and_local_uris(tmp_path):
     assert input_files([f"local://{a}", str(tmp_path / "d/y/*.parquet")])[1] == [str(a), str(tmp_path / "d/y/b.parquet")]
     with pytest.raises(ValueError, match="no such file or folder"):
         input_files(str(tmp_path / "nowhere"))
-    with pytest.raises(ValueError, match="matches no parquet file"):
+    with pytest.raises(ValueError, match="matches no parquet or JSON file"):
         input_files(str(tmp_path / "d/*.csv"))
 
 
@@ -190,10 +190,14 @@ def test_multi_agent_episode_rows_are_refused_naming_file_and_row(tmp_path):
     assert "not supported yet" in message
 
 
-def test_multi_agent_configs_of_offline_algorithms_are_refused():
-    config = _config("/data").multi_agent(policies={"p0", "p1"}, policy_mapping_fn=lambda aid, *a, **kw: "p0")
+def test_multi_agent_configs_of_offline_algorithms_train_one_module_or_are_refused():
+    two = _config("/data").multi_agent(policies={"p0", "p1"}, policy_mapping_fn=lambda aid, *a, **kw: "p0")
+    with pytest.raises(ValueError, match=r"BC trains one module .* trains 2 \(\['p0', 'p1'\]\): give it one"):
+        two.validate()
+    two.multi_agent(policies_to_train=["p1"]).validate()  # one trained module: the rows train p1
+    iql = _config("/data", IQLConfig).multi_agent(policies={"p0"}, policy_mapping_fn=lambda aid, *a, **kw: "p0")
     with pytest.raises(ValueError, match="multi-agent offline input .* is not supported yet"):
-        config.validate()
+        iql.validate()
 
 
 def test_observations_of_the_wrong_shape_name_file_row_and_column(tmp_path):

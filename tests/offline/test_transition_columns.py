@@ -36,18 +36,22 @@ def _both_paths(algo, num_rows=64, group: int = 1):
     assert handler.prelearner.uses_fast_path
     rows = algo.offline_data.reader.next_batch(num_rows)
     fast = handler.transitions(copy.deepcopy(rows))["batch"]
-    fast = learner._finish_runner_columns(fast)[DEFAULT_MODULE_ID]
+    module_id = handler.prelearner.module_id  # DEFAULT_MODULE_ID, or multi-agent: the one module trained
+    fast = learner._finish_runner_columns(fast)[module_id]
     handler.transitions(rows)  # checks the rows and conforms their columns to the spaces, in place
     episodes = OfflinePreLearner(config=algo.config, spaces=handler.spaces)(rows.columns)["episodes"]
     slow = learner._learner_connector(rl_module=learner.module, batch={}, episodes=episodes, explore=False,
-                                      shared_data={})[DEFAULT_MODULE_ID]
+                                      shared_data={})[module_id]
     return _in_row_order(fast, group), _in_row_order(slow, group)
 
 
+@pytest.mark.parametrize("multi_agent", [False, True])
 @pytest.mark.parametrize("config_class", [BCConfig, MARWILConfig])
-def test_fast_path_equals_the_episode_path_for_bc_and_marwil(config_class, cartpole_rows):
-    algo = _build(config_class().environment("CartPole-v1").offline_data(input_=cartpole_rows)
-                  .training(train_batch_size=64))
+def test_fast_path_equals_the_episode_path_for_bc_and_marwil(config_class, multi_agent, cartpole_rows):
+    config = config_class().environment("CartPole-v1").offline_data(input_=cartpole_rows).training(train_batch_size=64)
+    if multi_agent:  # the single-agent rows train the one module "main" (its pipeline maps agents to modules)
+        config.multi_agent(policies={"main"}, policy_mapping_fn=lambda *a, **kw: "main")
+    algo = _build(config)
     try:
         fast, slow = _both_paths(algo, group=2 if config_class is MARWILConfig else 1)
     finally:

@@ -102,11 +102,13 @@ EXPECTED = {
         "attribute 'data'`; relayrl: no `BCCatalog` and no image-reading `ImageOfflineData` / "
         "`ImageOfflinePreLearner` example classes (relayrl reads parquet and Minari data)", match="bc_catalog"),
     "offline_rl/pretrain_bc_single_agent_evaluate_as_multi_agent.py": Expected(
-        FAILS, FAILS, "RLlib: reads `offline/tests/data/cartpole/large.json` (old-stack SampleBatch JSON lines, "
-        "which relayrl neither reads nor writes, so the harness cannot provide it), which its wheel does not ship; "
-        "relayrl: BC does not train from multi-agent offline input (`multi_agent(policies={'main'})`) yet: "
-        "refused when the config is built, before the data is read",
-        match="multi-agent offline input"),
+        RUNS, FAILS, "reads `offline/tests/data/cartpole/large.json`, old-stack SampleBatch JSON lines in RLlib's "
+        "repository but not its wheel: RLlib fails for lack of it (measured before the harness provided it; not "
+        "measured again). The harness writes the same 20k expert steps as `train_w_bc_finetune_w_ppo.py`'s as "
+        "such JSON (200-row SampleBatches, obs and new_obs LZ4-packed); relayrl reads it embedded, trains BC's "
+        "module `main` from the single-agent rows under `multi_agent(policies={'main'})` and evaluates it in "
+        "`MultiAgentCartPole` against the old stack's `RandomPolicy`, reporting "
+        "`evaluation/env_runners/policy_reward_mean/main` (~7 s for 2 iterations)"),
     "offline_rl/train_w_bc_finetune_w_ppo.py": Expected(
         RUNS, FAILS, "reads `offline/tests/data/cartpole/cartpole-v1_large` (in RLlib's repository, not its wheel): "
         "the harness records it with relayrl (20k greedy steps of a PPO policy at a mean return of 450, RLlib's "

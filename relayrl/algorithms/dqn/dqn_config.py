@@ -94,7 +94,8 @@ class DQNConfig(AlgorithmConfig):
         Option("td_error_loss_fn", "huber", "Loss on the TD error: 'huber' or 'mse'.", "training",
                one_of("huber", "mse")),
         Option("burn_in_len", 0, "Stateful modules (use_lstm): the first burn_in_len steps of every replayed "
-               "sequence only warm up the recurrent state (no gradients, no loss); must be < max_seq_len.",
+               "sequence only warm up the recurrent state (no gradients, no loss); must be < max_seq_len. A stateful "
+               "default module's default: 8 (docs/stateful_modules.md).",
                "training", NON_NEGATIVE_INT),
         Option("store_buffer_in_checkpoints", False, "Save the replay buffer's contents in checkpoints.",
                "training", BOOL),
@@ -119,6 +120,14 @@ class DQNConfig(AlgorithmConfig):
     # The encoder and head sizes of RLlib's tuned CartPole DQN (a one-layer encoder and 256-unit heads). Kept, as
     # the buffer: a checkpoint stores the user's model_config dict, so earlier checkpoints need the same merge.
     _MODEL_CONFIG_DEFAULTS = {"fcnet_hiddens": [256], "head_fcnet_hiddens": [256]}
+    # With a stateful module (use_lstm=True), measured on StatelessCartPole (docs/stateful_modules.md, "DQN"): RLlib's
+    # stateless-CartPole example's burn-in and layout (a tanh layer, the LSTM, a head layer) at 64 units, 16
+    # sequences per update, one update per 5 sampled env steps (16 x 20 replayed steps / 64), a lower lr (5e-4 and
+    # 2.5e-4 climbed, then forgot) and normalised observations.
+    _STATEFUL_DEFAULTS = {"train_batch_size": 16, "burn_in_len": 8, "training_intensity": 64, "lr": 1e-4,
+                          "observation_filter": "MeanStdFilter"}
+    _STATEFUL_MODEL_DEFAULTS = {"lstm_cell_size": 64, "fcnet_hiddens": [64], "fcnet_activation": "tanh",
+                                "head_fcnet_hiddens": [64], "lstm_kernel_initializer": "xavier_uniform_"}
 
     def __init__(self, algo_class=None):
         super().__init__(algo_class=algo_class)
@@ -158,6 +167,14 @@ class DQNConfig(AlgorithmConfig):
     @property
     def n_step_max(self) -> int:
         return self.n_step[1] if isinstance(self.n_step, tuple) else self.n_step
+
+    def stateful_module_defaults(self) -> tuple:
+        """As AlgorithmConfig's, less the burn-in where the user's max_seq_len leaves no step after it to train."""
+        options, model_fields = super().stateful_module_defaults()
+        max_seq_len = self.model_config.get("max_seq_len", 20)
+        if options.get("burn_in_len", 0) >= max_seq_len:
+            del options["burn_in_len"]
+        return options, model_fields
 
     def get_rollout_fragment_length(self, worker_index: int = 0) -> int:
         """'auto': n_step (the upper end of a range) steps per env per sample() call, as RLlib's DQN."""

@@ -15,6 +15,7 @@ class MARWILConfig(AlgorithmConfig):
     """Config for MARWIL: `MARWILConfig().offline_data(input_=[path]).environment("CartPole-v1")`."""
 
     READS_OFFLINE_DATA = True
+    TRAINS_ONE_MODULE_OFFLINE = True  # multi_agent(policies={"main"}): the rows train "main" (offline_multi_agent.py)
 
     _OPTIONS = (
         Option("beta", 1.0, "Scale of the advantages in the exponential weights of the logged actions; 0 is "

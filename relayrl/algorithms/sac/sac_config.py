@@ -76,6 +76,9 @@ class SACConfig(DQNConfig):
         "min_sample_timesteps_per_iteration": 100,
         "epsilon": [(0, 1.0), (10000, 0.05)],  # unused by SAC (it samples its policy); RLlib's value, as DQN's
     }
+    # DQN's stateful-module defaults are not SAC's (its default modules have no LSTM yet).
+    _STATEFUL_DEFAULTS: dict = {}
+    _STATEFUL_MODEL_DEFAULTS: dict = {}
     # As in RLlib, SAC's `lr` is None: actor_lr, critic_lr and alpha_lr set the three optimisers.
     _OPTION_CHANGES = {"lr": {"default": None, "check": optional(_LR)}}
     # SAC's usual networks (RLlib's tuned examples): two 256-unit relu layers, linear heads.
