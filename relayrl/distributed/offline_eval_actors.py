@@ -8,7 +8,7 @@ with a message naming it (no restarts yet).
 """
 from typing import Any, Dict, List, MutableMapping
 
-from relayrl.offline.offline_evaluation import OfflineEvaluationRunner, learner_state, report
+from relayrl.offline.offline_evaluation import OfflineEvaluationRunner, evaluation_data_config, learner_state, report
 
 
 def split_files(files: List[str], n: int) -> List[List[str]]:
@@ -23,7 +23,7 @@ class RemoteOfflineEvaluationRunners:
         from relayrl.distributed.ray_setup import ensure_ray_initialized
         from relayrl.offline.files import input_files
 
-        eval_config = config.get_evaluation_config_object()
+        eval_config = evaluation_data_config(config)
         n = config.num_offline_eval_runners
         _, files = input_files(eval_config.input_, filesystem=eval_config.input_filesystem,
                                filesystem_kwargs=eval_config.input_filesystem_kwargs)

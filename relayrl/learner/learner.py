@@ -183,7 +183,7 @@ class Learner(Checkpointable):
 
     def build_module_batch(self, *, episodes=None, batch=None) -> Dict[str, Dict[str, Any]]:
         """Episodes (through the Learner connector pipeline) or a ready batch -> {module id: batch on this Learner's
-        device}: what update() trains on, and the offline evaluation evaluates (relayrl/offline/offline_evaluation.py)."""
+        device}: what update() trains on and the offline evaluation evaluates (offline/offline_evaluation.py)."""
         if episodes is not None:
             batch = self._learner_connector(rl_module=self.module, batch={}, episodes=episodes, explore=False,
                                             shared_data={}, metrics=self.metrics)

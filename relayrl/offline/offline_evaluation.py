@@ -32,8 +32,7 @@ class OfflineEvaluationRunner:
     `offline_eval_batch_size_per_runner` timesteps each."""
 
     def __init__(self, config, spaces, module_spec):
-        eval_config = config.get_evaluation_config_object()
-        eval_config.learners(num_learners=0)  # one local Learner here, whatever trains (no DDP group to join)
+        eval_config = evaluation_data_config(config)
         eval_config.freeze()
         self.config = eval_config
         self.learner = eval_config.learner_class(config=eval_config, module_spec=module_spec, spaces=spaces)
@@ -47,7 +46,7 @@ class OfflineEvaluationRunner:
     def run(self, learner_group, lifetime: MutableMapping[str, int]) -> Dict[str, Any]:
         """One evaluation with the training Learner's current state; adds its counts to `lifetime` (the
         algorithm's checkpointed counters) and returns RLlib's metrics: {module id: {total_eval_loss, the loss's
-        own stats, steps}, __all_modules__: {...}} (the remote runners' twin: relayrl/distributed/offline_eval_actors.py)."""
+        own stats, steps}, __all_modules__: {...}} (remote runners: relayrl/distributed/offline_eval_actors.py)."""
         self.set_learner_state(learner_state(learner_group))
         return report([self.evaluate()], lifetime)
 
@@ -88,6 +87,22 @@ class OfflineEvaluationRunner:
             close()
 
 
+def evaluation_data_config(config):
+    """The training config with evaluation_config's offline_data options (its `input_`: held-out data) where they
+    name files (evaluation_config's other overrides, e.g. input_='sampler', policies or explore, are the env
+    evaluation's), and one local Learner whatever trains (the copy joins no DDP group)."""
+    from relayrl.algorithms.offline_options import is_offline_input
+
+    held_out = config.get_evaluation_config_object()
+    eval_config = config.copy(copy_frozen=False)
+    updates = {"num_learners": 0}
+    if is_offline_input(held_out.input_):
+        updates.update({option.name: getattr(held_out, option.name) for option in type(config).options()
+                        if option.group == "offline_data" and option.name != "output"})
+    eval_config._set_options(updates, given=False)
+    return eval_config
+
+
 def learner_state(learner_group) -> Dict[str, Any]:
     """What an evaluation Learner takes from the training one: all but the optimizer and metrics."""
     return learner_group.get_state(not_components=["learner/optimizer", "learner/metrics_logger"])["learner"]
@@ -101,8 +116,9 @@ def report(tallies: List[Dict[str, Any]], lifetime: MutableMapping[str, int]) ->
         mine = [tally for tally in tallies if module_id in tally["loss_sums"]]
         num_batches = sum(tally["batches"][module_id] for tally in mine)
         steps = sum(tally["steps"][module_id] for tally in mine)
-        module_results = {key: float(np.mean([t["stats"][module_id][key] for t in mine if key in t["stats"][module_id]]))
-                          for key in {k for t in mine for k in t["stats"][module_id]}}
+        stats = [tally["stats"][module_id] for tally in mine]
+        keys = {key for one in stats for key in one}
+        module_results = {key: float(np.mean([one[key] for one in stats if key in one])) for key in keys}
         module_results[TOTAL_EVAL_LOSS_KEY] = sum(t["loss_sums"][module_id] for t in mine) / num_batches
         module_results[MODULE_SAMPLE_BATCH_SIZE_MEAN] = steps / num_batches
         _count(module_results, lifetime, f"{module_id}/", NUM_MODULE_STEPS_SAMPLED, steps)
@@ -123,4 +139,5 @@ def _count(results: Dict[str, Any], lifetime: MutableMapping[str, int], scope: s
     results[f"{key}_lifetime"] = lifetime[counter]
 
 
-__all__ = ["OfflineEvaluationRunner", "learner_state", "report", "OFFLINE_EVAL_RUNNER_RESULTS", "TOTAL_EVAL_LOSS_KEY"]
+__all__ = ["OfflineEvaluationRunner", "evaluation_data_config", "learner_state", "report",
+           "OFFLINE_EVAL_RUNNER_RESULTS", "TOTAL_EVAL_LOSS_KEY"]

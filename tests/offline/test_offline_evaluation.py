@@ -27,7 +27,8 @@ def _rows(folder, n: int, seed: int, random_actions: bool = False) -> str:
 def _bc(train, held_out=None, **evaluation):
     config = (BCConfig().environment("CartPole-v1").offline_data(input_=[train])
               .training(train_batch_size_per_learner=128, lr=1e-2).rl_module(model_config={"fcnet_hiddens": [16]})
-              .debugging(seed=0, logger_config={"type": "none"}).evaluation(offline_evaluation_interval=1, **evaluation))
+              .debugging(seed=0, logger_config={"type": "none"})
+              .evaluation(offline_evaluation_interval=1, **evaluation))
     if held_out is not None:
         config.evaluation(evaluation_config={"input_": [held_out]})
     return config
@@ -245,3 +246,34 @@ def test_remote_runners_evaluate_their_shares(tmp_path):
     assert embedded["__all_modules__"]["dataset_num_iters_evaluated"] == 4
     loss_remote, loss_embedded = (r["default_policy"]["total_eval_loss"] for r in (remote, embedded))
     assert abs(loss_remote - loss_embedded) < 0.25 * loss_embedded, (loss_remote, loss_embedded)
+
+
+def test_multi_agent_module_beside_a_multi_agent_env_evaluation(cartpole_rows):
+    """BC's one module "main" under multi_agent; evaluation_config sets input_='sampler' and other policies for
+    the env evaluation: the offline evaluation keeps the training input and module."""
+    from relayrl.core.policy_spec import PolicySpec
+    from relayrl.examples._old_api_stack.policy.random_policy import RandomPolicy
+    from relayrl.examples.envs.classes.multi_agent import MultiAgentCartPole
+
+    import gymnasium as gym
+
+    cartpole = gym.make("CartPole-v1")
+    config = (BCConfig().environment(observation_space=cartpole.observation_space, action_space=cartpole.action_space)
+              .offline_data(input_=cartpole_rows)
+              .multi_agent(policies={"main"}, policy_mapping_fn=lambda *a, **k: "main")
+              .training(train_batch_size=32).rl_module(model_config={"fcnet_hiddens": [8]})
+              .debugging(seed=0, logger_config={"type": "none"})
+              .evaluation(evaluation_interval=1, evaluation_duration=1, offline_evaluation_interval=1,
+                          offline_eval_batch_size_per_runner=32,
+                          evaluation_config=BCConfig.overrides(
+                              input_="sampler", explore=False, env=MultiAgentCartPole, env_config={"num_agents": 2},
+                              policies={"main": PolicySpec(), "random": PolicySpec(policy_class=RandomPolicy)},
+                              policy_mapping_fn=lambda aid, *a, **kw: "main" if aid == 0 else "random")))
+    algo = config.build_algo()
+    try:
+        result = algo.train()
+    finally:
+        algo.stop()
+    offline = result["evaluation"]["offline_eval_runners"]
+    assert set(offline) == {"main", "__all_modules__"} and np.isfinite(offline["main"]["total_eval_loss"])
+    assert result["evaluation"]["env_runners"]["num_episodes"] == 1
