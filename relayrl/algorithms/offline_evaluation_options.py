@@ -48,7 +48,7 @@ OFFLINE_EVALUATION_OPTIONS = (
            "their mean); the evaluation reader streams on, so each evaluation sees the next batches.",
            "evaluation", POSITIVE_INT),
     Option("offline_evaluation_duration", 1, "RLlib's multiplier of the batches per evaluation for remote runners; "
-           "the embedded evaluation runs dataset_num_iters_per_offline_eval_runner batches (only 1).", "evaluation",
+           "relayrl's runners each run dataset_num_iters_per_offline_eval_runner batches (only 1).", "evaluation",
            only_default(1, "set dataset_num_iters_per_offline_eval_runner instead")),
     Option("offline_evaluation_parallel_to_training", False, "Offline evaluation beside the training step (only "
            "False: it runs after the step).", "evaluation",
@@ -71,9 +71,9 @@ OFFLINE_EVALUATION_OPTIONS = (
     _remote_only("ignore_offline_eval_runner_failures", False, "Failure tolerance"),
     _remote_only("max_num_offline_eval_runner_restarts", 1000, "Restart limit"),
     Option("offline_eval_runner_health_probe_timeout_s", 30.0, "Seconds a remote runner's health probe may take "
-           "(no effect embedded).", "evaluation", NON_NEGATIVE_FLOAT),
+           "(no effect yet: relayrl's remote runners are not probed).", "evaluation", NON_NEGATIVE_FLOAT),
     Option("offline_eval_runner_restore_timeout_s", 1800.0, "Seconds to restore a recreated remote runner's state "
-           "(no effect embedded).", "evaluation", NON_NEGATIVE_FLOAT),
+           "(no effect yet: relayrl's remote runners are not recreated).", "evaluation", NON_NEGATIVE_FLOAT),
 )
 
 

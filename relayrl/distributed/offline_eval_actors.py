@@ -3,8 +3,8 @@ an OfflineEvaluationRunner (relayrl/offline/offline_evaluation.py) over its shar
 
 Before each evaluation the training Learner's state (weights, per-module state; no optimizer) goes once into
 Ray's object store and every actor loads it; then all evaluate at the same time and the driver sums their
-tallies into RLlib's metrics. A runner that fails or passes offline_evaluation_timeout_s fails the evaluation
-with a message naming it (no restarts yet).
+tallies into RLlib's metrics. A runner that fails, or passes offline_evaluation_timeout_s, fails the evaluation
+(no restarts yet).
 """
 from typing import Any, Dict, List, MutableMapping
 
@@ -23,8 +23,13 @@ class RemoteOfflineEvaluationRunners:
         from relayrl.distributed.ray_setup import ensure_ray_initialized
         from relayrl.offline.files import input_files
 
+        from relayrl.offline.minari_bridge import minari_dataset_ids
+
         eval_config = evaluation_data_config(config)
         n = config.num_offline_eval_runners
+        if minari_dataset_ids(eval_config.input_):
+            raise ValueError("remote offline evaluation runners split parquet files; a Minari dataset is evaluated "
+                             "in this process: set num_offline_eval_runners=0.")
         _, files = input_files(eval_config.input_, filesystem=eval_config.input_filesystem,
                                filesystem_kwargs=eval_config.input_filesystem_kwargs)
         if len(files) < n:
@@ -37,7 +42,7 @@ class RemoteOfflineEvaluationRunners:
         self.actors = []
         for share in split_files(files, n):
             share_config = config.copy(copy_frozen=False)
-            overrides = dict(config.evaluation_config or {})
+            overrides = {k: v for k, v in (config.evaluation_config or {}).items() if k not in ("input", "input_")}
             overrides["input_"] = share
             share_config.evaluation(evaluation_config=overrides)
             self.actors.append(actor_class.remote(share_config, spaces, module_spec))
