@@ -26,6 +26,17 @@ class OfflineDataError(ValueError):
     """Bad offline data: the message names the file (and the row and column where one is at fault)."""
 
 
+def check_required_columns(where: str, required, present, rename: dict, listed, hint: str = "") -> None:
+    """OfflineDataError naming the `required` columns missing from `present` (RLlib's names, after `rename`, {file
+    column: RLlib column}) as the file calls them; `listed`: the columns to show, `hint`: a further fix."""
+    missing = [c for c in required if c not in present]
+    if missing:
+        renames = {v: k for k, v in rename.items()}
+        raise OfflineDataError(
+            f"{where}: no column {', '.join(repr(renames.get(c, c)) for c in missing)} (its columns: {listed}). "
+            "Name your columns in config.offline_data(input_read_schema={'obs': 'your_obs_column', ...})." + hint)
+
+
 @dataclass
 class RowBatch:
     """Rows from the files: {column: array with the rows first}, and where each row came from."""
@@ -187,13 +198,8 @@ class ParquetFiles:
 
     def _check_schema(self, index: int, schema) -> None:
         names = [self._rename.get(name, name) for name in schema.names]
-        missing = [c for c in self._required if c not in names]
-        if missing:
-            renames = {v: k for k, v in self._rename.items()}
-            raise OfflineDataError(
-                f"file {self.files[index]} has no column {', '.join(repr(renames.get(c, c)) for c in missing)} "
-                f"(its columns: {schema.names}). Name your columns in config.offline_data(input_read_schema="
-                "{'obs': 'your_obs_column', ...}), or, for episode rows, set input_read_episodes=True.")
+        check_required_columns(f"file {self.files[index]}", self._required, names, self._rename, schema.names,
+                               " Or, for episode rows, set input_read_episodes=True.")
 
     def _check_single_agent(self, index: int, parquet) -> None:
         """Multi-agent transition rows name their agent; single-agent ones hold none (an all-null column, which the

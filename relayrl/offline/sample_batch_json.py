@@ -17,7 +17,7 @@ import numpy as np
 
 from relayrl.offline.compression import CompressedValueError, is_compressed, pack, unpack
 from relayrl.offline.files import JSON_SUFFIXES
-from relayrl.offline.reader import MULTI_AGENT_FIX, OfflineDataError, RowBatch, file_order
+from relayrl.offline.reader import MULTI_AGENT_FIX, OfflineDataError, RowBatch, check_required_columns, file_order
 
 # Old-stack bookkeeping columns with no meaning for a transition row (view requirements, sampler ids, infos).
 _DROPPED = {"type", "infos", "prev_actions", "prev_rewards", "seq_lens", "unroll_id", "count"}
@@ -67,13 +67,7 @@ class LineParser:
             if name in _DROPPED or name.startswith(("state_in_", "state_out_")):
                 continue
             columns["terminateds" if name == "dones" else name] = value
-        missing = [c for c in self.required if c not in columns]
-        if missing:
-            renames = {v: k for k, v in self.rename.items()}
-            raise OfflineDataError(
-                f"{where}: no column {', '.join(repr(renames.get(c, c)) for c in missing)} (its columns: "
-                f"{sorted(record)}). Name your columns in config.offline_data(input_read_schema="
-                "{'obs': 'your_obs_column', ...}).")
+        check_required_columns(where, self.required, columns, self.rename, sorted(record))
         return columns
 
     @staticmethod

@@ -4,32 +4,13 @@ still refuses the same partial state."""
 import numpy as np
 import pytest
 import torch
-from torch import nn
 
 from relayrl import PPOConfig
 from relayrl.checkpoints import CheckpointError
-from relayrl.core.columns import Columns
-from relayrl.modules.rl_module import TorchRLModule, ValueFunctionAPI
 from relayrl.modules.rl_module_spec import RLModuleSpec
+from relayrl.testing.value_head_modules import PolicyOnly, WithValueHead
 
 pytestmark = pytest.mark.slow  # starts a Learner actor: ~10 s
-
-
-class PolicyOnly(TorchRLModule):
-    def setup(self):
-        self._pi = nn.Linear(4, 2)
-
-    def _forward(self, batch, **kwargs):
-        return {Columns.ACTION_DIST_INPUTS: self._pi(batch[Columns.OBS])}
-
-
-class WithValueHead(PolicyOnly, ValueFunctionAPI):
-    def setup(self):
-        super().setup()
-        self._vf = nn.Linear(4, 1)
-
-    def compute_values(self, batch, embeddings=None):
-        return self._vf(batch[Columns.OBS]).squeeze(-1)
 
 
 def _config(spec, num_learners=0):
