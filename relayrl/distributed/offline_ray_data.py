@@ -151,13 +151,27 @@ class ShardRows:
 def _row_batch(columns: Dict[str, Any]) -> RowBatch:
     """A Ray Data numpy batch as a RowBatch; its `path` column names each row's file (no row numbers). Read-only
     arrays (Ray's zero-copy views of its object store) are copied: tensors made from them could not be written."""
-    columns = {k: v.copy() if isinstance(v, np.ndarray) and not v.flags.writeable else v for k, v in columns.items()}
+    columns = {k: _stacked(v.copy() if isinstance(v, np.ndarray) and not v.flags.writeable else v)
+               for k, v in columns.items()}
     n = len(next(iter(columns.values())))
     paths = columns.pop(PATH_COLUMN, None)
     if paths is None:
         return RowBatch(columns, np.zeros(n, np.int32), np.full(n, -1, np.int64), ["(a Ray Data block)"])
     files, index = np.unique(np.asarray(paths, dtype=object).astype(str), return_inverse=True)
     return RowBatch(columns, index.astype(np.int32), np.full(n, -1, np.int64), list(files))
+
+
+def _stacked(values: Any) -> Any:
+    """Ray Data hands a parquet list column (e.g. `list<float>` observations, which the embedded reader reads as
+    rows of numbers) as an object array of per-row arrays: one array when they are numbers of one shape; anything
+    else is left for the row checks to name."""
+    if not (isinstance(values, np.ndarray) and values.dtype == object and len(values)
+            and all(isinstance(v, np.ndarray) and v.dtype != object for v in values)):
+        return values
+    try:
+        return np.stack(values)
+    except ValueError:  # ragged rows
+        return values
 
 
 def attach_shard(learner, iterator, config, spaces) -> None:
