@@ -29,7 +29,7 @@ def _remote_only(name: str, default, what: str) -> Option:
 OFFLINE_EVALUATION_OPTIONS = (
     Option("offline_evaluation_interval", None, "Compute the Learner's loss (no gradient step) on offline data "
            "every this many train() calls: evaluation_config's input_ (held-out data), else the training input; "
-           "reported under result['evaluation']['offline_eval_runners']. None or 0: never.", "evaluation",
+           "reported under `result['evaluation']['offline_eval_runners']`. None or 0: never.", "evaluation",
            optional(NON_NEGATIVE_INT)),
     Option("num_offline_eval_runners", 0, "Remote offline evaluation runners (Ray actors), each evaluating "
            "dataset_num_iters_per_offline_eval_runner batches of its share of the evaluation files; 0: in the "
