@@ -47,6 +47,7 @@ NAMEABLE: Dict[str, Tuple[str, ...]] = {
     "relayrl.modules.default_model_config": ("DefaultModelConfig",),
     "relayrl.modules.multi_rl_module": ("MultiRLModule",),
     "relayrl.modules.random_rl_module": ("RandomRLModule",),
+    "relayrl.modules.policy_rl_module": ("PolicyRLModule",),  # an old-stack Policy acting among RLModules
     "relayrl.modules.action_masking": ("ActionMaskingTorchRLModule",),
     "relayrl.algorithms.ppo.default_ppo_rl_module": ("DefaultPPOTorchRLModule",),
     "relayrl.algorithms.dqn.default_dqn_rl_module": ("DefaultDQNTorchRLModule",),
