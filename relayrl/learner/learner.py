@@ -11,15 +11,12 @@ from typing import Any, Callable, Dict, List, Optional
 import torch
 
 from relayrl.checkpoints.checkpointable import Checkpointable
-from relayrl.core.columns import ALL_MODULES, DEFAULT_MODULE_ID, Columns
+from relayrl.core.columns import ALL_MODULES, DEFAULT_MODULE_ID
 from relayrl.core.schedules import Scheduler
 from relayrl.core.to_device import batch_to_device
 from relayrl.learner.device import learner_device
-from relayrl.learner.minibatches import (
-    batch_size_of,
-    drop_rows_outside_loss,
-    iterate_minibatches,
-)
+from relayrl.learner.loss_mask import num_real_steps, possibly_masked_mean
+from relayrl.learner.minibatches import drop_rows_outside_loss, iterate_minibatches
 from relayrl.learner.nonfinite_gradients import FiniteGradientCheck, NonFiniteGradientError, global_grad_norm
 from relayrl.learner.optimizers import make_adam
 from relayrl.learner.runner_columns import RunnerColumns, finish_on_learner
@@ -579,26 +576,6 @@ def _mean(values: list) -> float:
     return float(torch.tensor([float(v) for v in values], dtype=torch.float32).mean())  # float32, as tensors
 
 
-def num_real_steps(module_batch: Dict[str, Any]) -> int:
-    """Rows that enter the loss: `loss_mask` rows if there is a mask (not e.g. PPO's bootstrap steps)."""
-    mask = module_batch.get(Columns.LOSS_MASK)
-    if isinstance(mask, torch.Tensor):
-        return int(mask.sum())
-    return batch_size_of(module_batch)
-
-
-def possibly_masked_mean(batch: Dict[str, Any]):
-    """mean() over rows whose `loss_mask` is True (all rows when the batch has no mask)."""
-    mask = batch.get(Columns.LOSS_MASK)
-    if mask is None:
-        return torch.mean
-    masked_out = ~mask.bool()
-    count = (~masked_out).sum().clamp(min=1)
-    # masked_fill, not t * mask: masked rows may hold inf/NaN (e.g. a ratio on an artificial step),
-    # and 0 * inf = NaN. One kernel per call: this runs several times per minibatch.
-    return lambda t: t.masked_fill(masked_out, 0.0).sum() / count
-
-
 TorchLearner = Learner  # RLlib's name for its torch Learner base class (relayrl's Learner is torch)
 
-__all__ = ["Learner", "TorchLearner", "possibly_masked_mean", "DEFAULT_OPTIMIZER"]
+__all__ = ["Learner", "TorchLearner", "possibly_masked_mean", "DEFAULT_OPTIMIZER"]  # (loss_mask.py's, re-exported)

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from relayrl.core.columns import ALL_MODULES, DEFAULT_MODULE_ID
-from relayrl.learner.learner import num_real_steps
+from relayrl.learner.loss_mask import num_real_steps
 from relayrl.offline.offline_data import OfflineData
 
 # RLlib's result keys: result["evaluation"]["offline_eval_runners"][module id]["total_eval_loss"], ...
