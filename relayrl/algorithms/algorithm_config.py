@@ -149,6 +149,8 @@ class AlgorithmConfig(ConfigBuildersMixin):
         self._values.update(checked)
         if given:
             self.__dict__.setdefault("_given", set()).update(checked)
+            if "model_config" in checked:  # a new model config of the user's: its own fields are the given ones
+                self.__dict__.pop("_all_model_fields_given", None)
 
     def is_given(self, name: str) -> bool:
         """Whether the user set option `name` (by a builder, an attribute or a dict), so that no default resolved
@@ -157,8 +159,20 @@ class AlgorithmConfig(ConfigBuildersMixin):
 
     def mark_given(self, names=None) -> None:
         """Count `names` (all options when None) as set by the user, e.g. a config restored from a checkpoint,
-        whose values are the ones its run trained with."""
+        whose values are the ones its run trained with. With None every model_config field counts too, also those
+        a dict left to the defaults: the run built its module with today's value of each, not a later default's."""
         self.__dict__.setdefault("_given", set()).update(self._values if names is None else names)
+        if names is None:
+            self.__dict__["_all_model_fields_given"] = True
+
+    def given_model_fields(self) -> frozenset:
+        """The model_config fields the user chose (a default resolved for the run replaces only the others): a
+        dict's keys or the fields passed to DefaultModelConfig; every field after mark_given()."""
+        from relayrl.modules.default_model_config import DefaultModelConfig, given_model_fields
+
+        if self.__dict__.get("_all_model_fields_given"):
+            return frozenset(self.model_config) | {field.name for field in dataclasses.fields(DefaultModelConfig)}
+        return given_model_fields(self._values["model_config"])
 
     # -- plain attributes ---------------------------------------------------------------------
 

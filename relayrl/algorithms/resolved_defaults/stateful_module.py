@@ -10,7 +10,7 @@ DefaultModelConfig), so anything the user sets wins.
 import dataclasses
 from typing import Optional
 
-from relayrl.modules.default_model_config import given_model_fields
+from relayrl.modules.default_model_config import DefaultModelConfig
 
 
 def apply_stateful_module_defaults(config) -> Optional[str]:
@@ -23,7 +23,7 @@ def apply_stateful_module_defaults(config) -> Optional[str]:
     options, model_fields = config.stateful_module_defaults()
     options = {name: value for name, value in options.items()
                if not config.is_given(name) and not same_value(config._values[name], value)}
-    users = given_model_fields(raw_model) - config.__dict__.get("_resolved_model_fields", frozenset())
+    users = config.given_model_fields() - config.__dict__.get("_resolved_model_fields", frozenset())
     current = config.model_config
     model_fields = {key: value for key, value in model_fields.items()
                     if key not in users and not same_value(current.get(key), value)}
@@ -60,10 +60,10 @@ def with_matched_sequences(config, options: dict, model_fields: dict) -> tuple:
     fragment = type(config)._STATEFUL_FRAGMENT
     if fragment is None:
         return options, model_fields
-    user_model = given_model_fields(config._values["model_config"])
+    user_model = config.given_model_fields()
     user_fragment = config.is_given("rollout_fragment_length")
     if "max_seq_len" in user_model:
-        seq_len = config.model_config["max_seq_len"]
+        seq_len = config.model_config.get("max_seq_len", DefaultModelConfig.max_seq_len)  # (a dict may leave it)
         if not user_fragment:
             options["rollout_fragment_length"] = max(1, seq_len - 1)
     elif user_fragment:
