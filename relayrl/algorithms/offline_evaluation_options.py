@@ -13,6 +13,7 @@ from relayrl.algorithms.options import (
     POSITIVE_FLOAT,
     POSITIVE_INT,
     Option,
+    one_of,
     only_default,
     optional,
 )
@@ -34,9 +35,10 @@ OFFLINE_EVALUATION_OPTIONS = (
     Option("num_offline_eval_runners", 0, "Remote offline evaluation runners (Ray actors), each evaluating "
            "dataset_num_iters_per_offline_eval_runner batches of its share of the evaluation files; 0: in the "
            "algorithm's process.", "evaluation", NON_NEGATIVE_INT),
-    Option("offline_evaluation_type", "eval_loss", "'eval_loss': the Learner's loss on the evaluation data (RLlib's "
-           "importance-sampling types 'is' and 'pdis' are not built).", "evaluation",
-           only_default("eval_loss", "only the evaluation loss is built; 'is' and 'pdis' are not")),
+    Option("offline_evaluation_type", "eval_loss", "'eval_loss': the Learner's loss on the evaluation data; 'is' / "
+           "'pdis': the module's episode return estimated by (per-decision) importance sampling from logged "
+           "episodes with the behaviour policy's `action_logp` (relayrl/offline/importance_sampling.py).",
+           "evaluation", one_of("eval_loss", "is", "pdis")),
     Option("offline_eval_runner_class", None, "RLlib's OfflineEvaluationRunner subclass; relayrl customises the "
            "evaluation through offline_loss_for_module_fn (only None).", "evaluation",
            only_default(None, "pass offline_loss_for_module_fn to change the evaluated loss"), cli=False),

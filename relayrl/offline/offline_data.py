@@ -59,6 +59,11 @@ class RowHandler:
         self._episodes = EpisodeBatcher()
 
     def transitions(self, rows: RowBatch) -> Dict[str, Any]:
+        return self.prelearner(self.checked_columns(rows))
+
+    def checked_columns(self, rows: RowBatch) -> Dict[str, Any]:
+        """The columns of transition `rows`, decompressed, checked against the spaces, with RLlib's defaults for
+        missing flags and next observations."""
         cfg = self.config
         obs_space, act_space = self.spaces
         row_checks.decompress(rows, cfg.input_compress_columns)
@@ -78,7 +83,7 @@ class RowHandler:
         if act_space is not None:
             row_checks.conform_actions(rows, act_space)
         row_checks.conform_rewards_and_flags(rows)
-        return self.prelearner(columns)
+        return columns
 
     def episodes(self, rows: RowBatch) -> list:
         obs_space, act_space = self.spaces

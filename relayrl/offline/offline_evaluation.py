@@ -1,5 +1,7 @@
 """Offline evaluation (RLlib 2.60's `OfflineEvaluationRunner`, embedded): the Learner's loss on offline data, with
-no gradient step and no env (`config.evaluation(offline_evaluation_interval=N)`, docs/offline.md).
+no gradient step and no env (`config.evaluation(offline_evaluation_interval=N)`, docs/offline.md); with
+offline_evaluation_type "is" or "pdis", the module's episode return estimated from logged episodes instead
+(relayrl/offline/importance_sampling.py).
 
 The runner holds its own copy of the algorithm's Learner, synced before each evaluation (module weights, learner
 connector state and per-module state such as MARWIL's advantage norm or CQL's update count; no optimizer): the
@@ -14,6 +16,7 @@ import torch
 
 from relayrl.core.columns import ALL_MODULES, DEFAULT_MODULE_ID
 from relayrl.learner.loss_mask import num_real_steps
+from relayrl.offline.importance_sampling import ESTIMATORS, EpisodeReturns, return_metrics
 from relayrl.offline.offline_data import OfflineData
 
 # RLlib's result keys: result["evaluation"]["offline_eval_runners"][module id]["total_eval_loss"], ...
@@ -39,6 +42,11 @@ class OfflineEvaluationRunner:
         self.learner.build()
         self.data = OfflineData(eval_config, spaces[DEFAULT_MODULE_ID], learner=self.learner)
         self._loss_fn = eval_config.offline_loss_for_module_fn
+        self.returns = None  # "is"/"pdis": estimated episode returns instead of the loss
+        if eval_config.offline_evaluation_type in ESTIMATORS:
+            self.module_id = self.data.rows.prelearner.module_id
+            self.returns = EpisodeReturns(eval_config, self.data.reader, self.data.rows,
+                                          self.learner.module[self.module_id])
 
     def set_learner_state(self, state: Dict[str, Any]) -> None:
         self.learner.set_state(state)
@@ -51,7 +59,9 @@ class OfflineEvaluationRunner:
         return report([self.evaluate()], lifetime)
 
     def evaluate(self) -> Dict[str, Any]:
-        """The losses and counts of one evaluation, to be summed over runners (`report`)."""
+        """The losses (or estimated returns) and counts of one evaluation, to be summed over runners (`report`)."""
+        if self.returns is not None:
+            return self._estimate_returns()
         cfg, learner = self.config, self.learner
         num_iters = cfg.dataset_num_iters_per_offline_eval_runner
         loss_sums: Dict[str, float] = {}
@@ -73,6 +83,19 @@ class OfflineEvaluationRunner:
                  for mid in loss_sums}
         return {"loss_sums": loss_sums, "batches": batches, "steps": steps, "env_steps": env_steps,
                 "num_iters": num_iters, "stats": stats}
+
+    def _estimate_returns(self) -> Dict[str, Any]:
+        num_iters = self.config.dataset_num_iters_per_offline_eval_runner
+        returns: List[float] = []
+        lengths: List[int] = []
+        for _ in range(num_iters):
+            more_returns, more_lengths = self.returns.estimate(self.config.offline_eval_batch_size_per_runner)
+            returns += more_returns
+            lengths += more_lengths
+        steps = sum(lengths)
+        return {"loss_sums": {}, "batches": {}, "steps": {self.module_id: steps}, "env_steps": steps,
+                "num_iters": num_iters, "stats": {}, "returns": {self.module_id: returns},
+                "lengths": {self.module_id: lengths}}
 
     def _loss(self, module_id: str, batch: Dict[str, Any], fwd_out: Dict[str, Any]) -> torch.Tensor:
         learner = self.learner
@@ -112,6 +135,13 @@ def report(tallies: List[Dict[str, Any]], lifetime: MutableMapping[str, int]) ->
     """RLlib's metrics from the evaluations of one or more runners: per module the mean loss over all their
     batches, the loss's own stats averaged over the runners, the steps summed; `lifetime` gets the counts."""
     results: Dict[str, Any] = {}
+    for module_id in sorted({mid for tally in tallies for mid in tally.get("returns", {})}):
+        returns = [r for tally in tallies for r in tally["returns"].get(module_id, [])]
+        lengths = [n for tally in tallies for n in tally["lengths"].get(module_id, [])]
+        results.update(return_metrics(returns, lengths, module_id))
+        steps = sum(lengths)
+        results[module_id] = {}
+        _count(results[module_id], lifetime, f"{module_id}/", NUM_MODULE_STEPS_SAMPLED, steps)
     for module_id in sorted({mid for tally in tallies for mid in tally["loss_sums"]}):
         mine = [tally for tally in tallies if module_id in tally["loss_sums"]]
         num_batches = sum(tally["batches"][module_id] for tally in mine)

@@ -155,7 +155,7 @@ def test_custom_loss_function(tmp_path):
 @pytest.mark.parametrize("options, message", [
     ({"num_offline_eval_runners": -1}, "num_offline_eval_runners"),
     ({"restart_failed_offline_eval_runners": False}, "no such setting yet"),
-    ({"offline_evaluation_type": "is"}, "'is' and 'pdis' are not"),
+    ({"offline_evaluation_type": "wis"}, "'eval_loss', 'is', 'pdis'"),
     ({"offline_evaluation_interval": -1}, "offline_evaluation_interval"),
     ({"offline_eval_batch_size_per_runner": 0}, "offline_eval_batch_size_per_runner"),
     ({"dataset_num_iters_per_offline_eval_runner": None}, "dataset_num_iters_per_offline_eval_runner"),
