@@ -2,10 +2,11 @@
 loss on held-out data, no env; relayrl/offline/offline_evaluation.py, docs/offline.md#offline-evaluation).
 
 num_offline_eval_runners=0 (RLlib's default) evaluates in the algorithm's process with a copy of the Learner synced
-before each evaluation; n > 0 runs n Ray actors (relayrl/distributed/offline_eval_actors.py). Their fault-tolerance
-options are accepted at their defaults only (RLlib code that sets them to their defaults ports unchanged).
+before each evaluation; n > 0 runs n Ray actors (relayrl/distributed/offline_eval_actors.py), restarted or left out
+per RLlib's fault-tolerance options.
 """
 from relayrl.algorithms.options import (
+    BOOL,
     CALLABLE_OR_NONE,
     DICT,
     NON_NEGATIVE_FLOAT,
@@ -22,9 +23,9 @@ _NOT_BUILT = "relayrl's remote offline evaluation runners have no such setting y
 
 
 def _remote_only(name: str, default, what: str) -> Option:
-    return Option(name, default, f"{what} of the remote offline evaluation runners; relayrl's have none yet (a "
-                  f"failed runner fails the evaluation), so only the default ({default!r}).", "evaluation",
-                  only_default(default, _NOT_BUILT), cli=False)
+    return Option(name, default, f"{what} of the remote offline evaluation runners; relayrl's take one request at a "
+                  f"time and load the Learner's state before each evaluation, so only the default ({default!r}).",
+                  "evaluation", only_default(default, _NOT_BUILT), cli=False)
 
 
 OFFLINE_EVALUATION_OPTIONS = (
@@ -68,14 +69,19 @@ OFFLINE_EVALUATION_OPTIONS = (
            "runner.", "evaluation", DICT),
     _remote_only("max_requests_in_flight_per_offline_eval_runner", 1, "Requests in flight"),
     _remote_only("broadcast_offline_eval_runner_states", False, "State broadcast"),
-    _remote_only("validate_offline_eval_runners_after_construction", True, "Health check at construction"),
-    _remote_only("restart_failed_offline_eval_runners", True, "Restarts"),
-    _remote_only("ignore_offline_eval_runner_failures", False, "Failure tolerance"),
-    _remote_only("max_num_offline_eval_runner_restarts", 1000, "Restart limit"),
-    Option("offline_eval_runner_health_probe_timeout_s", 30.0, "Seconds a remote runner's health probe may take "
-           "(no effect yet: relayrl's remote runners are not probed).", "evaluation", NON_NEGATIVE_FLOAT),
-    Option("offline_eval_runner_restore_timeout_s", 1800.0, "Seconds to restore a recreated remote runner's state "
-           "(no effect yet: relayrl's remote runners are not recreated).", "evaluation", NON_NEGATIVE_FLOAT),
+    Option("validate_offline_eval_runners_after_construction", True, "Wait until each remote runner is built "
+           "(within offline_eval_runner_health_probe_timeout_s) before the first evaluation.", "evaluation", BOOL),
+    Option("restart_failed_offline_eval_runners", True, "Replace a remote runner whose process died or that passed "
+           "offline_evaluation_timeout_s, and evaluate its share again (an error its evaluation raises, e.g. bad "
+           "data, fails the evaluation: it would come back).", "evaluation", BOOL),
+    Option("ignore_offline_eval_runner_failures", False, "Leave a remote runner that cannot be brought back out and "
+           "report the others' evaluation; False: the evaluation fails.", "evaluation", BOOL),
+    Option("max_num_offline_eval_runner_restarts", 1000, "Restarts of remote offline evaluation runners in the "
+           "whole run.", "evaluation", NON_NEGATIVE_INT),
+    Option("offline_eval_runner_health_probe_timeout_s", 30.0, "Seconds a new remote runner may take to be built "
+           "(validate_offline_eval_runners_after_construction).", "evaluation", NON_NEGATIVE_FLOAT),
+    Option("offline_eval_runner_restore_timeout_s", 1800.0, "Seconds a restarted remote runner may take to be "
+           "built and load the Learner's state.", "evaluation", NON_NEGATIVE_FLOAT),
 )
 
 

@@ -154,7 +154,8 @@ def test_custom_loss_function(tmp_path):
 
 @pytest.mark.parametrize("options, message", [
     ({"num_offline_eval_runners": -1}, "num_offline_eval_runners"),
-    ({"restart_failed_offline_eval_runners": False}, "no such setting yet"),
+    ({"max_requests_in_flight_per_offline_eval_runner": 2}, "no such setting yet"),
+    ({"max_num_offline_eval_runner_restarts": -1}, "max_num_offline_eval_runner_restarts"),
     ({"offline_evaluation_type": "wis"}, "'eval_loss', 'is', 'pdis'"),
     ({"offline_evaluation_interval": -1}, "offline_evaluation_interval"),
     ({"offline_eval_batch_size_per_runner": 0}, "offline_eval_batch_size_per_runner"),
