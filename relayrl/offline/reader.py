@@ -118,10 +118,10 @@ class RowStream:
         self.num_rows = source.num_rows
         self.passes = 0  # completed passes over the source
         # The cursor: the unit (file) order of this pass (None: the next pass has not started; its order is drawn
-        # when its first chunk is needed), the unit being read and how many of its chunks were handed out.
+        # when its first chunk is needed), the unit being read and how many of its rows were handed out.
         self._order: Optional[List[int]] = None
         self._unit_position = 0
-        self._chunks_done = 0
+        self._rows_done = 0
         self._unit_chunks = None  # the open unit's remaining chunks (None: open it on the next chunk)
         self._pool: Optional[RowBatch] = None
         self._pool_start = 0
@@ -136,20 +136,19 @@ class RowStream:
         while True:
             if self._order is None:
                 self._order = file_order(self.source.num_units, self._rng if self._shuffle_rows else None)
-                self._unit_position, self._chunks_done, self._unit_chunks = 0, 0, None
+                self._unit_position, self._rows_done, self._unit_chunks = 0, 0, None
             if self._unit_position >= len(self._order):
                 self.passes += 1
                 self._order = None
                 continue
-            if self._unit_chunks is None:
-                self._unit_chunks = self.source.unit_chunks(self._order[self._unit_position])
-                for _ in range(self._chunks_done):  # a restored cursor: skip what was handed out before
-                    next(self._unit_chunks)
+            if self._unit_chunks is None:  # (a restored cursor skips the rows handed out before)
+                self._unit_chunks = _after_rows(self.source.unit_chunks(self._order[self._unit_position]),
+                                                self._rows_done)
             chunk = next(self._unit_chunks, None)
             if chunk is None:
-                self._unit_position, self._chunks_done, self._unit_chunks = self._unit_position + 1, 0, None
+                self._unit_position, self._rows_done, self._unit_chunks = self._unit_position + 1, 0, None
                 continue
-            self._chunks_done += 1
+            self._rows_done += len(chunk)
             return chunk
 
     def _read_all(self) -> RowBatch:
@@ -205,6 +204,16 @@ class RowStream:
 
         for name, value in restored_stream(self, state).items():
             setattr(self, name, value)
+
+
+def _after_rows(chunks, rows: int):
+    """The chunks of a unit after its first `rows` rows (the chunk holding that boundary cut there)."""
+    for chunk in chunks:
+        if rows >= len(chunk):
+            rows -= len(chunk)
+            continue
+        yield chunk.take(slice(rows, None)) if rows else chunk
+        rows = 0
 
 
 class ParquetFiles:

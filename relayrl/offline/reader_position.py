@@ -1,7 +1,7 @@
 """Where an embedded reader (reader.RowStream) is in its pass over the data, as checkpoint data.
 
 A resumed run must read what the uninterrupted one would have read next, so the position holds: the unit (file)
-order of this pass, the unit being read and how many of its chunks were handed out, the completed passes, the
+order of this pass, the unit being read and how many of its rows were handed out, the completed passes, the
 shuffle generator's state, and the rows waiting in the shuffle pool. Pool rows are stored as where they came from
 (RowBatch.file_index, row_in_file: 12 bytes a row, ~48 KB for the default 4096-row pool), not as row data: a
 restore reads them again from their files. With materialize_data, the memory's file order and the next row.
@@ -29,7 +29,7 @@ from relayrl.offline.reader import OfflineDataError, RowBatch, concatenate
 
 STATE_VERSION = 1
 _KEYS = ("version", "files", "shuffle_rows", "materialized", "rng", "passes", "order", "unit_position",
-         "chunks_done", "pool_file_index", "pool_row_in_file", "memory_position")
+         "rows_done", "pool_file_index", "pool_row_in_file", "memory_position")
 RESTART_FIX = ("To start the data pass over instead (everything else is restored), set "
                "config.offline_data(input_restore_position=False) (with Algorithm.from_checkpoint: "
                "config_overrides={'input_restore_position': False}); to take only the weights and optimizer, "
@@ -49,7 +49,7 @@ def stream_state(stream) -> Dict[str, Any]:
         "passes": stream.passes,
         "order": None if stream._order is None else [int(u) for u in stream._order],
         "unit_position": stream._unit_position,
-        "chunks_done": stream._chunks_done,
+        "rows_done": stream._rows_done,
         "pool_file_index": np.asarray(pool.file_index[remaining] if pool is not None else [], dtype=np.int32),
         "pool_row_in_file": np.asarray(pool.row_in_file[remaining] if pool is not None else [], dtype=np.int64),
         "memory_position": int(start) if stream._memory is not None else 0,
@@ -76,7 +76,7 @@ def check_stream_state(stream, state: Any, where: Where) -> None:
     check_int(state["unit_position"], where / "unit_position", low=0)
     require(order is None or state["unit_position"] <= len(order), where / "unit_position",
             f"{state['unit_position']} is past the {len(order or [])} units of the pass.")
-    check_int(state["chunks_done"], where / "chunks_done", low=0)
+    check_int(state["rows_done"], where / "rows_done", low=0)
     _check_pool(stream, state, where)
     check_int(state["memory_position"], where / "memory_position", low=0)
     require(state["memory_position"] < max(stream.num_rows, 1), where / "memory_position",
@@ -125,7 +125,7 @@ def restored_stream(stream, state: Dict[str, Any]) -> Dict[str, Any]:
 
     order = None if state["order"] is None else [int(u) for u in state["order"]]
     attributes = {"_rng": make_generator(state["rng"]), "passes": int(state["passes"]), "_order": order,
-                  "_unit_position": int(state["unit_position"]), "_chunks_done": int(state["chunks_done"]),
+                  "_unit_position": int(state["unit_position"]), "_rows_done": int(state["rows_done"]),
                   "_unit_chunks": None}
     if state["materialized"]:
         same = order == stream._order

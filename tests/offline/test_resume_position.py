@@ -183,6 +183,21 @@ def test_other_input_files_are_refused_with_the_fix(small_files, tmp_path):
         _train(resumed, 1)
     finally:
         resumed.stop()
+    # The other fix: only the weights and optimizer.
+    algo = config.build_algo()
+    try:
+        algo.restore_from_path(path, component="learner_group")
+        assert algo.iteration == 0 and _same(_weights(algo), _weights_at(path))
+    finally:
+        algo.stop()
+
+
+def _weights_at(path):
+    algo = BC.from_checkpoint(path, config_overrides={"input_restore_position": False})
+    try:
+        return _weights(algo)
+    finally:
+        algo.stop()
 
 
 def test_a_changed_file_is_refused(small_files, tmp_path):
@@ -228,6 +243,70 @@ def shutil_rmtree(path):
 
 
 def test_the_position_is_small(small_files, tmp_path):
-    path = _checkpoint(_config(small_files), tmp_path / "ckpt")
+    _checkpoint(_config(small_files), tmp_path / "ckpt")
     size = sum(p.stat().st_size for p in (tmp_path / "ckpt" / "offline_data").rglob("*") if p.is_file())
     assert size < 4096 * 12 + 4096  # the 'auto' pool's 4096 origins (12 bytes each) and a little JSON
+
+
+# -- the reader itself ---------------------------------------------------------------------------------
+def _stream(folder, shuffle_rows, seed):
+    from relayrl.offline.files import input_files
+    from relayrl.offline.reader import ParquetFiles, RowStream
+
+    return RowStream(ParquetFiles(*input_files(folder)), shuffle_rows=shuffle_rows, seed=seed)
+
+
+def _origins(batch):
+    return np.stack([batch.file_index, batch.row_in_file])
+
+
+def test_a_stream_continues_from_its_state_whatever_its_seed(small_files):
+    from relayrl.checkpoints.state_checks import Where
+
+    first = _stream(small_files, 50, seed=1)
+    for _ in range(23):  # mid-file, mid-pass
+        first.next_batch(7)
+    state = first.get_state()
+    second = _stream(small_files, 50, seed=99)
+    second.check_state(state, Where.in_memory("RowStream"))
+    second.set_state(state)
+    for _ in range(200):  # on through several passes
+        a, b = first.next_batch(7), second.next_batch(7)
+        assert np.array_equal(_origins(a), _origins(b))
+        assert all(np.array_equal(a.columns[k], b.columns[k]) for k in a.columns)
+
+
+def test_other_record_batch_sizes_continue_at_the_same_row(small_files, monkeypatch):
+    """A file read back in other record batches (e.g. another pyarrow) goes on at the stored row, not the stored
+    record batch (unshuffled: the rows that follow are the same)."""
+    from relayrl.offline import reader
+
+    monkeypatch.setattr(reader, "_READ_ROWS", 16)
+    first = _stream(small_files, 0, seed=0)
+    first.next_batch(37)
+    state = first.get_state()
+    expected = np.concatenate([_origins(first.next_batch(10)) for _ in range(70)], axis=1)
+    monkeypatch.setattr(reader, "_READ_ROWS", 50)
+    second = _stream(small_files, 0, seed=0)
+    second.set_state(state)
+    assert np.array_equal(np.concatenate([_origins(second.next_batch(10)) for _ in range(70)], axis=1), expected)
+
+
+@pytest.mark.parametrize("key, value, match", [
+    ("pool_file_index", np.array([0, 9], np.int32), "pool_file_index`: indices outside the 5 input file"),
+    ("order", [0, 0, 1, 2, 3], "order`: expected None or an order of the 5"),
+    ("shuffle_rows", 8, "shuffle_rows`: the checkpoint's reader shuffled among 8 rows, this one among 50"),
+    ("rng", {"bit_generator": "Nope"}, "rng`: not a valid numpy generator state"),
+])
+def test_a_bad_position_is_refused_naming_the_key(small_files, key, value, match):
+    from relayrl.checkpoints.state_checks import Where
+
+    stream = _stream(small_files, 50, seed=1)
+    stream.next_batch(7)
+    state = {**stream.get_state(), key: value}
+    if key == "pool_file_index":
+        state["pool_row_in_file"] = np.array([0, 1], np.int64)
+    before = _origins(stream._pool)
+    with pytest.raises(CheckpointError, match=match):
+        stream.check_state(state, Where.in_memory("RowStream"))
+    assert np.array_equal(_origins(stream._pool), before)
