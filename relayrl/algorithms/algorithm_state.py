@@ -4,8 +4,9 @@ Its own state: iteration, time_total_s, counters, the metrics logger (the smooth
 next result needs), python/numpy/torch RNG states, the config as JSON (data, read only by
 `from_checkpoint`) and the plain numbers a subclass names in `STATE_ATTRIBUTES` (e.g. DQN's
 fractional update count). Its components: learner_group, env_runner (local), eval_env_runners
-(connector states), replay_buffer (`algo.local_replay_buffer`) and callbacks (those defining
-get_state/set_state).
+(connector states), replay_buffer (`algo.local_replay_buffer`), callbacks (those defining
+get_state/set_state) and offline_data (an offline algorithm's embedded reader: where its pass over the data is,
+restored unless config.input_restore_position is False; relayrl/offline/reader_position.py).
 
 `set_state` is all-or-nothing: every part is checked against the live objects first
 (`check_state`), then set; a mismatch raises one CheckpointError and changes nothing.
@@ -30,7 +31,7 @@ from relayrl.core.columns import DEFAULT_MODULE_ID
 
 EVAL_RUNNER_PARTS = ["env_to_module_connector", "module_to_env_connector"]
 OWN_STATE = ("iteration", "time_total_s", "counters", "metrics_logger", "rng", "config", "attributes")
-COMPONENTS = ("learner_group", "env_runner", "eval_env_runners", "replay_buffer", "callbacks")
+COMPONENTS = ("learner_group", "env_runner", "eval_env_runners", "replay_buffer", "callbacks", "offline_data")
 # Attributes relayrl 0.1.0 stored beside `iteration` and `time_total_s` (same values): read, not applied.
 _LEGACY_ATTRIBUTES = ("_algorithm_iteration", "_time_total_s")
 
@@ -53,6 +54,9 @@ class AlgorithmState:
             parts.append(("replay_buffer", buffer))
         if any(_has_state_api(obj) for obj in self._callbacks.objects):
             parts.append(("callbacks", self._callbacks))
+        offline_data = getattr(self, "offline_data", None)
+        if offline_data is not None and callable(getattr(offline_data, "get_state", None)):
+            parts.append(("offline_data", offline_data))  # the embedded reader (Ray Data's starts over)
         return parts
 
     def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
@@ -76,7 +80,7 @@ class AlgorithmState:
                 state[name] = [r.get_state(components=EVAL_RUNNER_PARTS) for r in _eval_runners(obj)]
             elif name == "callbacks":
                 state[name] = [o.get_state() if _has_state_api(o) else None for o in obj.objects]
-            elif name == "replay_buffer":
+            elif name in ("replay_buffer", "offline_data"):
                 state[name] = obj.get_state()
             else:
                 state[name] = obj.get_state(components=sub_paths[0].get(name), not_components=sub_paths[1].get(name))
@@ -130,6 +134,8 @@ class AlgorithmState:
                     local.check_state(runners[0], at / 0)
             elif name == "callbacks":
                 check_list(state[name], at)
+            elif name == "offline_data" and name in present and self._restores_data_position():
+                present[name].check_state(state[name], at)
 
     # -- setting --------------------------------------------------------------------------------
     def set_state(self, state: Dict[str, Any]) -> None:
@@ -138,7 +144,13 @@ class AlgorithmState:
         self._apply_state(state)
         self._callbacks("on_checkpoint_loaded", algorithm=self, metrics_logger=self.metrics)
 
+    def _restores_data_position(self) -> bool:
+        return bool(self.config.get("input_restore_position", True))
+
     def _apply_state(self, state: Dict[str, Any]) -> None:
+        offline_data = dict(self.get_checkpointable_components()).get("offline_data")
+        if "offline_data" in state and offline_data is not None and self._restores_data_position():
+            offline_data.set_state(state["offline_data"])  # first: it reads files, and may fail before any change
         if "iteration" in state:
             self.iteration = int(state["iteration"])
         if "time_total_s" in state:

@@ -111,6 +111,9 @@ OFFLINE_OPTIONS = (
     Option("shuffle_buffer_size", "auto", "Rows the embedded reader shuffles among (files are also read in a "
            "new order each pass); 0: read in file order; 'auto': max(16 x the train batch, 4096).", "offline_data",
            _SHUFFLE),
+    Option("input_restore_position", True, "Restoring a checkpoint continues the embedded reader's pass over "
+           "the data where it stopped (file order, file, row, shuffle pool); False starts the pass over (needed "
+           "when the input files changed since the checkpoint).", "offline_data", BOOL),
     # -- recording (any algorithm that samples) -------------------------------------------------------------
     Option("output", None, "Folder or URI the EnvRunners write their sampled episodes to (parquet in RLlib's "
            "layout: <output>/<env class>/run-<runner>-<n>/*.parquet); 'minari://<dataset id>' writes a Minari "

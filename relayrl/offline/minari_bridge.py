@@ -43,32 +43,50 @@ def load_minari_dataset(dataset_id: str):
 
 
 class MinariEpisodes:
-    """The row source (see reader.RowStream) of Minari datasets: each episode's steps as transition rows."""
+    """The row source (see reader.RowStream) of Minari datasets: each episode's steps as transition rows. Its units
+    are the episodes (read one at a time, in a new order each pass when shuffling); `files` names them."""
 
     def __init__(self, dataset_ids: Sequence[str]):
-        self.files = [MINARI_PREFIX + d for d in dataset_ids]
+        self._names = [MINARI_PREFIX + d for d in dataset_ids]
         self._datasets = [load_minari_dataset(d) for d in dataset_ids]
         self._episodes = [(k, int(i)) for k, ds in enumerate(self._datasets) for i in ds.episode_indices]
+        self.files = [f"{self._names[k]}, episode {i}" for k, i in self._episodes]  # RowBatch labels, per episode
         self.num_rows = sum(int(ds.total_steps) for ds in self._datasets)
         if not self._episodes or self.num_rows == 0:
             raise OfflineDataError(f"the Minari dataset(s) {dataset_ids} hold no steps.")
 
+    @property
+    def num_units(self) -> int:
+        return len(self._episodes)
+
     def chunks(self, rng=None):
-        order = list(self._episodes)
+        order = list(range(len(self._episodes)))
         if rng is not None:
             rng.shuffle(order)
-        for dataset, index in order:
-            episode = next(iter(self._datasets[dataset].iterate_episodes([index])))
-            yield self._rows(dataset, episode)
+        for unit in order:
+            yield from self.unit_chunks(unit)
 
-    def _rows(self, dataset: int, episode) -> RowBatch:
+    def unit_chunks(self, unit: int):
+        dataset, index = self._episodes[unit]
+        episode = next(iter(self._datasets[dataset].iterate_episodes([index])))
+        yield self._rows(unit, dataset, episode)
+
+    def units_of(self, file_index: np.ndarray) -> np.ndarray:
+        return np.asarray(file_index)
+
+    def fingerprint(self) -> List[list]:
+        """[dataset (its episode count), None, steps] per dataset (a Minari dataset is not one file)."""
+        return [[f"{name} ({int(ds.total_episodes)} episodes)", None, int(ds.total_steps)]
+                for name, ds in zip(self._names, self._datasets)]
+
+    def _rows(self, unit: int, dataset: int, episode) -> RowBatch:
         observations = episode.observations
         if isinstance(observations, (dict, tuple)):
-            raise OfflineDataError(f"{self.files[dataset]}: episode {episode.id} has Dict/Tuple observations; "
+            raise OfflineDataError(f"{self._names[dataset]}: episode {episode.id} has Dict/Tuple observations; "
                                    "relayrl reads Minari datasets with Box or Discrete observations.")
         n = len(episode.rewards)
         columns = {
-            Columns.EPS_ID: np.full(n, f"{self.files[dataset]}#{episode.id}", dtype=object),
+            Columns.EPS_ID: np.full(n, f"{self._names[dataset]}#{episode.id}", dtype=object),
             Columns.OBS: np.asarray(observations[:-1]),
             Columns.NEXT_OBS: np.asarray(observations[1:]),
             Columns.ACTIONS: np.asarray(episode.actions),
@@ -76,7 +94,7 @@ class MinariEpisodes:
             Columns.TERMINATEDS: np.asarray(episode.terminations, dtype=bool),
             Columns.TRUNCATEDS: np.asarray(episode.truncations, dtype=bool),
         }
-        return RowBatch(columns, np.full(n, dataset, dtype=np.int32), np.arange(n, dtype=np.int64), self.files)
+        return RowBatch(columns, np.full(n, unit, dtype=np.int32), np.arange(n, dtype=np.int64), self.files)
 
 
 class MinariWriter:

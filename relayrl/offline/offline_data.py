@@ -102,7 +102,13 @@ class RowHandler:
     def episode_batch(self, num_timesteps: int, next_rows) -> Dict[str, Any]:
         """Exactly `num_timesteps` steps of episode rows; `next_rows(n)` reads n more rows."""
         rows_per_read = self.config.input_read_batch_size or _EPISODE_ROWS_PER_READ
-        return {"episodes": self._episodes.batch(num_timesteps, lambda: self.episodes(next_rows(rows_per_read)))}
+        return {"episodes": self._episodes.batch(num_timesteps,
+                                                 lambda: self.episodes_with_origins(next_rows(rows_per_read)))}
+
+    def episodes_with_origins(self, rows: RowBatch) -> list:
+        """(episode, (file index, row in the file, 0)) per row of episode rows."""
+        origins = zip(rows.file_index.tolist(), rows.row_in_file.tolist())
+        return [(episode, (f, r, 0)) for episode, (f, r) in zip(self.episodes(rows), origins)]
 
     def update_input(self, num_timesteps: int, next_rows) -> Dict[str, Any]:
         """The Learner's update input for `num_timesteps` timesteps read with `next_rows(n)`."""
@@ -174,6 +180,53 @@ class OfflineData:
     def sample(self, num_timesteps: int) -> Dict[str, Any]:
         """The Learner's update input for the next `num_timesteps` timesteps."""
         return self.rows.update_input(num_timesteps, self.reader.next_batch)
+
+    # -- the reader's position (checkpoints: relayrl/offline/reader_position.py) -------------------
+    def get_state(self) -> Dict[str, Any]:
+        """Where the pass over the data is: the reader's position and the episodes carried into the next batch
+        (episode rows), named by their origin."""
+        carried = self.rows._episodes.carried
+        if any(origin is None for origin in carried):  # rows of unknown origin are never read embedded
+            raise RuntimeError("an episode of unknown origin is carried into the next batch.")
+        columns = np.asarray(carried, dtype=np.int64).reshape(-1, 3)
+        return {"reader": self.reader.get_state(),
+                "carried_episodes": {"file_index": columns[:, 0].copy(), "row_in_file": columns[:, 1].copy(),
+                                     "steps_done": columns[:, 2].copy()}}
+
+    def check_state(self, state, where) -> None:
+        from relayrl.checkpoints.state_checks import check_mapping, require
+
+        check_mapping(state, where, known=("reader", "carried_episodes"), required=("reader", "carried_episodes"),
+                      owner="the offline data")
+        self.reader.check_state(state["reader"], where / "reader")
+        carried = check_mapping(state["carried_episodes"], where / "carried_episodes", owner="the carried episodes",
+                                known=("file_index", "row_in_file", "steps_done"),
+                                required=("file_index", "row_in_file", "steps_done"))
+        arrays = list(carried.values())
+        ok = all(isinstance(a, np.ndarray) and a.ndim == 1 and a.dtype.kind in "iu" and len(a) == len(arrays[0])
+                 for a in arrays)
+        require(ok, where / "carried_episodes", "expected three 1-d int arrays of the same length.")
+        labels = len(self.reader.source.files)
+        require(not len(arrays[0]) or (carried["file_index"].min() >= 0 and carried["file_index"].max() < labels
+                                       and carried["row_in_file"].min() >= 0 and carried["steps_done"].min() >= 0),
+                where / "carried_episodes", f"origins outside the {labels} input file(s).")
+        require(not len(arrays[0]) or self.config.input_read_episodes, where / "carried_episodes",
+                "the checkpoint's run read episode rows (input_read_episodes=True), this one transition rows.")
+
+    def set_state(self, state) -> None:
+        """Read the carried episodes and the reader's pool again, then set both (a failed read changes nothing)."""
+        from relayrl.offline.reader_position import read_rows, restored_stream
+
+        carried = state["carried_episodes"]
+        pairs = []
+        if len(carried["file_index"]):
+            rows = read_rows(self.reader.source, carried["file_index"], carried["row_in_file"])
+            for (episode, origin), done in zip(self.rows.episodes_with_origins(rows), carried["steps_done"].tolist()):
+                pairs.append((episode.slice(slice(done, None)) if done else episode, (origin[0], origin[1], done)))
+        attributes = restored_stream(self.reader, state["reader"])
+        for name, value in attributes.items():
+            setattr(self.reader, name, value)
+        self.rows._episodes.set_carried(pairs)
 
     def update_learners(self, learner_group, *, num_iters: Optional[int], timesteps, on_update) -> int:
         """`num_iters` updates (None: 1), each on train_batch_size_per_learner timesteps per Learner read here (the

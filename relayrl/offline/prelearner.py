@@ -74,28 +74,40 @@ class OfflinePreLearner:
 
 class EpisodeBatcher:
     """Episode rows -> lists of episodes holding exactly `num_timesteps` steps each (the last episode of a batch
-    is cut; its rest starts the next batch)."""
+    is cut; its rest starts the next batch). Each episode travels with its origin, (file index, row in the file,
+    steps of it already handed out) or None, so a checkpoint can name the carried episodes instead of storing them.
+    """
 
     def __init__(self):
-        self._carry: List[SingleAgentEpisode] = []
+        self._carry: List[tuple] = []  # (episode, origin) pairs that start the next batch
 
     def batch(self, num_timesteps: int, more_episodes) -> List[SingleAgentEpisode]:
-        """`more_episodes()`: the next few episodes from the files (called until there are enough steps)."""
+        """`more_episodes()`: the next few (episode, origin) pairs from the files (called until there are enough
+        steps)."""
         pending, self._carry = self._carry, []
         out, have = [], 0
         while have < num_timesteps:
             if not pending:
-                pending = [e for e in more_episodes() if len(e)]
+                pending = [(e, origin) for e, origin in more_episodes() if len(e)]
                 continue
-            episode = pending.pop(0)
+            episode, origin = pending.pop(0)
             need = num_timesteps - have
             if len(episode) > need:  # cut: the rest starts the next batch
-                pending.insert(0, episode.slice(slice(need, None)))
+                rest_origin = None if origin is None else (origin[0], origin[1], origin[2] + need)
+                pending.insert(0, (episode.slice(slice(need, None)), rest_origin))
                 episode = episode.slice(slice(0, need))
             out.append(episode)
             have += len(episode)
         self._carry = pending
         return out
+
+    @property
+    def carried(self) -> List[tuple]:
+        """The origins of the episodes that start the next batch (None where one is not known)."""
+        return [origin for _, origin in self._carry]
+
+    def set_carried(self, pairs: List[tuple]) -> None:
+        self._carry = list(pairs)
 
 
 __all__ = ["OfflinePreLearner", "EpisodeBatcher", "SCHEMA", "extra_columns"]

@@ -105,9 +105,11 @@ def file_order(num_files: int, rng=None) -> List[int]:
 
 
 class RowStream:
-    """An endless stream of row batches from `source` (an object with `num_rows` and `chunks(rng)`: the RowBatch
-    chunks of one pass), pass after pass: batches come out of a pool of `shuffle_rows` rows, permuted whenever it
-    is refilled (0: no shuffling); with `materialize` all rows are read into memory once."""
+    """An endless stream of row batches from `source` (see `RowSource` in reader_position.py: `num_rows`,
+    `num_units` and `unit_chunks(unit)`, the RowBatch chunks of one file), pass after pass: batches come out of a
+    pool of `shuffle_rows` rows, permuted whenever it is refilled (0: no shuffling); with `materialize` all rows are
+    read into memory once. `get_state()` / `set_state()` hold where the pass is (relayrl/offline/reader_position.py).
+    """
 
     def __init__(self, source, *, shuffle_rows: int = 0, seed: Optional[int] = None, materialize: bool = False):
         self.source = source
@@ -115,20 +117,44 @@ class RowStream:
         self._rng = np.random.default_rng(seed)
         self.num_rows = source.num_rows
         self.passes = 0  # completed passes over the source
-        self._chunks = self._stream()
+        # The cursor: the unit (file) order of this pass (None: the next pass has not started; its order is drawn
+        # when its first chunk is needed), the unit being read and how many of its rows were handed out.
+        self._order: Optional[List[int]] = None
+        self._unit_position = 0
+        self._rows_done = 0
+        self._unit_chunks = None  # the open unit's remaining chunks (None: open it on the next chunk)
         self._pool: Optional[RowBatch] = None
         self._pool_start = 0
         self._memory: Optional[RowBatch] = self._read_all() if materialize else None
 
-    def _stream(self):
+    @property
+    def shuffles(self) -> bool:
+        return bool(self._shuffle_rows)
+
+    def _next_chunk(self) -> RowBatch:
+        """The next chunk of the pass (the next pass begins, in a new order, when this one ends)."""
         while True:
-            yield from self.source.chunks(self._rng if self._shuffle_rows else None)
-            self.passes += 1
+            if self._order is None:
+                self._order = file_order(self.source.num_units, self._rng if self._shuffle_rows else None)
+                self._unit_position, self._rows_done, self._unit_chunks = 0, 0, None
+            if self._unit_position >= len(self._order):
+                self.passes += 1
+                self._order = None
+                continue
+            if self._unit_chunks is None:  # (a restored cursor skips the rows handed out before)
+                self._unit_chunks = _after_rows(self.source.unit_chunks(self._order[self._unit_position]),
+                                                self._rows_done)
+            chunk = next(self._unit_chunks, None)
+            if chunk is None:
+                self._unit_position, self._rows_done, self._unit_chunks = self._unit_position + 1, 0, None
+                continue
+            self._rows_done += len(chunk)
+            return chunk
 
     def _read_all(self) -> RowBatch:
         chunks, seen = [], 0
         while seen < self.num_rows:
-            chunk = next(self._chunks)
+            chunk = self._next_chunk()
             chunks.append(chunk)
             seen += len(chunk)
         return concatenate(chunks)
@@ -154,11 +180,40 @@ class RowStream:
         have = sum(len(r) for r in rest)
         target = max(self._shuffle_rows, num_rows)
         while have < target:
-            chunk = next(self._chunks)
+            chunk = self._next_chunk()
             rest.append(chunk)
             have += len(chunk)
         pool = shuffled_concatenate(rest, self._rng) if self._shuffle_rows else concatenate(rest)
         self._pool, self._pool_start = pool, 0
+
+    # -- the position (checkpoints) --------------------------------------------------------------
+    def get_state(self) -> Dict:
+        from relayrl.offline.reader_position import stream_state
+
+        return stream_state(self)
+
+    def check_state(self, state, where) -> None:
+        from relayrl.offline.reader_position import check_stream_state
+
+        check_stream_state(self, state, where)
+
+    def set_state(self, state) -> None:
+        """Continue the pass where `state` (checked with check_state) left it: the stored pool's rows are read
+        again from the files first, then everything is set at once."""
+        from relayrl.offline.reader_position import restored_stream
+
+        for name, value in restored_stream(self, state).items():
+            setattr(self, name, value)
+
+
+def _after_rows(chunks, rows: int):
+    """The chunks of a unit after its first `rows` rows (the chunk holding that boundary cut there)."""
+    for chunk in chunks:
+        if rows >= len(chunk):
+            rows -= len(chunk)
+            continue
+        yield chunk.take(slice(rows, None)) if rows else chunk
+        rows = 0
 
 
 class ParquetFiles:
@@ -221,11 +276,29 @@ class ParquetFiles:
     def chunks(self, rng=None):
         """The RowBatch chunks of one pass (files in a random order when `rng` is given)."""
         for index in file_order(len(self.files), rng):
-            for columns, first in self._file_chunks(index):
-                n = len(next(iter(columns.values()))) if columns else 0
-                if n:
-                    yield RowBatch(columns, np.full(n, index, dtype=np.int32),
-                                   np.arange(first, first + n, dtype=np.int64), self.files)
+            yield from self.unit_chunks(index)
+
+    @property
+    def num_units(self) -> int:
+        return len(self.files)
+
+    def unit_chunks(self, index: int):
+        """The RowBatch chunks of file `index` (one per record batch that holds rows)."""
+        for columns, first in self._file_chunks(index):
+            n = len(next(iter(columns.values()))) if columns else 0
+            if n:
+                yield RowBatch(columns, np.full(n, index, dtype=np.int32),
+                               np.arange(first, first + n, dtype=np.int64), self.files)
+
+    def units_of(self, file_index: np.ndarray) -> np.ndarray:
+        """The units (files) that rows with these `RowBatch.file_index` values are read from."""
+        return np.asarray(file_index)
+
+    def fingerprint(self) -> List[list]:
+        """[path, bytes, rows] per file: what a stored position is checked against before it is used."""
+        infos = self.filesystem.get_file_info(self.files)
+        return [[path, int(info.size), int(metadata.num_rows)]
+                for path, info, metadata in zip(self.files, infos, self._metadata)]
 
     def _file_chunks(self, index: int):
         """(numpy columns, first row) per record batch of one file."""

@@ -104,14 +104,19 @@ class SampleBatchJsonFiles:
         self._parser = LineParser(required=required, rename=rename)
         self.files: List[str] = []  # per line with rows: 'PATH, line L' (RowBatch.where names it)
         self._labels: List[Dict[int, int]] = []  # per path: {line number: its index in self.files}
+        self._label_paths: List[int] = []  # per entry of self.files: the index of its path
+        self._path_rows: List[int] = []  # rows per path
         self.num_rows = 0
         for index in range(len(self.paths)):
-            labels = {}
+            labels, rows = {}, 0
             for number, columns in self._parse(index):
                 labels[number] = len(self.files)
                 self.files.append(f"{self.paths[index]}, line {number}")
-                self.num_rows += _num_rows(columns)
+                self._label_paths.append(index)
+                rows += _num_rows(columns)
             self._labels.append(labels)
+            self._path_rows.append(rows)
+            self.num_rows += rows
         if self.num_rows == 0:
             raise OfflineDataError(f"the offline dataset is empty: its {len(self.paths)} JSON file(s) hold no "
                                    f"SampleBatch rows (first: {self.paths[0]}).")
@@ -119,11 +124,28 @@ class SampleBatchJsonFiles:
     def chunks(self, rng=None):
         """One RowBatch per line of one pass (files in a random order when `rng` is given)."""
         for index in file_order(len(self.paths), rng):
-            for number, columns in self._parse(index):
-                arrays = self._parser.arrays(columns, f"file {self.paths[index]}, line {number}")
-                n = _num_rows(columns)
-                yield RowBatch(arrays, np.full(n, self._labels[index][number], dtype=np.int32),
-                               np.arange(n, dtype=np.int64), self.files)
+            yield from self.unit_chunks(index)
+
+    @property
+    def num_units(self) -> int:
+        return len(self.paths)
+
+    def unit_chunks(self, index: int):
+        """One RowBatch per line (that holds rows) of the file `index`."""
+        for number, columns in self._parse(index):
+            arrays = self._parser.arrays(columns, f"file {self.paths[index]}, line {number}")
+            n = _num_rows(columns)
+            yield RowBatch(arrays, np.full(n, self._labels[index][number], dtype=np.int32),
+                           np.arange(n, dtype=np.int64), self.files)
+
+    def units_of(self, file_index: np.ndarray) -> np.ndarray:
+        """The files that rows with these `RowBatch.file_index` values (their lines) are read from."""
+        return np.asarray(self._label_paths, dtype=np.int64)[np.asarray(file_index, dtype=np.int64)]
+
+    def fingerprint(self) -> List[list]:
+        """[path, bytes, rows] per file: what a stored position is checked against before it is used."""
+        infos = self.filesystem.get_file_info(self.paths)
+        return [[path, int(info.size), rows] for path, info, rows in zip(self.paths, infos, self._path_rows)]
 
     def _parse(self, index: int):
         """(line number, {RLlib column: raw value}) of each line of file `index` that holds rows."""

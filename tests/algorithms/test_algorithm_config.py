@@ -70,6 +70,7 @@ BASE_DEFAULTS = {
     "prelearner_buffer_class": None, "prelearner_buffer_kwargs": {}, "prelearner_module_synch_period": 10,
     "prelearner_use_recorded_module_states": False, "dataset_num_iters_per_learner": None,
     "shuffle_buffer_size": "auto",  # RLlib: 0
+    "input_restore_position": True,  # relayrl's (RLlib stores no reader position)
     "output": None, "output_write_episodes": True,
     "output_compress_columns": [],  # RLlib: ["obs", "new_obs"]
     "output_max_rows_per_file": 10_000,  # RLlib: None (a file per sample() call)
