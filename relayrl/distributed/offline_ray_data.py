@@ -28,6 +28,7 @@ class RayDataOfflineData:
         from relayrl.distributed.ray_setup import ensure_ray_initialized
 
         ray = ensure_ray_initialized()
+        require_a_free_cpu(ray, config)
         self.config = config
         self.dataset, self.num_rows = read_dataset(ray, config)
         if self.num_rows == 0:
@@ -62,6 +63,25 @@ class RayDataOfflineData:
             steps = train_on_shard(self._learner, num_iters, now)
         on_update(steps)
         return steps
+
+
+def require_a_free_cpu(ray, config) -> None:
+    """Raise where the run's actors leave Ray Data's read tasks (1 CPU each) no CPU: training would wait forever.
+
+    Called once the Learner and evaluation EnvRunner actors hold their CPUs; the offline evaluation runners, made
+    after the reader, are counted in."""
+    later = config.num_offline_eval_runners * config.num_cpus_per_offline_eval_runner
+    free = ray.available_resources().get("CPU", 0.0) - later
+    if free >= 1:
+        return
+    total = ray.cluster_resources().get("CPU", 0.0)
+    learners = f"{config.num_learners} remote Learner(s)" if config.num_learners else "the run's actors"
+    raise ValueError(
+        f"Ray Data would read the offline data, but {learners} and the other actors of this run leave "
+        f"{max(free, 0):g} of this Ray cluster's {total:g} CPUs free, and Ray Data's read tasks need at least one "
+        "(without it, training waits forever). Start Ray with more CPUs (ray.init(num_cpus=...)), use fewer "
+        "Learners, or set config.offline_data(input_reader='embedded'): this process then reads and splits each "
+        "batch among the Learners.")
 
 
 def read_dataset(ray, config):
