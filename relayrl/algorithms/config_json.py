@@ -36,6 +36,11 @@ OPTION_KINDS = {
 }
 
 
+# Options that say how one restore goes, not what the run is: a checkpoint of a run restored with one keeps the
+# default for the next restore (input_restore_position=False once must not make every later resume start over).
+_RESTORE_TIME_OPTIONS = ("input_restore_position",)
+
+
 def config_to_json(config) -> Dict[str, Any]:
     algo_class = getattr(config, "_algo_class", None)
     return {
@@ -66,8 +71,8 @@ def config_from_json(data: Any, overrides: Optional[Dict[str, Any]] = None, *, t
             option = table.resolve(key, owner=owner)
         except ValueError as error:  # an unknown key: the checkpoint is not this config class's
             raise CheckpointError(f"{where}: {error}") from None
-        if option.name not in override_names:  # an overridden option's stored value is never looked up
-            stored[key] = value
+        if option.name not in override_names and option.name not in _RESTORE_TIME_OPTIONS:
+            stored[key] = value  # (an overridden option's stored value is never looked up)
     options = {}
     for key, value in stored.items():
         option = table.resolve(key, owner=owner)

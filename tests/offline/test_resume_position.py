@@ -181,8 +181,15 @@ def test_other_input_files_are_refused_with_the_fix(small_files, tmp_path):
     try:
         assert resumed.iteration == 3 and resumed.offline_data.reader.passes == 0
         _train(resumed, 1)
+        resumed.save_to_path(tmp_path / "ckpt2")
     finally:
         resumed.stop()
+    # The setting was for that restore: the resumed run's own checkpoint continues its pass by default.
+    again = BC.from_checkpoint(tmp_path / "ckpt2")
+    try:
+        assert again.config.input_restore_position is True and again.iteration == 4
+    finally:
+        again.stop()
     # The other fix: only the weights and optimizer.
     algo = config.build_algo()
     try:
