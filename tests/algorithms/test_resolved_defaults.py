@@ -225,16 +225,52 @@ def test_appo_with_use_lstm_alone_gets_its_measured_settings(model_config):
     assert apply_stateful_module_defaults(config) is None
 
 
-def test_appo_keeps_the_users_values_and_impala_keeps_its_defaults():
+def test_appo_keeps_the_users_values():
     config = stateless(DefaultModelConfig(use_lstm=True, lstm_cell_size=16), APPOConfig, lr=3e-4,
                        rollout_fragment_length=16, num_envs_per_env_runner=4, minibatch_size=64)
     apply_stateful_module_defaults(config)
     assert (config.lr, config.num_envs_per_env_runner, config.minibatch_size) == (3e-4, 4, 64)
     assert config.model_config["lstm_cell_size"] == 16 and config.model_config["max_seq_len"] == 17
     assert config.gamma == 0.98 and config.observation_filter == "MeanStdFilter"  # what the user left
-    impala = stateless({"use_lstm": True}, IMPALAConfig)
-    assert apply_stateful_module_defaults(impala) is None  # IMPALA's stateful defaults are not measured yet
-    assert impala.rollout_fragment_length == 50 and impala.lr == 4e-3
+
+
+def test_appos_stateful_defaults_stay_its_own_beside_impalas():
+    """APPOConfig extends IMPALAConfig and keeps its own measured values (the same as IMPALA's today)."""
+    appo = stateless({"use_lstm": True}, APPOConfig)
+    apply_stateful_module_defaults(appo)
+    assert (appo.lr, appo.num_envs_per_env_runner, appo.rollout_fragment_length, appo.gamma) == (1e-3, 32, 32, 0.98)
+    assert (appo.vf_loss_coeff, appo.entropy_coeff, appo.observation_filter) == (0.5, 0.0, "MeanStdFilter")
+    assert appo.model_config["max_seq_len"] == 33 and appo.model_config["lstm_cell_size"] == 64
+
+
+@pytest.mark.parametrize("model_config", [DefaultModelConfig(use_lstm=True), {"use_lstm": True}])
+def test_impala_with_use_lstm_alone_gets_its_measured_settings(model_config):
+    config = stateless(model_config, IMPALAConfig)
+    note = apply_stateful_module_defaults(config)
+    assert note.startswith("IMPALA with a stateful module (use_lstm=True) uses the defaults measured for it")
+    assert (config.num_envs_per_env_runner, config.rollout_fragment_length) == (32, 32)
+    assert config.minibatch_size is None  # the whole batch per update: V-trace's chunks stay whole
+    assert (config.lr, config.gamma, config.vf_loss_coeff, config.entropy_coeff) == (1e-3, 0.98, 0.5, 0.0)
+    assert config.observation_filter == "MeanStdFilter" and config.train_batch_size == 500  # IMPALA's
+    model = config.model_config
+    assert model["max_seq_len"] == 33 and model["lstm_cell_size"] == 64 and model["fcnet_hiddens"] == []
+    assert model["vf_share_layers"] is False and model["head_fcnet_hiddens"] == [64]
+    config.validate()
+    assert apply_stateful_module_defaults(config) is None and not config.is_given("lr")
+
+
+def test_impala_keeps_the_users_values_and_its_feed_forward_defaults_without_memory():
+    config = stateless(DefaultModelConfig(use_lstm=True, lstm_cell_size=16), IMPALAConfig, lr=5e-4,
+                       rollout_fragment_length=16, num_envs_per_env_runner=4, gamma=0.99)
+    apply_stateful_module_defaults(config)
+    assert (config.lr, config.num_envs_per_env_runner, config.gamma) == (5e-4, 4, 0.99)  # the user's
+    assert config.model_config["lstm_cell_size"] == 16 and config.model_config["max_seq_len"] == 17
+    assert config.vf_loss_coeff == 0.5 and config.observation_filter == "MeanStdFilter"  # what the user left
+    feed_forward = stateless({"fcnet_hiddens": [32]}, IMPALAConfig)
+    assert apply_stateful_module_defaults(feed_forward) is None
+    assert (feed_forward.rollout_fragment_length, feed_forward.lr) == (50, 4e-3)
+    assert feed_forward.num_envs_per_env_runner == 10
+    assert (feed_forward.vf_loss_coeff, feed_forward.observation_filter) == (0.05, "NoFilter")
 
 
 def test_appo_built_with_use_lstm_trains_with_its_defaults():
@@ -247,6 +283,21 @@ def test_appo_built_with_use_lstm_trains_with_its_defaults():
         result = algo.train()
         assert result["num_env_steps_sampled_lifetime"] >= 500  # 2 envs x 32 steps per sample, to the batch's 500
         assert any(line.startswith("APPO with a stateful module") for line in algo.resolved_defaults)
+    finally:
+        algo.stop()
+
+
+def test_impala_built_with_use_lstm_trains_with_its_defaults():
+    config = stateless({"use_lstm": True, "lstm_cell_size": 8}, IMPALAConfig, num_envs_per_env_runner=2,
+                       min_sample_timesteps_per_iteration=0)
+    algo = config.build_algo()
+    try:
+        assert algo.config.rollout_fragment_length == 32 and algo.config.model_config["max_seq_len"] == 33
+        assert algo.config.lr == 1e-3 and algo.config.model_config["lstm_cell_size"] == 8
+        assert "MeanStdFilter" in [piece.name for piece in algo.env_runner._env_to_module.connectors]
+        result = algo.train()
+        assert result["num_env_steps_sampled_lifetime"] >= 500  # 2 envs x 32 steps per sample, to the batch's 500
+        assert any(line.startswith("IMPALA with a stateful module") for line in algo.resolved_defaults)
     finally:
         algo.stop()
 
