@@ -53,16 +53,8 @@ class APPOConfig(IMPALAConfig):
     _DEFAULTS = {"learner_queue_size": 16, "lr": 3e-3, "entropy_coeff": 0.005, "target_network_update_freq": 1,
                  "circular_buffer_num_batches": 4}
     _MODEL_CONFIG_DEFAULTS = {"fcnet_hiddens": [64, 64], "vf_share_layers": False}
-    # With use_lstm=True, where the user set nothing (resolved_defaults/stateful_module.py): 32 envs x 32-step
-    # fragments, each with its bootstrap step one sequence of 33, the whole batch per update, lr 1e-3, gamma 0.98,
-    # the value loss at PPO's weight, no entropy bonus, observations normalised, and PPO's stateful layout (the LSTM
-    # on the observation, its own for the critic, a 64-unit layer after it). Measured on StatelessCartPole over
-    # seeds against APPO's defaults: docs/stateful_modules.md, "APPO".
-    _STATEFUL_DEFAULTS = {"num_envs_per_env_runner": 32, "lr": 1e-3, "gamma": 0.98, "vf_loss_coeff": 0.5,
-                          "entropy_coeff": 0.0, "observation_filter": "MeanStdFilter"}
-    _STATEFUL_MODEL_DEFAULTS = {"lstm_cell_size": 64, "fcnet_hiddens": [], "head_fcnet_hiddens": [64],
-                                "head_fcnet_activation": "relu", "vf_share_layers": False}
-    _STATEFUL_FRAGMENT = 32
+    # With use_lstm=True, where the user set nothing: IMPALA's stateful defaults (impala_config.py), which were
+    # first measured for APPO on StatelessCartPole over seeds (docs/stateful_modules.md, "APPO").
 
     def get_default_rl_module_spec(self):
         from relayrl.algorithms.appo.default_appo_rl_module import DefaultAPPOTorchRLModule

@@ -82,7 +82,7 @@ class IMPALAConfig(AlgorithmConfig):
     # gamma 0.98, the value loss at 0.5, no entropy bonus, MeanStdFilter, the LSTM on the observation, its own for
     # the critic, a 64-unit layer after it). On StatelessCartPole, seeds 0-9: 174k-686k env steps to 350 (median
     # 200k; lr 2e-3: median 292k, 748k at most); IMPALA's feed-forward defaults with use_lstm=True took 1.02M on
-    # seed 0. docs/stateful_modules.md, "IMPALA". APPOConfig keeps its own copy (its measurement, its table).
+    # seed 0. docs/stateful_modules.md, "IMPALA". APPOConfig (a subclass) inherits them.
     _STATEFUL_DEFAULTS = {"num_envs_per_env_runner": 32, "lr": 1e-3, "gamma": 0.98, "vf_loss_coeff": 0.5,
                           "entropy_coeff": 0.0, "observation_filter": "MeanStdFilter"}
     _STATEFUL_MODEL_DEFAULTS = {"lstm_cell_size": 64, "fcnet_hiddens": [], "head_fcnet_hiddens": [64],
