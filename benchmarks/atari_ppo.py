@@ -51,9 +51,11 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=pathlib.Path, default=None)
     args = parser.parse_args(argv)
+    # relayrl first, as a script that starts with `from relayrl import ...`: imported before torch, it makes OpenMP's
+    # waits passive, and only then does an image Learner take more than one thread (relayrl/omp_wait_policy.py).
+    config = pong_ppo_config(envs=args.envs, seed=args.seed).learners(num_gpus_per_learner=args.num_gpus_per_learner)
     import torch
 
-    config = pong_ppo_config(envs=args.envs, seed=args.seed).learners(num_gpus_per_learner=args.num_gpus_per_learner)
     config.env_runners(num_gpus_per_env_runner=args.num_gpus_per_env_runner)
     if args.vectorize_mode:
         config.env_runners(gym_env_vectorize_mode=args.vectorize_mode)

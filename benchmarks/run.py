@@ -221,7 +221,8 @@ def multi_agent_rows(f: dict) -> list:
 
 # relayrl's Pong runs: its defaults (no speed setting: it picks ale-py's threaded vector env and a Learner on the
 # usable cores), and the settings that were the defaults before 2026-12-04 (SYNC, one Learner thread).
-ATARI_RELAYRL = {"relayrl": (), "relayrl_sync_1thread": ("--vectorize-mode", "SYNC", "--learner-cpus", "1")}
+ATARI_RELAYRL = {"relayrl": (), "relayrl_1_thread": ("--learner-cpus", "1"),
+                 "relayrl_sync_1thread": ("--vectorize-mode", "SYNC", "--learner-cpus", "1")}
 
 
 def measure_atari(peers_python, rounds: int = 1) -> dict:
@@ -249,6 +250,7 @@ def atari_rows(f: dict) -> list:
     sb3, rllib = runs.get("sb3", {}), runs.get("rllib", {})
     rounds = runs.get("rounds") or [runs]  # (JSON files from before the rounds: one)
     labels = {"relayrl": "PPO ALE/Pong-v5, 8 envs, env steps/s (sampling + learning), relayrl's defaults",
+              "relayrl_1_thread": "same, with num_cpus_per_learner=1 (one torch thread: the default until 2026-12-05)",
               "relayrl_sync_1thread": "same, relayrl with SYNC and num_cpus_per_learner=1 (the defaults before)"}
     rows = []
     for name, label in labels.items():

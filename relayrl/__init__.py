@@ -5,6 +5,7 @@ tensorboard until a name that needs them is used.
 """
 import importlib
 
+from relayrl import omp_wait_policy as _omp_wait_policy  # noqa: F401  (first: before anything loads torch)
 from relayrl.algorithms.registry import public_names as _algorithm_names
 
 __version__ = "0.1.0"

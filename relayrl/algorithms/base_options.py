@@ -228,7 +228,8 @@ BASE_OPTIONS = (
     Option("num_learners", 0, "Remote Learner actors (Ray, DDP); 0 trains in the driver process.",
            "learners", NON_NEGATIVE_INT),
     Option("num_cpus_per_learner", "auto", "CPU threads torch may use for a Learner (and, in the "
-           "driver, for sampling); 'auto': 1, which avoids oversubscribing small machines.",
+           "driver, for sampling); 'auto': 1, which avoids oversubscribing small machines, or for a module that "
+           "sees images the usable cores (at most 4) when OpenMP's waits are passive (docs/learners.md).",
            "learners", _INT_OR_AUTO),
     Option("num_gpus_per_learner", 0, "GPUs per Learner (fractions allowed): with num_learners=0 the Learner in "
            "this process trains on cuda:0; Learner actors each get theirs from Ray and, with a GPU on every "

@@ -69,7 +69,7 @@ class Learner(Checkpointable):
 
     # -- construction ----------------------------------------------------------------------
     def build(self) -> None:
-        limit_torch_threads(self.config)
+        limit_torch_threads(self.config, self._spaces)
         self._device = learner_device(self.config)  # first: asking for a missing GPU fails before any work
         self.module = self._make_module().to(self._device)
         self._defer_loss_check = self._device.type != "cpu"

@@ -3,18 +3,41 @@ import os
 
 import torch
 
+# The most threads "auto" gives an image module; measured on 2 cores only (docs/learners.md#torch-threads).
+MAX_IMAGE_THREADS = 4
 
-def limit_torch_threads(config) -> None:
-    """Train with as many intra-op threads as the Learner has CPUs (RLlib's num_cpus_per_learner, "auto" = 1).
 
-    Ray does the same for its actors (OMP_NUM_THREADS = the actor's CPUs). RL networks are small: extra
-    threads buy little, and on a busy machine (env workers, other processes) they stall each other --
-    measured 4-20x slower PPO updates with 2 threads on 2 shared cores (35x on CartPole under load, 2026-12-04;
-    docs/learners.md#torch-threads). Setting OMP_NUM_THREADS or a number of CPUs opts out.
+def limit_torch_threads(config, spaces=None) -> None:
+    """Train with as many intra-op threads as the Learner has CPUs (RLlib's num_cpus_per_learner).
+
+    "auto": one thread, except for a module that sees images when OpenMP's waits are passive
+    (relayrl/omp_wait_policy.py). Then it gets the cores this process may use, at most MAX_IMAGE_THREADS.
+    Ray does the same for its actors (OMP_NUM_THREADS = the actor's CPUs). The networks of vector tasks are small:
+    a second thread buys little there, and when other processes hold the cores spinning threads stall each other
+    (35x slower PPO updates on CartPole under load, 2026-12-04; docs/learners.md#torch-threads). A CNN's update
+    gains: PPO on Pong, 2 cores, 1.5x the env steps/s with 2 threads on a quiet machine, and as fast as one thread
+    under load with passive waits. Setting OMP_NUM_THREADS or a number of CPUs opts out.
     """
     if "OMP_NUM_THREADS" in os.environ:
         return
     cpus = config.get("num_cpus_per_learner", "auto") if hasattr(config, "get") else "auto"
-    threads = 1 if cpus in ("auto", None) else max(1, int(cpus))
+    threads = auto_threads(spaces) if cpus in ("auto", None) else max(1, int(cpus))
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
+
+
+def auto_threads(spaces) -> int:
+    """num_cpus_per_learner="auto": see limit_torch_threads."""
+    from relayrl.omp_wait_policy import PASSIVE_WAIT
+
+    if not PASSIVE_WAIT or not sees_images(spaces):
+        return 1
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(usable, MAX_IMAGE_THREADS))
+
+
+def sees_images(spaces) -> bool:
+    """Whether any module's observation space is an image (H, W, C) Box: its default encoder is a CNN."""
+    from relayrl.modules.encoders import is_image_space
+
+    return any(isinstance(pair, tuple) and pair and is_image_space(pair[0]) for pair in (spaces or {}).values())
