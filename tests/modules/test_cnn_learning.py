@@ -44,13 +44,15 @@ def test_box_action_sac_default_cnn_learns_the_dot_task():
     """SAC's Box-action module on images: Q(s, a) = head(MLP([CNN(s), a])). The action's value signed by the
     dot's side is the reward (best return 10, random play 0). Measured with RLlib's fusion net (fusionnet_hiddens
     [256, 256], fusionnet_activation tanh; the fcnet's relu before 2026-12-04 took 1,080): 8.16 at 4,200 env steps
-    (seed 0), 9.22 at 3,600 (seed 1), 8.90 at 6,960 (seed 2)."""
+    (seed 0), 9.22 at 3,600 (seed 1), 8.90 at 6,960 (seed 2). On another machine of the same kind (2026-12-05, a
+    new VM: float results differ by CPU) seed 0 took 7,920 env steps (8.04), seed 1 3,360 (8.31), and seed 2 did
+    not get there in 12,000 (best 1.12; docs/sac.md). The budget is 12,000, 1.5x the slowest seen for seed 0."""
     config = (SACConfig().environment(DotSideContinuousEnv).env_runners(num_envs_per_env_runner=8)
               .training(num_steps_sampled_before_learning_starts=500, train_batch_size_per_learner=64,
                         training_intensity=16, initial_alpha=0.1)
               .reporting(metrics_num_episodes_for_smoothing=20)
               .debugging(seed=0, logger_config={"type": "none"}))
-    ret, steps = train_until(config, 8.0, 6_000)
+    ret, steps = train_until(config, 8.0, 12_000)
     assert ret >= 8.0, (ret, steps)
 
 
