@@ -59,13 +59,6 @@ class MinariEpisodes:
     def num_units(self) -> int:
         return len(self._episodes)
 
-    def chunks(self, rng=None):
-        order = list(range(len(self._episodes)))
-        if rng is not None:
-            rng.shuffle(order)
-        for unit in order:
-            yield from self.unit_chunks(unit)
-
     def unit_chunks(self, unit: int):
         dataset, index = self._episodes[unit]
         episode = next(iter(self._datasets[dataset].iterate_episodes([index])))

@@ -17,7 +17,7 @@ import numpy as np
 
 from relayrl.offline.compression import CompressedValueError, is_compressed, pack, unpack
 from relayrl.offline.files import JSON_SUFFIXES
-from relayrl.offline.reader import MULTI_AGENT_FIX, OfflineDataError, RowBatch, check_required_columns, file_order
+from relayrl.offline.reader import MULTI_AGENT_FIX, OfflineDataError, RowBatch, check_required_columns
 
 # Old-stack bookkeeping columns with no meaning for a transition row (view requirements, sampler ids, infos).
 _DROPPED = {"type", "infos", "prev_actions", "prev_rewards", "seq_lens", "unroll_id", "count"}
@@ -94,8 +94,9 @@ class LineParser:
 
 
 class SampleBatchJsonFiles:
-    """The row source (`num_rows`, `chunks(rng)`) of old-stack SampleBatch JSON `files` on a pyarrow filesystem
-    (`required`, `rename`: LineParser's). Each row's origin is 'file F, line L' and its row in that line's batch."""
+    """The row source (reader_position.py's: `num_rows`, `num_units`, `unit_chunks(unit)`, ...) of old-stack
+    SampleBatch JSON `files` on a pyarrow filesystem (`required`, `rename`: LineParser's). Each row's origin is
+    'file F, line L' and its row in that line's batch."""
 
     def __init__(self, filesystem, files: Sequence[str], *, required: Sequence[str] = (),
                  rename: Optional[Dict[str, str]] = None):
@@ -120,11 +121,6 @@ class SampleBatchJsonFiles:
         if self.num_rows == 0:
             raise OfflineDataError(f"the offline dataset is empty: its {len(self.paths)} JSON file(s) hold no "
                                    f"SampleBatch rows (first: {self.paths[0]}).")
-
-    def chunks(self, rng=None):
-        """One RowBatch per line of one pass (files in a random order when `rng` is given)."""
-        for index in file_order(len(self.paths), rng):
-            yield from self.unit_chunks(index)
 
     @property
     def num_units(self) -> int:
