@@ -16,10 +16,13 @@ def _passive_wait_in_effect() -> bool:
     policy = os.environ.get("OMP_WAIT_POLICY")
     if policy is not None:
         return policy.strip().upper() == "PASSIVE"
-    if "torch" in sys.modules:  # its OpenMP runtime has read its settings: waits spin
+    if TORCH_LOADED_FIRST:  # its OpenMP runtime has read its settings: waits spin
         return False
     os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
     return True
 
 
+# torch was imported before relayrl with no wait policy set: the one case relayrl could not choose passive waits
+# (relayrl/learner/torch_threads.py says so once when it costs an image module its threads).
+TORCH_LOADED_FIRST = "torch" in sys.modules and "OMP_WAIT_POLICY" not in os.environ
 PASSIVE_WAIT = _passive_wait_in_effect()

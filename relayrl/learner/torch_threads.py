@@ -1,7 +1,10 @@
 """How many intra-op threads torch trains with in a process that runs a Learner (or learning policies)."""
+import logging
 import os
 
 import torch
+
+logger = logging.getLogger("relayrl")
 
 # The most threads "auto" gives an image module; measured on 2 cores only (docs/learners.md#torch-threads).
 MAX_IMAGE_THREADS = 4
@@ -28,12 +31,32 @@ def limit_torch_threads(config, spaces=None) -> None:
 
 def auto_threads(spaces) -> int:
     """num_cpus_per_learner="auto": see limit_torch_threads."""
-    from relayrl.omp_wait_policy import PASSIVE_WAIT
+    from relayrl.omp_wait_policy import PASSIVE_WAIT, TORCH_LOADED_FIRST
 
-    if not PASSIVE_WAIT or not sees_images(spaces):
+    if not sees_images(spaces):
         return 1
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(usable, MAX_IMAGE_THREADS))
+    threads = max(1, min(usable_cores(), MAX_IMAGE_THREADS))
+    if PASSIVE_WAIT:
+        return threads
+    if TORCH_LOADED_FIRST and threads > 1:
+        _say_once(f"the Learner of this image module trains with 1 torch thread, not {threads}: torch was imported "
+                  f"before relayrl, so OpenMP's waits spin and more threads stall when other processes hold the "
+                  f"cores. Import relayrl before torch (or start Python with OMP_WAIT_POLICY=PASSIVE) for {threads} threads, or "
+                  f"set num_cpus_per_learner.")
+    return 1
+
+
+def usable_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+_said: set = set()  # lines logged in this process
+
+
+def _say_once(line: str) -> None:
+    if line not in _said:
+        _said.add(line)
+        logger.warning("relayrl: %s", line)
 
 
 def sees_images(spaces) -> bool:

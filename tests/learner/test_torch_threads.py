@@ -99,3 +99,34 @@ def test_import_relayrl_makes_waits_passive_only_before_torch_and_keeps_the_user
     assert _wait_policy_after("import relayrl", OMP_WAIT_POLICY="ACTIVE") == "ACTIVE"
     assert _wait_policy_after("import relayrl; from relayrl.omp_wait_policy import PASSIVE_WAIT; "
                               "assert not PASSIVE_WAIT", OMP_WAIT_POLICY="ACTIVE") == "ACTIVE"
+
+
+@pytest.mark.parametrize("torch_first, passive", [(True, False), (False, True)])
+def test_auto_says_once_when_torch_imported_first_costs_an_image_module_its_threads(restore_threads, monkeypatch,
+                                                                                     caplog, torch_first, passive):
+    import relayrl.omp_wait_policy
+
+    monkeypatch.setattr(relayrl.omp_wait_policy, "PASSIVE_WAIT", passive)
+    monkeypatch.setattr(relayrl.omp_wait_policy, "TORCH_LOADED_FIRST", torch_first)
+    monkeypatch.setattr(torch_threads.os, "sched_getaffinity", lambda pid: set(range(2)), raising=False)
+    monkeypatch.setattr(torch_threads, "_said", set())
+    with caplog.at_level("WARNING", logger="relayrl"):
+        for _ in range(2):
+            limit_torch_threads(PPOConfig(), IMAGE)
+        threads = torch.get_num_threads()
+        limit_torch_threads(PPOConfig(), VECTOR)  # one thread is what a vector task gets anyway: nothing to say
+    said = [r.getMessage() for r in caplog.records if "torch was imported before relayrl" in r.getMessage()]
+    assert threads == (1 if torch_first else 2)
+    assert len(said) == (1 if torch_first else 0)
+    if torch_first:
+        assert "not 2" in said[0] and "Import relayrl before torch" in said[0] and "num_cpus_per_learner" in said[0]
+
+
+def test_torch_loaded_first_is_known_only_when_no_wait_policy_was_set():
+    check = "from relayrl.omp_wait_policy import TORCH_LOADED_FIRST as T; print(T)"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    for code, extra, expected in [(f"import torch; {check}", {}, "True"), (check, {}, "False"),
+                                  (f"import torch; {check}", {"OMP_WAIT_POLICY": "ACTIVE"}, "False")]:
+        out = subprocess.run([sys.executable, "-c", code], env=env | extra, capture_output=True, text=True,
+                             check=True).stdout.split()
+        assert out[-1] == expected, (code, extra, out)
