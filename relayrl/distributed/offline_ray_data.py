@@ -151,6 +151,15 @@ class ShardRows:
             self.pass_ended = True
             raise
 
+    def close(self) -> None:
+        """End the pass's iteration now, while Ray is up: a generator left open is closed at garbage collection,
+        where Ray Data's cleanup reports to its stats actor and prints tracebacks once Ray has shut down."""
+        close = getattr(self._batches, "close", None)  # Ray Data's iterators are generators
+        if close is not None:
+            close()
+        self._batches = None
+        self._queue = []
+
     def next_rows(self, num_rows: int) -> RowBatch:
         have = sum(len(b) for b in self._queue)
         while have < num_rows:
@@ -200,6 +209,9 @@ def attach_shard(learner, iterator, config, spaces) -> None:
 
 
 def detach_shard(learner) -> None:
+    shard = getattr(learner, "_offline_shard", None)
+    if shard is not None:
+        shard[0].close()
     learner._offline_shard = None
 
 
