@@ -36,6 +36,19 @@ def why_no_atari_vector_env(env_config: Dict[str, Any]) -> Optional[str]:
     return None
 
 
+def keys_it_does_not_take(env_config: Dict[str, Any]) -> list:
+    """env_config keys that AtariVectorEnv has no argument for (e.g. gym.make's render_mode, max_episode_steps, or the
+    ALE's mode and difficulty): SYNC passes them to gym.make, the vector env would refuse them with a TypeError."""
+    import inspect
+
+    from ale_py.vector_env import AtariVectorEnv
+
+    from relayrl.env.wrappers.atari_wrappers import ATARI_KEYS
+
+    taken = set(inspect.signature(AtariVectorEnv.__init__).parameters) | set(ATARI_KEYS)
+    return sorted(key for key in env_config if key not in taken)
+
+
 def game_of(env_id: str) -> str:
     """"ALE/SpaceInvaders-v5" -> "space_invaders" (ale-py's ROM name)."""
     name = env_id.split("/", 1)[1].rsplit("-v", 1)[0]

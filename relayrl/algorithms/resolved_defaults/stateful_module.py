@@ -19,7 +19,7 @@ def apply_stateful_module_defaults(config) -> Optional[str]:
 
     raw_model = config._values["model_config"]
     if not config.model_config.get("use_lstm"):
-        return None
+        return _stateful_only_in_module_specs(config)
     options, model_fields = config.stateful_module_defaults()
     options = {name: value for name, value in options.items()
                if not config.is_given(name) and not same_value(config._values[name], value)}
@@ -39,6 +39,32 @@ def apply_stateful_module_defaults(config) -> Optional[str]:
     algo = type(config).__name__.replace("Config", "")
     return (f"{algo} with a stateful module (use_lstm=True) uses the defaults measured for it: {', '.join(said)} "
             "(docs/stateful_modules.md; a value you set is kept)")
+
+
+def _stateful_only_in_module_specs(config) -> Optional[str]:
+    """The line saying the defaults do not apply where only an RLModuleSpec's model_config says use_lstm=True (it
+    replaces config.model_config for its module, so model fields set on the config would not reach it, and the
+    options, e.g. the learning rate, are the whole run's, other modules' too), or None."""
+    spec = config.rl_module_spec
+    specs = dict(getattr(spec, "rl_module_specs", None) or {})
+    if spec is not None and not specs:
+        specs = {"the module": spec}
+    stateful = sorted(str(module_id) for module_id, module_spec in specs.items()
+                      if _says_use_lstm(getattr(module_spec, "model_config", None)))
+    sequence_options = {*type(config)._STATEFUL_DEFAULTS, "rollout_fragment_length", "minibatch_size"}
+    if not stateful or any(config.is_given(name) for name in sequence_options if name in config._values):
+        return None  # (a user who set the sequence settings needs no hint)
+    algo = type(config).__name__.replace("Config", "")
+    return (f"{algo}: the RLModuleSpec of {', '.join(stateful)} sets use_lstm=True in its own model_config, so the "
+            f"defaults measured for stateful modules are not applied: they apply with "
+            f"config.rl_module(model_config={{'use_lstm': True}}). The feed-forward defaults starve an LSTM (short "
+            f"sequences, few per minibatch): set the sequence settings yourself (docs/stateful_modules.md)")
+
+
+def _says_use_lstm(model_config) -> bool:
+    if isinstance(model_config, dict):
+        return bool(model_config.get("use_lstm"))
+    return bool(getattr(model_config, "use_lstm", False))
 
 
 def _with_fields(raw_model, fields: dict):
@@ -71,6 +97,7 @@ def with_matched_sequences(config, options: dict, model_fields: dict) -> tuple:
             return options, model_fields  # sequences of RLlib's max_seq_len
         seq_len = model_fields["max_seq_len"] = config.rollout_fragment_length + 1
     else:
+        fragment = _fitting_fragment(config, options, fragment)
         options["rollout_fragment_length"] = fragment
         seq_len = model_fields["max_seq_len"] = fragment + 1
     per_minibatch = type(config)._STATEFUL_SEQUENCES_PER_MINIBATCH
@@ -83,6 +110,17 @@ def with_matched_sequences(config, options: dict, model_fields: dict) -> tuple:
         options.pop("minibatch_size", None)
         model_fields.pop("max_seq_len", None)
     return options, model_fields
+
+
+def _fitting_fragment(config, options: dict, fragment: int) -> int:
+    """The measured fragment, or the longest down to half of it that fits the train batch: e.g. 6 envs step 192
+    steps a round with fragments of 32, which overshoot a 1,024-step batch by 12.5% (the config refuses over 10%),
+    and 186 with 31. Without it the sequence settings would all be dropped (RLlib's max_seq_len of 20, minibatches
+    of 64 steps: three sequences) for a mere number of envs."""
+    for length in range(fragment, max(1, fragment // 2) - 1, -1):
+        if _fits(config, {**options, "rollout_fragment_length": length}):
+            return length
+    return fragment  # (then nothing fits: with_matched_sequences keeps the user's sampling)
 
 
 def _fits(config, options: dict) -> bool:

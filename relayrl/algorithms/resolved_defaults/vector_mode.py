@@ -6,7 +6,8 @@ ale-py), markedly faster on Pong (docs/atari.md). It has no sub-env objects, so 
 
 - the user did not set gym_env_vectorize_mode (a mode they name is always kept);
 - the run is single-agent and each runner steps at least 2 envs (one env gains nothing);
-- the env is an `ALE/...` id whose env_config ale-py's vector env honours;
+- the env is an `ALE/...` id whose env_config ale-py's vector env honours (each key is one of its arguments: SYNC
+  passes others, such as render_mode or max_episode_steps, to gym.make);
 - no option of the run or of its evaluation wraps each sub-env (horizon, videos, ...), and failed sub-envs are
   not restarted one by one (restart_failed_sub_environments);
 - the evaluation runners' env is the same;
@@ -44,11 +45,14 @@ def pick_vector_mode(config) -> Optional[str]:
 
 
 def _usable_atari_id(config) -> Optional[str]:
+    from relayrl.env.atari_vector_env import keys_it_does_not_take
     from relayrl.env.native_vector_env import native_env_id, per_sub_env_options
     from relayrl.env.wrappers.atari_wrappers import is_atari_id
 
     env_id = native_env_id(config.env, config.env_config)
     if env_id is None or not is_atari_id(env_id) or per_sub_env_options(config):
+        return None
+    if keys_it_does_not_take(dict(config.env_config or {})):
         return None
     return env_id if config.num_env_runners == 0 else None
 

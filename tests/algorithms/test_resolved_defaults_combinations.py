@@ -1,0 +1,130 @@
+"""The run-dependent defaults (relayrl/algorithms/resolved_defaults/) mixed with the library's other features the way
+users mix them: env_config keys, RLlib's env strings, several envs, module specs, evaluation, the CLI, checkpoints."""
+import pytest
+
+from relayrl import MultiRLModuleSpec, PPOConfig, RLModuleSpec
+from relayrl.algorithms.resolved_defaults import resolve_defaults
+from relayrl.examples.envs.classes.multi_agent import MultiAgentCartPole
+from relayrl.examples.envs.classes.stateless_cartpole import StatelessCartPole
+
+
+def resolved(config):
+    config = config.copy(copy_frozen=False)
+    config.validate()
+    return config, resolve_defaults(config, log=False)
+
+
+def pong(env="ALE/Pong-v5", **env_config) -> PPOConfig:
+    pytest.importorskip("ale_py.vector_env")
+    return PPOConfig().environment(env, env_config=env_config).env_runners(num_envs_per_env_runner=4)
+
+
+def lstm(**options) -> PPOConfig:
+    return PPOConfig().environment(StatelessCartPole).rl_module(model_config={"use_lstm": True}).update_from_dict(
+        options)
+
+
+# -- the vector env -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("env_config", [{"render_mode": "rgb_array"}, {"mode": 0, "difficulty": 0},
+                                        {"max_episode_steps": 1000}])
+def test_an_env_config_key_only_gym_make_takes_keeps_sync(env_config):
+    """ale-py's AtariVectorEnv has no such argument: picking it turned a config SYNC runs into a TypeError."""
+    config, notes = resolved(pong(**env_config))
+    assert config.gym_env_vectorize_mode == "SYNC" and notes == []
+
+
+@pytest.mark.parametrize("env_config", [{}, {"dim": 64, "framestack": 2, "frame_skip": 4},
+                                        {"repeat_action_probability": 0.0, "full_action_space": True}])
+def test_keys_the_vector_env_takes_still_get_it(env_config):
+    config, notes = resolved(pong(**env_config))
+    assert config.gym_env_vectorize_mode == "VECTOR_ENTRY_POINT" and len(notes) == 1
+
+
+def test_rllibs_module_prefixed_id_gets_it_and_another_evaluation_env_keeps_sync():
+    config, _ = resolved(pong("ale_py:ALE/Pong-v5"))
+    assert config.gym_env_vectorize_mode == "VECTOR_ENTRY_POINT"
+    config, _ = resolved(pong().evaluation(evaluation_interval=1, evaluation_config={"env": "ALE/Breakout-v5"}))
+    assert config.gym_env_vectorize_mode == "SYNC"
+
+
+def test_a_picked_env_with_a_render_mode_builds_and_samples():
+    config = pong(render_mode="rgb_array").env_runners(num_envs_per_env_runner=2, rollout_fragment_length=8)
+    algo = config.training(train_batch_size=16, minibatch_size=16, num_epochs=1).build_algo()
+    try:
+        assert algo.config.gym_env_vectorize_mode == "SYNC" and len(algo.env_runner.sample()) > 0
+    finally:
+        algo.stop()
+
+
+# -- a stateful module -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("envs, runners", [(6, 1), (3, 2), (12, 1)])
+def test_envs_whose_rounds_of_32_overshoot_the_batch_keep_whole_sequences(envs, runners):
+    """32 x 6 = 192 steps a round overshoot 1,024 by 12.5%: the sequence settings were all dropped (fragments of
+    ~170 steps, RLlib's max_seq_len 20, minibatches of 64). Now the longest fragment that fits."""
+    config, notes = resolved(lstm(num_envs_per_env_runner=envs, num_env_runners=runners))
+    fragment = config.rollout_fragment_length
+    assert 16 <= fragment < 32 and config.model_config["max_seq_len"] == fragment + 1
+    assert config.minibatch_size == 8 * (fragment + 1) and f"rollout_fragment_length={fragment}" in notes[0]
+
+
+def test_the_measured_fragment_stays_where_it_fits():
+    config, _ = resolved(lstm(num_envs_per_env_runner=3))
+    assert config.rollout_fragment_length == 32 and config.minibatch_size == 264
+
+
+def test_the_users_max_seq_len_sets_the_fragment_and_minibatch():
+    config, notes = resolved(lstm(num_envs_per_env_runner=6).rl_module(
+        model_config={"use_lstm": True, "max_seq_len": 17}))
+    assert (config.rollout_fragment_length, config.minibatch_size, config.model_config["max_seq_len"]) == (16, 136, 17)
+    assert "max_seq_len" not in notes[0].split("rollout_fragment_length")[0]
+
+
+@pytest.mark.parametrize("spec", [
+    RLModuleSpec(model_config={"use_lstm": True}),
+    MultiRLModuleSpec(rl_module_specs={"p0": RLModuleSpec(model_config={"use_lstm": True}), "p1": RLModuleSpec()}),
+])
+def test_use_lstm_only_in_a_module_spec_is_said_not_silently_left_feed_forward(spec):
+    config = PPOConfig().environment("CartPole-v1")
+    if isinstance(spec, MultiRLModuleSpec):
+        config = config.environment(MultiAgentCartPole, env_config={"num_agents": 2}).multi_agent(
+            policies={"p0", "p1"}, policy_mapping_fn=lambda agent_id, *args, **kwargs: f"p{agent_id}")
+    config, notes = resolved(config.rl_module(rl_module_spec=spec))
+    assert config.minibatch_size == 64 and len(notes) == 1
+    assert "use_lstm=True in its own model_config" in notes[0] and "docs/stateful_modules.md" in notes[0]
+    config, notes = resolved(config.training(minibatch_size=128))  # the user chose: no hint
+    assert notes == []
+
+
+def test_multi_agent_modules_sharing_the_configs_model_config_get_the_defaults():
+    config = (PPOConfig().environment(MultiAgentCartPole, env_config={"num_agents": 2})
+              .multi_agent(policies={"p0", "p1"}, policy_mapping_fn=lambda agent_id, *a, **k: f"p{agent_id}")
+              .rl_module(model_config={"use_lstm": True}))
+    config, _ = resolved(config)
+    assert config.rollout_fragment_length == 32 and config.minibatch_size == 264
+
+
+def test_the_evaluation_runners_inherit_the_resolved_sequences():
+    config, _ = resolved(lstm().evaluation(evaluation_interval=1, evaluation_config={"explore": False}))
+    evaluation = config.get_evaluation_config_object()
+    assert evaluation.model_config["max_seq_len"] == 33 and evaluation.observation_filter == "MeanStdFilter"
+
+
+def test_a_copy_and_a_dict_of_the_resolved_config_resolve_to_the_same(tmp_path):
+    config, _ = resolved(lstm(num_envs_per_env_runner=6))
+    again, notes = resolved(config)
+    assert notes == [] and again.to_dict() == config.to_dict()
+    from_dict, notes = resolved(PPOConfig.from_dict(config.to_dict()))
+    assert notes == [] and from_dict.to_dict() == config.to_dict()
+
+
+def test_the_cli_keeps_the_users_max_seq_len_and_shows_the_line(capsys):
+    from tests.test_cli import json_line, run_cli
+
+    code, out, _ = run_cli(capsys, "train", "PPO", "--env",
+                           "relayrl.examples.envs.classes.stateless_cartpole.StatelessCartPole",
+                           "--model_config", '{"use_lstm": true, "max_seq_len": 17}', "--num-envs-per-env-runner",
+                           "2", "--train-batch-size", "272", "--num-epochs", "1", "--stop-iters", "1", "--json")
+    assert code == 0 and "rollout_fragment_length=16, minibatch_size=136" in out.split("summary")[0]
+    assert json_line(out)["training_iteration"] == 1
