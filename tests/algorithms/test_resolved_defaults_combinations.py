@@ -128,3 +128,41 @@ def test_the_cli_keeps_the_users_max_seq_len_and_shows_the_line(capsys):
                            "2", "--train-batch-size", "272", "--num-epochs", "1", "--stop-iters", "1", "--json")
     assert code == 0 and "rollout_fragment_length=16, minibatch_size=136" in out.split("summary")[0]
     assert json_line(out)["training_iteration"] == 1
+
+
+# -- a config copied from a built algorithm, then changed --------------------------------------------------------
+
+@pytest.mark.parametrize("change", [
+    lambda config: config.env_runners(horizon=50),  # was: ValueError naming a mode the user never set
+    lambda config: config.environment(env_config={"render_mode": "rgb_array"}),  # was: TypeError
+    lambda config: config.fault_tolerance(restart_failed_sub_environments=True),  # was: kept silently
+    lambda config: config.env_runners(num_env_runners=2),  # was: kept (a thread per core in each runner)
+], ids=["horizon", "render_mode", "restart_sub_envs", "remote_runners"])
+def test_a_copy_of_a_picked_config_changed_so_it_needs_sync_goes_back_to_sync(change):
+    picked, _ = resolved(pong())
+    assert picked.gym_env_vectorize_mode == "VECTOR_ENTRY_POINT"
+    config, notes = resolved(change(picked.copy(copy_frozen=False)))
+    assert config.gym_env_vectorize_mode == "SYNC" and not config.is_given("gym_env_vectorize_mode")
+    assert len(notes) == 1 and "'SYNC' again" in notes[0]
+
+
+def test_a_copy_of_a_picked_config_left_as_it_was_keeps_it_and_the_users_mode_is_never_changed():
+    picked, _ = resolved(pong())
+    assert resolved(picked)[1] == [] and resolved(picked)[0].gym_env_vectorize_mode == "VECTOR_ENTRY_POINT"
+    users = pong().env_runners(gym_env_vectorize_mode="VECTOR_ENTRY_POINT", horizon=50)
+    assert resolved(users)[0].gym_env_vectorize_mode == "VECTOR_ENTRY_POINT"  # (the build then names the fix)
+
+
+def test_a_built_algorithms_config_copied_and_given_a_horizon_builds():
+    config = pong().env_runners(num_envs_per_env_runner=2, rollout_fragment_length=8).training(
+        train_batch_size=16, minibatch_size=16, num_epochs=1)
+    algo = config.build_algo()
+    try:
+        assert algo.config.gym_env_vectorize_mode == "VECTOR_ENTRY_POINT"
+        again = algo.config.copy(copy_frozen=False).env_runners(horizon=50).build_algo()
+    finally:
+        algo.stop()
+    try:
+        assert again.config.gym_env_vectorize_mode == "SYNC" and len(again.env_runner.sample()) > 0
+    finally:
+        again.stop()
