@@ -2,7 +2,7 @@
 users mix them: env_config keys, RLlib's env strings, several envs, module specs, evaluation, the CLI, checkpoints."""
 import pytest
 
-from relayrl import MultiRLModuleSpec, PPOConfig, RLModuleSpec
+from relayrl import DQNConfig, MultiRLModuleSpec, PPOConfig, RLModuleSpec
 from relayrl.algorithms.resolved_defaults import resolve_defaults
 from relayrl.examples.envs.classes.multi_agent import MultiAgentCartPole
 from relayrl.examples.envs.classes.stateless_cartpole import StatelessCartPole
@@ -166,3 +166,26 @@ def test_a_built_algorithms_config_copied_and_given_a_horizon_builds():
         assert again.config.gym_env_vectorize_mode == "SYNC" and len(again.env_runner.sample()) > 0
     finally:
         again.stop()
+
+
+@pytest.mark.parametrize("config_class, feed_forward", [(PPOConfig, {"lr": 3e-4, "train_batch_size": 2048,
+                                                                     "minibatch_size": 64}),
+                                                        (DQNConfig, {"lr": 5e-4, "train_batch_size": 64,
+                                                                     "training_intensity": 16})])
+@pytest.mark.parametrize("new_model", ["replaced", "merged"])
+def test_a_copy_of_a_stateful_config_turned_feed_forward_gets_the_feed_forward_defaults(config_class, feed_forward,
+                                                                                         new_model):
+    """The LSTM's lr, batch, fragments and filter stayed silently (not the user's, but not defaults either)."""
+    stateful, _ = resolved(config_class().environment(StatelessCartPole).rl_module(model_config={"use_lstm": True}))
+    model = {"use_lstm": False} if new_model == "replaced" else {**stateful.model_config, "use_lstm": False}
+    config, notes = resolved(stateful.copy(copy_frozen=False).rl_module(model_config=model))
+    assert {name: config._values[name] for name in feed_forward} == feed_forward
+    assert config.observation_filter == "NoFilter" and "lstm_cell_size" not in config._values["model_config"]
+    assert len(notes) == 1 and "feed-forward now" in notes[0]
+    assert resolved(config)[1] == []  # said once: resolving again changes nothing
+
+
+def test_the_users_own_values_stay_when_the_copy_turns_feed_forward():
+    stateful, _ = resolved(lstm().training(lr=2e-3))
+    config, _ = resolved(stateful.copy(copy_frozen=False).rl_module(model_config={"use_lstm": False}))
+    assert config.lr == 2e-3 and config.train_batch_size == 2048

@@ -19,7 +19,7 @@ def apply_stateful_module_defaults(config) -> Optional[str]:
 
     raw_model = config._values["model_config"]
     if not config.model_config.get("use_lstm"):
-        return _stateful_only_in_module_specs(config)
+        return _undo_for_a_feed_forward_module(config) or _stateful_only_in_module_specs(config)
     options, model_fields = config.stateful_module_defaults()
     options = {name: value for name, value in options.items()
                if not config.is_given(name) and not same_value(config._values[name], value)}
@@ -39,6 +39,32 @@ def apply_stateful_module_defaults(config) -> Optional[str]:
     algo = type(config).__name__.replace("Config", "")
     return (f"{algo} with a stateful module (use_lstm=True) uses the defaults measured for it: {', '.join(said)} "
             "(docs/stateful_modules.md; a value you set is kept)")
+
+
+def _undo_for_a_feed_forward_module(config) -> Optional[str]:
+    """A config resolved for a stateful module (e.g. `algo.config.copy()`) whose module is feed-forward now: the
+    values resolved for the LSTM go back to the algorithm's defaults (they are not the user's: a value the user set
+    counts as given, and a non-default value nobody set was resolved); the line that says so, or None."""
+    from relayrl.tune.reset_config import same_value
+
+    table = config._option_table
+    names = {*type(config)._STATEFUL_DEFAULTS, "rollout_fragment_length", "minibatch_size"} & set(config._values)
+    options = {name: table[name].default for name in sorted(names) if not config.is_given(name)
+               and not same_value(config._values[name], table[name].default)}
+    fields = config.__dict__.get("_resolved_model_fields", frozenset())
+    raw_model = config._values["model_config"]
+    if isinstance(raw_model, dict) and fields & set(raw_model):
+        options["model_config"] = {key: value for key, value in raw_model.items() if key not in fields}
+    if not options:
+        return None
+    config._set_options(options, given=False)  # (a model_config the user gave stays given)
+    config.__dict__.pop("_resolved_model_fields", None)
+    algo = type(config).__name__.replace("Config", "")
+    said = ", ".join(f"{name}={value!r}" for name, value in options.items() if name != "model_config")
+    dropped = sorted(fields & set(raw_model)) if "model_config" in options else []
+    return (f"{algo}: the module is feed-forward now (use_lstm is off), so the defaults measured for a stateful "
+            f"module that this config was built with are undone: {said}"
+            + (f"; model_config without {', '.join(dropped)}" if dropped else "") + " (docs/stateful_modules.md)")
 
 
 def _stateful_only_in_module_specs(config) -> Optional[str]:
