@@ -189,3 +189,61 @@ def test_the_users_own_values_stay_when_the_copy_turns_feed_forward():
     stateful, _ = resolved(lstm().training(lr=2e-3))
     config, _ = resolved(stateful.copy(copy_frozen=False).rl_module(model_config={"use_lstm": False}))
     assert config.lr == 2e-3 and config.train_batch_size == 2048
+
+
+# -- a checkpoint restored in a new process --------------------------------------------------------------------
+
+RESTORE = """
+import sys
+from relayrl import Algorithm
+algo = Algorithm.from_checkpoint(sys.argv[1])
+result = algo.train()
+print("RESTORED", algo.config.gym_env_vectorize_mode, algo.config.observation_filter, algo.resolved_defaults,
+      result["training_iteration"])
+algo.stop()
+"""
+
+
+def restore_in_a_new_process(path) -> str:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.getcwd()}
+    done = subprocess.run([sys.executable, "-c", RESTORE, str(path)], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_a_stateful_pong_run_with_its_picked_vector_env_restores_and_trains_in_a_new_process(tmp_path):
+    """A new process has no ALE ids registered (restoring refused 'ALE/Pong-v5 is not registered'), and the
+    restored config counts every value as given, so the MeanStdFilter the LSTM got by default (which skips
+    images) was refused as if the user had asked for it on images."""
+    config = pong().env_runners(num_envs_per_env_runner=2).rl_module(
+        model_config={"use_lstm": True, "lstm_cell_size": 16}).training(train_batch_size=128, num_epochs=1)
+    algo = config.build_algo()
+    try:
+        assert algo.config.gym_env_vectorize_mode == "VECTOR_ENTRY_POINT"
+        assert algo.config.observation_filter == "MeanStdFilter"
+        algo.train()
+        algo.save_to_path(tmp_path)
+    finally:
+        algo.stop()
+    assert "RESTORED VECTOR_ENTRY_POINT MeanStdFilter [] 2" in restore_in_a_new_process(tmp_path)
+
+
+def test_a_users_filter_on_images_is_still_refused_and_a_dict_of_a_run_is_taken_as_the_run_took_it():
+    import gymnasium as gym
+
+    from relayrl.connectors.env_to_module.observation_filter import observation_filter_pieces
+
+    images = gym.spaces.Box(0, 255, (84, 84, 4), "uint8")
+    with pytest.raises(ValueError, match="observation_filter='NoFilter'"):
+        observation_filter_pieces(PPOConfig().env_runners(observation_filter="MeanStdFilter"), images)
+    stateful, _ = resolved(lstm())
+    from_run = PPOConfig.from_dict(stateful.to_dict())
+    assert from_run.is_given("observation_filter") and observation_filter_pieces(from_run, images) == []
+    from_run.env_runners(observation_filter="MeanStdFilter")  # chosen again: the user's
+    with pytest.raises(ValueError, match="images"):
+        observation_filter_pieces(from_run, images)
