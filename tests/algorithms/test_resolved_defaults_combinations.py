@@ -69,6 +69,20 @@ def test_envs_whose_rounds_of_32_overshoot_the_batch_keep_whole_sequences(envs, 
     assert config.minibatch_size == 8 * (fragment + 1) and f"rollout_fragment_length={fragment}" in notes[0]
 
 
+def test_the_users_train_batch_size_per_learner_is_the_batch_the_sequences_fit():
+    """It replaces train_batch_size: the minibatch was sized for the resolved 1,024 (264 > 256), which failed the
+    check, so all sequence settings were dropped, and the line said train_batch_size=1024, which had no effect."""
+    config, notes = resolved(lstm(train_batch_size_per_learner=256))
+    assert config.total_train_batch_size == 256 and "train_batch_size=" not in notes[0]
+    assert (config.rollout_fragment_length, config.minibatch_size, config.model_config["max_seq_len"]) == (32, 231, 33)
+
+
+def test_four_learners_get_minibatches_of_whole_sequences_that_fit_their_share():
+    config, _ = resolved(lstm(num_learners=4))
+    assert config.train_batch_size_per_learner == 256 and config.minibatch_size == 231
+    assert config.model_config["max_seq_len"] == 33
+
+
 def test_the_measured_fragment_stays_where_it_fits():
     config, _ = resolved(lstm(num_envs_per_env_runner=3))
     assert config.rollout_fragment_length == 32 and config.minibatch_size == 264

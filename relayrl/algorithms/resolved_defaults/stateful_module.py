@@ -109,6 +109,8 @@ def with_matched_sequences(config, options: dict, model_fields: dict) -> tuple:
     (the config's _STATEFUL_FRAGMENT, _STATEFUL_SEQUENCES_PER_MINIBATCH): one fragment and its bootstrap step make
     one sequence (max_seq_len = rollout_fragment_length + 1), whichever of the two the user set, and a minibatch
     holds whole sequences."""
+    if _users_batch(config):  # (train_batch_size_per_learner replaces train_batch_size: saying it would mislead)
+        options.pop("train_batch_size", None)
     fragment = type(config)._STATEFUL_FRAGMENT
     if fragment is None:
         return options, model_fields
@@ -128,8 +130,8 @@ def with_matched_sequences(config, options: dict, model_fields: dict) -> tuple:
         seq_len = model_fields["max_seq_len"] = fragment + 1
     per_minibatch = type(config)._STATEFUL_SEQUENCES_PER_MINIBATCH
     if per_minibatch and not config.is_given("minibatch_size"):
-        batch = config.train_batch_size_per_learner if config.is_given("train_batch_size") else \
-            options.get("train_batch_size", config.train_batch_size_per_learner)
+        batch = config.train_batch_size_per_learner if "train_batch_size" not in options else \
+            options["train_batch_size"] // max(config.num_learners, 1)
         options["minibatch_size"] = max(1, min(per_minibatch, batch // seq_len)) * seq_len
     if not _fits(config, options):  # e.g. a small train batch of the user's: keep their sampling as it was
         options.pop("rollout_fragment_length", None)
@@ -147,6 +149,13 @@ def _fitting_fragment(config, options: dict, fragment: int) -> int:
         if _fits(config, {**options, "rollout_fragment_length": length}):
             return length
     return fragment  # (then nothing fits: with_matched_sequences keeps the user's sampling)
+
+
+def _users_batch(config) -> bool:
+    """Whether the user chose the train batch (train_batch_size, or train_batch_size_per_learner, which wins)."""
+    per_learner = config.is_given("train_batch_size_per_learner") and \
+        config._values["train_batch_size_per_learner"] is not None
+    return per_learner or config.is_given("train_batch_size")
 
 
 def _fits(config, options: dict) -> bool:
