@@ -83,6 +83,19 @@ def test_four_learners_get_minibatches_of_whole_sequences_that_fit_their_share()
     assert config.model_config["max_seq_len"] == 33
 
 
+def test_the_users_fragment_that_needs_the_default_batch_keeps_it_and_builds():
+    """256-step fragments x 8 envs fill PPO's 2,048 batch exactly; the resolved 1,024 made the build fail on a batch
+    the user never set."""
+    config, notes = resolved(lstm(rollout_fragment_length=256))
+    assert config.train_batch_size == 2048 and "train_batch_size=" not in notes[0]
+    assert (config.model_config["max_seq_len"], config.minibatch_size) == (257, 7 * 257)
+    algo = lstm(rollout_fragment_length=256).build_algo()  # (it raised ValueError: "... the train batch of 1024")
+    try:
+        assert algo.config.train_batch_size == 2048
+    finally:
+        algo.stop()
+
+
 def test_the_measured_fragment_stays_where_it_fits():
     config, _ = resolved(lstm(num_envs_per_env_runner=3))
     assert config.rollout_fragment_length == 32 and config.minibatch_size == 264

@@ -114,6 +114,9 @@ def with_matched_sequences(config, options: dict, model_fields: dict) -> tuple:
     fragment = type(config)._STATEFUL_FRAGMENT
     if fragment is None:
         return options, model_fields
+    if "train_batch_size" in options and config.is_given("rollout_fragment_length") and \
+            not _fits(config, {"train_batch_size": options["train_batch_size"]}):
+        options.pop("train_batch_size")  # the user's fragments need the default batch (e.g. 256 steps x 8 envs)
     user_model = config.given_model_fields()
     user_fragment = config.is_given("rollout_fragment_length")
     if "max_seq_len" in user_model:
@@ -137,6 +140,8 @@ def with_matched_sequences(config, options: dict, model_fields: dict) -> tuple:
         options.pop("rollout_fragment_length", None)
         options.pop("minibatch_size", None)
         model_fields.pop("max_seq_len", None)
+        if not _fits(config, options):  # (the user's sampling fits the default batch only)
+            options.pop("train_batch_size", None)
     return options, model_fields
 
 
