@@ -58,8 +58,11 @@ def game_of(env_id: str) -> str:
 def make_atari_vector_env(env_id: str, env_config: Dict[str, Any], num_envs: int) -> gym.vector.VectorEnv:
     from ale_py.vector_env import AtariVectorEnv
 
+    from relayrl.env.wrappers.atari_wrappers import raw_frameskip
+
     config = dict(env_config)
     config.pop("atari_preprocessing", None)
+    raw_frameskip(config)  # (not AtariVectorEnv's frameskip: RLlib's {"frameskip": 1} kept SYNC's frame_skip of 4)
     kwargs = {"reward_clipping": False}  # the runner clips (clip_rewards); reported returns stay game scores
     if env_id.endswith("-v5"):
         kwargs["repeat_action_probability"] = 0.25  # gymnasium's v5 ids: sticky actions

@@ -274,3 +274,43 @@ def test_a_users_filter_on_images_is_still_refused_and_a_dict_of_a_run_is_taken_
     from_run.env_runners(observation_filter="MeanStdFilter")  # chosen again: the user's
     with pytest.raises(ValueError, match="images"):
         observation_filter_pieces(from_run, images)
+
+
+# -- RLlib's Atari env_config -----------------------------------------------------------------------------
+
+RLLIB_ATARI_ENV_CONFIG = {"frameskip": 1, "full_action_space": False, "repeat_action_probability": 0.0}
+
+
+def test_rllibs_raw_frameskip_of_1_builds_in_sync_and_skips_4_frames_in_the_picked_vector_env(monkeypatch):
+    """RLlib's Atari configs pass frameskip=1 for the raw env under the preprocessing: SYNC raised gym.make's
+    'multiple values for keyword argument frameskip', and the picked vector env stepped every frame (its own
+    frameskip=1) where SYNC skips 4."""
+    import ale_py.vector_env
+
+    from relayrl.env.atari_vector_env import make_atari_vector_env
+    from relayrl.env.wrappers.atari_wrappers import make_atari_env
+
+    make_atari_env("ALE/Pong-v5", RLLIB_ATARI_ENV_CONFIG).close()
+    config, _ = resolved(pong("ale_py:ALE/Pong-v5", **RLLIB_ATARI_ENV_CONFIG))
+    assert config.gym_env_vectorize_mode == "VECTOR_ENTRY_POINT"
+    arguments = {}
+    original = ale_py.vector_env.AtariVectorEnv
+
+    def recording(*args, **kwargs):
+        arguments.update(kwargs)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(ale_py.vector_env, "AtariVectorEnv", recording)
+    make_atari_vector_env("ALE/Pong-v5", RLLIB_ATARI_ENV_CONFIG, 2).close()
+    assert "frameskip" not in arguments and arguments["repeat_action_probability"] == 0.0
+
+
+def test_a_raw_frameskip_other_than_1_is_refused_naming_frame_skip_in_either_mode():
+    from relayrl.env.atari_vector_env import make_atari_vector_env
+    from relayrl.env.wrappers.atari_wrappers import make_atari_env
+
+    pytest.importorskip("ale_py.vector_env")
+    for make in (lambda: make_atari_env("ALE/Pong-v5", {"frameskip": 4}),
+                 lambda: make_atari_vector_env("ALE/Pong-v5", {"frameskip": 4}, 2)):
+        with pytest.raises(ValueError, match="'frame_skip'"):
+            make()
