@@ -7,7 +7,8 @@ with max-pooling, grayscale resize, FIRE reset, frame stacking). relayrl's `env_
 them there and the reported returns stay game scores, as with SYNC). `ALE/...-v5` ids keep gymnasium's
 sticky actions (repeat_action_probability=0.25). gym.make's `frameskip` is the raw env's, as with SYNC (1 is
 dropped, another value refused: atari_wrappers.raw_frameskip). Other env_config keys go to AtariVectorEnv as keyword
-arguments; the mode picked for you (resolved_defaults/vector_mode.py) keeps SYNC for a key it has no argument for. {"atari_preprocessing": False} (raw frames) has no vector form: SYNC is used then.
+arguments; the mode picked for you (resolved_defaults/vector_mode.py) keeps SYNC for a key it has no argument
+for. {"atari_preprocessing": False} (raw frames) has no vector form: SYNC is used then.
 """
 import re
 from typing import Any, Dict, Optional
