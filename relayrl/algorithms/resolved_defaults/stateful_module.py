@@ -19,11 +19,11 @@ def apply_stateful_module_defaults(config) -> Optional[str]:
 
     raw_model = config._values["model_config"]
     if not config.model_config.get("use_lstm"):
-        return _undo_for_a_feed_forward_module(config) or _stateful_only_in_module_specs(config)
+        return _stateful_only_in_module_specs(config)
     options, model_fields = config.stateful_module_defaults()
     options = {name: value for name, value in options.items()
                if not config.is_given(name) and not same_value(config._values[name], value)}
-    users = config.given_model_fields() - config.__dict__.get("_resolved_model_fields", frozenset())
+    users = config.given_model_fields() - set(config.__dict__.get("_resolved_model_fields", {}))
     current = config.model_config
     model_fields = {key: value for key, value in model_fields.items()
                     if key not in users and not same_value(current.get(key), value)}
@@ -31,8 +31,8 @@ def apply_stateful_module_defaults(config) -> Optional[str]:
         return None
     if model_fields:
         options["model_config"] = _with_fields(raw_model, model_fields)
-        config.__dict__["_resolved_model_fields"] = \
-            config.__dict__.get("_resolved_model_fields", frozenset()) | frozenset(model_fields)
+        config.__dict__["_resolved_model_fields"] = {**config.__dict__.get("_resolved_model_fields", {}),
+                                                     **model_fields}  # {field: the value resolved}
     config._set_options(options, given=False)  # (a model_config the user gave stays given)
     said = [f"{name}={value!r}" for name, value in options.items() if name != "model_config"]
     said += [f"model_config {key}={value!r}" for key, value in model_fields.items()]
@@ -41,30 +41,30 @@ def apply_stateful_module_defaults(config) -> Optional[str]:
             "(docs/stateful_modules.md; a value you set is kept)")
 
 
-def _undo_for_a_feed_forward_module(config) -> Optional[str]:
-    """A config resolved for a stateful module (e.g. `algo.config.copy()`) whose module is feed-forward now: the
-    values resolved for the LSTM go back to the algorithm's defaults (they are not the user's: a value the user set
-    counts as given, and a non-default value nobody set was resolved); the line that says so, or None."""
+def forget_stateful_module_defaults(config) -> None:
+    """Put back the defaults where an earlier build resolved values (a config copied from a built algorithm), so
+    that they are resolved afresh for the config as it is now: its envs, batch or use_lstm may have changed. A
+    non-default value nobody set was resolved (a value the user sets, a checkpoint's or a dict's of every option
+    counts as given); resolving an unchanged config gives the same values again."""
     from relayrl.tune.reset_config import same_value
 
     table = config._option_table
     names = {*type(config)._STATEFUL_DEFAULTS, "rollout_fragment_length", "minibatch_size"} & set(config._values)
     options = {name: table[name].default for name in sorted(names) if not config.is_given(name)
                and not same_value(config._values[name], table[name].default)}
-    fields = config.__dict__.get("_resolved_model_fields", frozenset())
+    resolved = config.__dict__.pop("_resolved_model_fields", {})
     raw_model = config._values["model_config"]
+    current = config.model_config
+    fields = {key for key, value in resolved.items()  # (a value the user put in a new model_config stays)
+              if key in current and same_value(current.get(key), value)}
     if isinstance(raw_model, dict) and fields & set(raw_model):
         options["model_config"] = {key: value for key, value in raw_model.items() if key not in fields}
-    if not options:
-        return None
-    config._set_options(options, given=False)  # (a model_config the user gave stays given)
-    config.__dict__.pop("_resolved_model_fields", None)
-    algo = type(config).__name__.replace("Config", "")
-    said = ", ".join(f"{name}={value!r}" for name, value in options.items() if name != "model_config")
-    dropped = sorted(fields & set(raw_model)) if "model_config" in options else []
-    return (f"{algo}: the module is feed-forward now (use_lstm is off), so the defaults measured for a stateful "
-            f"module that this config was built with are undone: {said}"
-            + (f"; model_config without {', '.join(dropped)}" if dropped else "") + " (docs/stateful_modules.md)")
+    elif fields and dataclasses.is_dataclass(raw_model):
+        defaults = DefaultModelConfig()
+        options["model_config"] = _with_fields(raw_model, {key: getattr(defaults, key) for key in fields
+                                                           if hasattr(defaults, key)})
+    if options:
+        config._set_options(options, given=False)  # (a model_config the user gave stays given)
 
 
 def _stateful_only_in_module_specs(config) -> Optional[str]:
@@ -117,7 +117,7 @@ def with_matched_sequences(config, options: dict, model_fields: dict) -> tuple:
     if "train_batch_size" in options and config.is_given("rollout_fragment_length") and \
             not _fits(config, {"train_batch_size": options["train_batch_size"]}):
         options.pop("train_batch_size")  # the user's fragments need the default batch (e.g. 256 steps x 8 envs)
-    user_model = config.given_model_fields()
+    user_model = config.given_model_fields() - set(config.__dict__.get("_resolved_model_fields", {}))
     user_fragment = config.is_given("rollout_fragment_length")
     if "max_seq_len" in user_model:
         seq_len = config.model_config.get("max_seq_len", DefaultModelConfig.max_seq_len)  # (a dict may leave it)

@@ -13,9 +13,9 @@ ale-py), markedly faster on Pong (docs/atari.md). It has no sub-env objects, so 
 - the evaluation runners' env is the same;
 - the runners sample in the driver (ale-py starts a thread per core in each runner).
 
-A mode picked for a config stays in its copies (`algo.config.copy()`) without counting as the user's; when such a copy
-is changed so that one of the conditions fails (a horizon, an env_config key, remote runners, ...), building it goes
-back to SYNC and says so, as a config that was never built would.
+A mode picked for a config stays in its copies (`algo.config.copy()`) without counting as the user's: building such a
+copy picks afresh (forget_vector_mode), so one changed so that a condition fails (a horizon, an env_config key, remote
+runners, ...) samples with SYNC, as a config that was never built would.
 
 Other envs with a vector entry point (gymnasium's CartPole) keep SYNC unless asked for: with the algorithms'
 defaults they gained 2-5% end to end (docs/vector_envs.md), while SYNC keeps what RLlib code and users rely on: a
@@ -38,19 +38,20 @@ def pick_vector_mode(config) -> Optional[str]:
 
     if config.is_given(OPTION):
         return None
-    mode = vectorize_mode_name(config.gym_env_vectorize_mode)
-    env_id = _safe_atari_id(config)
-    if mode == VECTOR_ENTRY_POINT and env_id is None:
-        # Picked for this config before (not the user's: a mode they set counts as given), e.g. `algo.config.copy()`,
-        # and the config has changed since (horizon, env_config, remote runners, ...): back to the default.
-        config._set_options({OPTION: type(config)._option_table[OPTION].default}, given=False)
-        return (f"{OPTION} is 'SYNC' again: the '{VECTOR_ENTRY_POINT}' picked for this config's earlier build does not "
-                f"fit it any more (it now needs SYNC's separate envs; docs/vector_envs.md)")
-    if mode != "SYNC" or env_id is None:
+    env_id = None if vectorize_mode_name(config.gym_env_vectorize_mode) != "SYNC" else _safe_atari_id(config)
+    if env_id is None:
         return None
     config._set_options({OPTION: VECTOR_ENTRY_POINT}, given=False)
     return (f"sampling with {env_id}'s own vector env ({OPTION}='{VECTOR_ENTRY_POINT}', picked: faster, and "
             f"nothing in this run needs SYNC's separate envs; set {OPTION}='SYNC' to keep SYNC)")
+
+
+def forget_vector_mode(config) -> None:
+    """SYNC again where an earlier build picked the mode (a config copied from a built algorithm; a mode the user
+    sets counts as given), so that it is picked afresh for the config as it is now (horizon, env_config, remote
+    runners, ... may have changed)."""
+    if not config.is_given(OPTION):
+        config._set_options({OPTION: type(config)._option_table[OPTION].default}, given=False)
 
 
 def _safe_atari_id(config) -> Optional[str]:
