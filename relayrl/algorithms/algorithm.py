@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 from relayrl.algorithms.algorithm_state import AlgorithmState
 from relayrl.algorithms.evaluation import EPISODE_KEYS, AlgorithmEvaluation
 from relayrl.algorithms.inference import AlgorithmInference
+from relayrl.algorithms.resolved_defaults import forget_resolved_defaults
 from relayrl.algorithms.result_logger import ResultLogger
 from relayrl.algorithms.video_summaries import TensorBoardVideos
 from relayrl.callbacks import CallbackDispatch
@@ -52,6 +53,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, Checkpo
             config = config.copy(copy_frozen=False)
         if env is not None:
             config.environment(env)
+        forget_resolved_defaults(config)  # what an earlier build picked (algo.config.copy()) is picked afresh
         config.validate()
         self.validate_config(config)
         self.resolved_defaults = self._resolve_defaults(config)  # lines saying what was picked for this run

@@ -149,6 +149,7 @@ class AlgorithmConfig(ConfigBuildersMixin):
         self._values.update(checked)
         if given:
             self.__dict__.setdefault("_given", set()).update(checked)
+            self.__dict__.get("_given_by_a_run", set()).difference_update(checked)  # chosen again: the user's
             if "model_config" in checked:  # a new model config of the user's: its own fields are the given ones
                 self.__dict__.pop("_all_model_fields_given", None)
 
@@ -157,6 +158,13 @@ class AlgorithmConfig(ConfigBuildersMixin):
         for the run (e.g. for a stateful module) replaces it."""
         return self._option_table.resolve(name, owner=type(self).__name__).name in self.__dict__.get("_given", ())
 
+    def chosen_by_user(self, name: str) -> bool:
+        """is_given, except for values that came whole from a run (a checkpoint's config, a dict of every option):
+        those may be defaults resolved for that run, which a check refusing a user's choice must take as the run
+        took them (e.g. the MeanStdFilter a stateful module gets, which skips images)."""
+        name = self._option_table.resolve(name, owner=type(self).__name__).name
+        return self.is_given(name) and name not in self.__dict__.get("_given_by_a_run", ())
+
     def mark_given(self, names=None) -> None:
         """Count `names` (all options when None) as set by the user, e.g. a config restored from a checkpoint,
         whose values are the ones its run trained with. With None every model_config field counts too, also those
@@ -164,6 +172,7 @@ class AlgorithmConfig(ConfigBuildersMixin):
         self.__dict__.setdefault("_given", set()).update(self._values if names is None else names)
         if names is None:
             self.__dict__["_all_model_fields_given"] = True
+            self.__dict__["_given_by_a_run"] = set(self._values)
 
     def given_model_fields(self) -> frozenset:
         """The model_config fields the user chose (a default resolved for the run replaces only the others): a
@@ -375,8 +384,14 @@ class AlgorithmConfig(ConfigBuildersMixin):
         self._set_options(updates, given=False)
         every_option = set(updates) == set(self._values)
         table = self._option_table
-        self.__dict__.setdefault("_given", set()).update(name for name, value in updates.items()
-                           if not every_option or not same_value(value, table[name].default))
+        given = {name for name, value in updates.items()
+                 if not every_option or not same_value(value, table[name].default)}
+        self.__dict__.setdefault("_given", set()).update(given)
+        by_a_run = self.__dict__.setdefault("_given_by_a_run", set())  # (see chosen_by_user)
+        if every_option:
+            by_a_run.update(given)
+        else:
+            by_a_run.difference_update(given)
         return self
 
     @classmethod

@@ -117,7 +117,11 @@ class ConfigBuildersMixin:
         config = self.copy(copy_frozen=False) if use_copy else self
         if env is not None:
             config.environment(env)
-        config.validate()
+        from relayrl.algorithms.resolved_defaults import forget_resolved_defaults
+
+        checked = config.copy(copy_frozen=False)
+        forget_resolved_defaults(checked)  # as the Algorithm does: what an earlier build picked is picked afresh
+        checked.validate()
         if config.algo_class is None:
             raise ValueError(f"{type(self).__name__} has no algorithm class; use e.g. PPOConfig().")
         return config.algo_class(config=config, logger_creator=logger_creator)

@@ -154,8 +154,14 @@ class _NamesThrough:
 
 
 def _require_resolvable_env(env: Any, where: Where) -> None:
-    from relayrl.env.registry import is_registered_env
+    from relayrl.env.registry import gym_env_id, is_registered_env
+    from relayrl.env.wrappers.atari_wrappers import is_atari_id, register_atari_envs
 
+    if isinstance(env, str) and is_atari_id(gym_env_id(env)) and not is_registered_env(env):
+        try:  # ale-py registers its ids only when asked, as building the env does: a new process has none yet
+            register_atari_envs()
+        except ValueError as error:  # ale-py is not installed
+            raise CheckpointError(f"{where}: {error}") from None
     if isinstance(env, str) and not is_registered_env(env):
         raise CheckpointError(
             f"{where}: the env {env!r} is not registered in this process. Register it first "

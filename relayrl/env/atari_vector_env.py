@@ -5,8 +5,10 @@ with max-pooling, grayscale resize, FIRE reset, frame stacking). relayrl's `env_
 (atari_wrappers.ATARI_KEYS) map onto its arguments, so a config gives the same observations in either mode:
 `(dim, dim, framestack)` uint8, channels last. Rewards reach the runner unclipped (`clip_rewards` clips
 them there and the reported returns stay game scores, as with SYNC). `ALE/...-v5` ids keep gymnasium's
-sticky actions (repeat_action_probability=0.25). Other env_config keys go to AtariVectorEnv as keyword
-arguments. {"atari_preprocessing": False} (raw frames) has no vector form: SYNC is used then.
+sticky actions (repeat_action_probability=0.25). gym.make's `frameskip` is the raw env's, as with SYNC (1 is
+dropped, another value refused: atari_wrappers.raw_frameskip). Other env_config keys go to AtariVectorEnv as keyword
+arguments; the mode picked for you (resolved_defaults/vector_mode.py) keeps SYNC for a key it has no argument
+for. {"atari_preprocessing": False} (raw frames) has no vector form: SYNC is used then.
 """
 import re
 from typing import Any, Dict, Optional
@@ -36,6 +38,19 @@ def why_no_atari_vector_env(env_config: Dict[str, Any]) -> Optional[str]:
     return None
 
 
+def keys_it_does_not_take(env_config: Dict[str, Any]) -> list:
+    """env_config keys that AtariVectorEnv has no argument for (e.g. gym.make's render_mode, max_episode_steps, or the
+    ALE's mode and difficulty): SYNC passes them to gym.make, the vector env would refuse them with a TypeError."""
+    import inspect
+
+    from ale_py.vector_env import AtariVectorEnv
+
+    from relayrl.env.wrappers.atari_wrappers import ATARI_KEYS
+
+    taken = set(inspect.signature(AtariVectorEnv.__init__).parameters) | set(ATARI_KEYS)
+    return sorted(key for key in env_config if key not in taken)
+
+
 def game_of(env_id: str) -> str:
     """"ALE/SpaceInvaders-v5" -> "space_invaders" (ale-py's ROM name)."""
     name = env_id.split("/", 1)[1].rsplit("-v", 1)[0]
@@ -45,8 +60,11 @@ def game_of(env_id: str) -> str:
 def make_atari_vector_env(env_id: str, env_config: Dict[str, Any], num_envs: int) -> gym.vector.VectorEnv:
     from ale_py.vector_env import AtariVectorEnv
 
+    from relayrl.env.wrappers.atari_wrappers import raw_frameskip
+
     config = dict(env_config)
     config.pop("atari_preprocessing", None)
+    raw_frameskip(config)  # (not AtariVectorEnv's frameskip: RLlib's {"frameskip": 1} kept SYNC's frame_skip of 4)
     kwargs = {"reward_clipping": False}  # the runner clips (clip_rewards); reported returns stay game scores
     if env_id.endswith("-v5"):
         kwargs["repeat_action_probability"] = 0.25  # gymnasium's v5 ids: sticky actions

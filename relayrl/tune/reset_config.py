@@ -68,6 +68,9 @@ def plan_config_reset(algorithm, current, new_config) -> Optional[ConfigReset]:
         config = new_config.copy(copy_frozen=False)
     else:
         raise TypeError(f"reset_config() takes an AlgorithmConfig or a dict, got {type(new_config).__name__}")
+    from relayrl.algorithms.resolved_defaults import forget_resolved_defaults
+
+    forget_resolved_defaults(config)  # (the current config's resolved values: resolved afresh for the new one)
     algorithm._resolve_defaults(config)  # as when it was built: a Tune trial's dict holds the unresolved defaults
     changed = tuple(o.name for o in type(config).options()
                     if not same_value(current._values[o.name], config._values[o.name]))

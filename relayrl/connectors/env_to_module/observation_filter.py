@@ -4,7 +4,9 @@ EnvRunners and checkpointed like a MeanStdFilter the user adds). "NoFilter" (the
 
 Image observations are scaled by the CNN encoder instead: a filter the user asks for there is an error naming the
 fix; the one a stateful module gets by default (relayrl/algorithms/resolved_defaults/stateful_module.py) normalises
-vector (Box) observations only and leaves any other space (images, Discrete, Dict, Tuple) alone.
+vector (Box) observations only and leaves any other space (images, Discrete, Dict, Tuple) alone, and so does the
+value of a config that came whole from a run (a checkpoint's, a dict of every option: `chosen_by_user`), which may be
+that default.
 """
 import gymnasium as gym
 
@@ -16,12 +18,12 @@ def observation_filter_pieces(config, observation_space) -> list:
     if config.observation_filter != "MeanStdFilter":
         return []
     if _has_images(observation_space):
-        if config.is_given("observation_filter"):
+        if config.chosen_by_user("observation_filter"):  # (a restored run's is the stateful default's: no filter)
             raise ValueError("observation_filter='MeanStdFilter' normalises vector observations, but this env's "
                              f"observations are images ({observation_space}), which the CNN scales itself. Fix: "
                              "observation_filter='NoFilter'.")
         return []
-    if not config.is_given("observation_filter") and not _vector_boxes_only(observation_space):
+    if not config.chosen_by_user("observation_filter") and not _vector_boxes_only(observation_space):
         return []  # the stateful default: only where MeanStdFilter applies
     return [MeanStdFilter(multi_agent=config.is_multi_agent)]
 

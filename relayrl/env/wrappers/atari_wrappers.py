@@ -79,8 +79,19 @@ def make_atari_env(env_id: str, env_config: Dict[str, Any]) -> gym.Env:
     settings = {k: config.pop(k) for k in ATARI_KEYS if k in config}
     if not settings.pop("atari_preprocessing", True):
         return gym.make(env_id, **config)
+    raw_frameskip(config)
     env = gym.make(env_id, frameskip=1, **config)  # AtariPreprocessing skips frames itself
     return wrap_atari_for_new_api_stack(env, **settings)
+
+
+def raw_frameskip(config: Dict[str, Any]) -> None:
+    """Take gym.make's `frameskip` out of `config` (the env_config of a preprocessed ALE env): 1, as RLlib's Atari
+    configs pass it for the raw env under the preprocessing, is what relayrl does already; another value would
+    skip frames twice (AtariPreprocessing refuses it), so the error names relayrl's `frame_skip`."""
+    if "frameskip" in config and config.pop("frameskip") != 1:
+        raise ValueError("env_config 'frameskip' is the raw ALE env's, which the standard preprocessing needs at 1 "
+                         "(it skips frames itself): set env_config 'frame_skip' (4 by default) instead, or "
+                         "{'atari_preprocessing': False} for the raw env.")
 
 
 __all__ = ["wrap_atari_for_new_api_stack", "make_atari_env", "register_atari_envs", "is_atari_id", "FireReset",
