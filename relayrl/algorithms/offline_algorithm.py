@@ -93,18 +93,28 @@ class OfflineAlgorithm:
 
 
 def offline_spaces(config) -> Dict[str, Tuple[Any, Any]]:
-    """The spaces the module and the data checks use: the config's, else those of one env made to read them."""
+    """The spaces the module and the data checks use: the config's, else those of one env made to read them.
+
+    With an env-to-module connector (e.g. FlattenObservations for Discrete or Dict observations) the module's
+    spaces are the pipeline's output, as on the evaluation EnvRunners (and as the recorder wrote the rows)."""
     obs_space, act_space = config.observation_space, config.action_space
+    env = None
     if obs_space is None or act_space is None:
         from relayrl.env.env_context import EnvContext
         from relayrl.env.registry import make_env_creator
 
         env = make_env_creator(config.env)(EnvContext(config.env_config))
-        try:
+    try:
+        if env is not None:
             obs_space, act_space = obs_space or env.observation_space, act_space or env.action_space
-        finally:
+        module_spaces = (obs_space, act_space)
+        if config.env_to_module_connector is not None:
+            pipeline = config.build_env_to_module_connector(env=env, spaces={"__env_single__": module_spaces})
+            module_spaces = (pipeline.observation_space, pipeline.action_space)
+    finally:
+        if env is not None:
             env.close()
-    return {"__env_single__": (obs_space, act_space), DEFAULT_MODULE_ID: (obs_space, act_space)}
+    return {"__env_single__": (obs_space, act_space), DEFAULT_MODULE_ID: module_spaces}
 
 
 def make_offline_data(config, spaces, learner_group):
