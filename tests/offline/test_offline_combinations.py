@@ -11,6 +11,7 @@ import pytest
 
 from relayrl import Algorithm, ConnectorV2, PPOConfig, RLlibCallback
 from relayrl.algorithms.bc import BCConfig
+from relayrl.algorithms.cql import CQLConfig
 from relayrl.algorithms.iql import IQLConfig
 from relayrl.algorithms.marwil import MARWILConfig
 from relayrl.connectors.env_to_module.flatten_observations import FlattenObservations
@@ -222,3 +223,12 @@ def test_learner_connector_piece_runs_on_offline_rows(expert_rows, config_cls):
         assert CountSteps.seen == [16, 16]  # every row (a one-step episode) of both batches
     finally:
         algo.stop()
+
+
+@pytest.mark.parametrize("config_cls", [BCConfig, MARWILConfig, CQLConfig, IQLConfig])
+def test_train_batch_size_sets_the_offline_batch(config_cls):
+    # CQL's train_batch_size_per_learner was fixed at 256 (RLlib's), so `.training(train_batch_size=32)` did nothing.
+    config = config_cls().training(train_batch_size=32)
+    assert config.train_batch_size_per_learner == 32
+    assert config_cls().train_batch_size_per_learner == 256  # the default batch is unchanged
+    assert config_cls().training(train_batch_size_per_learner=64).train_batch_size_per_learner == 64
