@@ -82,9 +82,34 @@ class OfflineAlgorithm:
         result["offline_data"] = {"num_rows": self.offline_data.num_rows}
         return result
 
+    def inference_env_runner(self):
+        """The EnvRunner compute_single_action / compute_actions use: offline algorithms run no training EnvRunner,
+        so one is built in this process on first use (its env only builds the connector pipelines), and it gets
+        the Learner's current weights at every call."""
+        runner = getattr(self, "_inference_runner", None)
+        if runner is None:
+            config = self.config if self.config.env is not None else self.evaluation_config
+            if config is None or config.env is None:
+                raise ValueError(
+                    f"compute_single_action/compute_actions run the env-to-module and module-to-env pipelines, which "
+                    f"need an env, and this {type(self).__name__} has none (only spaces). Set "
+                    "config.environment(env=...) (the env is only made, not stepped), or call the module directly: "
+                    "algo.get_module().forward_inference({'obs': torch.as_tensor(batch_of_obs)}).")
+            from relayrl.core.rng_isolation import isolated_global_rngs
+            from relayrl.env.env_runner_group import default_env_runner_class
+
+            with isolated_global_rngs():  # building it draws no randomness from the training run's
+                runner = default_env_runner_class(config)(config=config, worker_index=0)
+            self._inference_runner = runner
+        runner.set_state({"rl_module": self.learner_group.get_weights(inference_only=True)})
+        return runner
+
     def cleanup(self) -> None:
         from relayrl.algorithms.algorithm import Algorithm
 
+        runner = getattr(self, "_inference_runner", None)
+        if runner is not None:
+            runner.stop()
         for owner in (getattr(self, "offline_data", None), getattr(self, "offline_eval_runner", None)):
             close = getattr(owner, "close", None)
             if close is not None:

@@ -232,3 +232,44 @@ def test_train_batch_size_sets_the_offline_batch(config_cls):
     assert config.train_batch_size_per_learner == 32
     assert config_cls().train_batch_size_per_learner == 256  # the default batch is unchanged
     assert config_cls().training(train_batch_size_per_learner=64).train_batch_size_per_learner == 64
+
+
+def test_compute_single_action_after_offline_training(expert_rows):
+    # Offline algorithms have no training EnvRunner; compute_single_action said to build one, which a user cannot.
+    algo = (BCConfig().environment(SideEnv).offline_data(input_=expert_rows, dataset_num_iters_per_learner=60)
+            .debugging(seed=0, **QUIET).build_algo())
+    try:
+        algo.train()
+        observations = np.random.default_rng(1).uniform(-1, 1, (64, 2)).astype(np.float32)
+        actions = algo.compute_actions(list(observations), explore=False)
+        assert (actions == (observations[:, 0] > 0)).mean() > 0.9  # the expert's rule, learned
+        right = np.array([0.9, 0.0], np.float32)
+        assert algo.compute_single_action(right, explore=False) == 1
+        weights = algo.learner_group.get_weights()[DEFAULT_MODULE_ID]
+        algo.learner_group.set_weights({DEFAULT_MODULE_ID: {  # the policy head negated: the other action
+            k: -v if k.startswith("pi.") else v for k, v in weights.items()}})
+        assert algo.compute_single_action(right, explore=False) == 0  # acts with the Learner's current weights
+    finally:
+        algo.stop()
+
+
+def test_compute_single_action_with_discrete_observations(tmp_path):
+    folder = _record(DiscreteObsEnv, tmp_path, episodes=False, connector=flatten)
+    algo = (BCConfig().environment(DiscreteObsEnv).env_runners(env_to_module_connector=flatten)
+            .offline_data(input_=folder).debugging(seed=0, **QUIET).build_algo())
+    try:
+        algo.train()
+        assert algo.compute_single_action(3, explore=False) in (0, 1)  # one-hot by the env-to-module pipeline
+    finally:
+        algo.stop()
+
+
+def test_compute_single_action_without_an_env_names_the_fix(expert_rows):
+    env = SideEnv()
+    algo = (BCConfig().environment(observation_space=env.observation_space, action_space=env.action_space)
+            .offline_data(input_=expert_rows).debugging(seed=0, **QUIET).build_algo())
+    try:
+        with pytest.raises(ValueError, match=r"need an env.*config.environment\(env=...\).*forward_inference"):
+            algo.compute_single_action(np.zeros(2, np.float32))
+    finally:
+        algo.stop()
