@@ -31,7 +31,7 @@ class OfflineAlgorithm:
         self.learner_group = config.build_learner_group(spaces=spaces,
                                                         rl_module_spec=config.get_module_spec_for_learner(spaces))
         self.eval_env_runner_group = self._make_eval_env_runner_group(config)
-        self.offline_data = make_offline_data(config, spaces[DEFAULT_MODULE_ID], self.learner_group)
+        self.offline_data = make_offline_data(config, spaces["__env_single__"], self.learner_group)
         self.offline_eval_runner = None
         if config.offline_evaluation_interval:
             self.offline_eval_runner = make_offline_eval_runner(config, spaces)
@@ -118,10 +118,14 @@ class OfflineAlgorithm:
 
 
 def offline_spaces(config) -> Dict[str, Tuple[Any, Any]]:
-    """The spaces the module and the data checks use: the config's, else those of one env made to read them.
+    """The spaces of the rows ("__env_single__": what the data checks, the one-step episodes and the Learner
+    pipeline's input use) and of the module (DEFAULT_MODULE_ID): the config's, else those of one env made to read
+    them.
 
-    With an env-to-module connector (e.g. FlattenObservations for Discrete or Dict observations) the module's
-    spaces are the pipeline's output, as on the evaluation EnvRunners (and as the recorder wrote the rows)."""
+    With an env-to-module connector both follow it as a recorder and the evaluation EnvRunners see it: the rows
+    hold the observations after the pieces that write them into the episodes (FlattenObservations one-hot encodes
+    Discrete and flattens Dict observations, MeanStdFilter), and the module gets the whole pipeline's output
+    (FrameStacking's stacked frames too, which its Learner counterpart stacks from episode rows)."""
     obs_space, act_space = config.observation_space, config.action_space
     env = None
     if obs_space is None or act_space is None:
@@ -132,14 +136,25 @@ def offline_spaces(config) -> Dict[str, Tuple[Any, Any]]:
     try:
         if env is not None:
             obs_space, act_space = obs_space or env.observation_space, act_space or env.action_space
-        module_spaces = (obs_space, act_space)
-        if config.env_to_module_connector is not None:
-            pipeline = config.build_env_to_module_connector(env=env, spaces={"__env_single__": module_spaces})
+        rows_spaces = module_spaces = (obs_space, act_space)
+        if config.env_to_module_connector is not None and not config.is_multi_agent:  # (multi-agent: as before)
+            pipeline = config.build_env_to_module_connector(env=env, spaces={"__env_single__": rows_spaces})
             module_spaces = (pipeline.observation_space, pipeline.action_space)
+            rows_spaces = (_recorded_observation_space(pipeline, obs_space), act_space)
     finally:
         if env is not None:
             env.close()
-    return {"__env_single__": (obs_space, act_space), DEFAULT_MODULE_ID: module_spaces}
+    return {"__env_single__": rows_spaces, DEFAULT_MODULE_ID: module_spaces}
+
+
+def _recorded_observation_space(pipeline, observation_space):
+    """The space of the observations a recorder with this pipeline wrote: the output of the leading pieces that
+    write the episodes' observations (a piece that only builds the batch, as FrameStacking, ends them)."""
+    for piece in pipeline.connectors:
+        if not getattr(piece, "WRITES_EPISODES", True):
+            break
+        observation_space = piece.observation_space
+    return observation_space
 
 
 def make_offline_data(config, spaces, learner_group):

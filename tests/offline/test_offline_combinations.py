@@ -122,6 +122,28 @@ def test_bc_reads_what_ppo_recorded_through_flatten_observations(tmp_path, env_c
         algo.stop()
 
 
+def test_frame_stacking_on_episode_rows(tmp_path):
+    # FrameStacking stacks in the batch (it writes no episode): the rows hold single frames, the module sees 3.
+    # The Learner's module was built for single frames and the first update failed (6 vs 2 inputs).
+    from relayrl.connectors.common.frame_stacking import FrameStackingEnvToModule, FrameStackingLearner
+
+    folder = _record(SideEnv, tmp_path, episodes=True)
+    algo = (MARWILConfig().environment(SideEnv, env_config={"max_steps": 10})
+            .env_runners(env_to_module_connector=lambda env, spaces, device: FrameStackingEnvToModule(num_frames=3))
+            .learners(learner_connector=lambda obs, act: FrameStackingLearner(num_frames=3))
+            .offline_data(input_=folder, input_read_episodes=True, dataset_num_iters_per_learner=2)
+            .training(train_batch_size=32).evaluation(evaluation_interval=1, evaluation_duration=1)
+            .debugging(seed=0, **QUIET).build_algo())
+    try:
+        assert algo.get_module().observation_space.shape == (6,)
+        result = algo.train()
+        assert np.isfinite(result["learners"][DEFAULT_MODULE_ID]["policy_loss"])
+        assert result["evaluation"]["env_runners"]["num_episodes"] == 1
+        assert algo.compute_single_action(np.zeros(2, np.float32), explore=False) in (0, 1)
+    finally:
+        algo.stop()
+
+
 def test_bc_module_checkpoint_into_ppo_with_a_custom_model_config(tmp_path, expert_rows):
     model_config = {"fcnet_hiddens": [32, 16]}
     bc = (BCConfig().environment(SideEnv).rl_module(model_config=model_config)
