@@ -295,3 +295,26 @@ def test_compute_single_action_without_an_env_names_the_fix(expert_rows):
             algo.compute_single_action(np.zeros(2, np.float32))
     finally:
         algo.stop()
+
+
+def test_relative_input_in_a_tune_trial_means_the_launch_folder(tmp_path, monkeypatch, expert_rows):
+    # A Tune trial runs in its own working folder (Ray sets TUNE_ORIG_WORKING_DIR to the launch folder), so
+    # input_="data" failed with "no such file or folder" in every trial.
+    import shutil
+
+    launch, trial = tmp_path / "launch", tmp_path / "trial"
+    shutil.copytree(expert_rows, launch / "data")
+    trial.mkdir()
+    monkeypatch.setenv("TUNE_ORIG_WORKING_DIR", str(launch))
+    monkeypatch.chdir(trial)
+    for input_ in ("data", "data/*.parquet", "local://data", ["data"]):
+        algo = BCConfig().environment(SideEnv).offline_data(input_=input_).debugging(**QUIET).build_algo()
+        try:
+            assert algo.train()["num_env_steps_trained_lifetime"] == 256
+        finally:
+            algo.stop()
+    with pytest.raises(ValueError, match="no such file or folder.*Under Tune, give an absolute path"):
+        BCConfig().environment(SideEnv).offline_data(input_="elsewhere").build_algo()
+    (trial / "data").mkdir()  # one in the trial's own folder is the one meant
+    with pytest.raises(ValueError, match="matches no parquet or JSON file"):
+        BCConfig().environment(SideEnv).offline_data(input_="data").build_algo()
