@@ -318,3 +318,25 @@ def test_relative_input_in_a_tune_trial_means_the_launch_folder(tmp_path, monkey
     (trial / "data").mkdir()  # one in the trial's own folder is the one meant
     with pytest.raises(ValueError, match="matches no parquet or JSON file"):
         BCConfig().environment(SideEnv).offline_data(input_="data").build_algo()
+
+
+def test_spaces_only_with_flatten_observations(tmp_path):
+    # RLlib's offline pattern gives the spaces and no env; the config's Discrete space overrode FlattenObservations'
+    # one-hot space for the module, which then refused to build (online PPO with observation_space= too).
+    folder = _record(DiscreteObsEnv, tmp_path, episodes=False, connector=flatten)
+    env = DiscreteObsEnv()
+    algo = (BCConfig().environment(observation_space=env.observation_space, action_space=env.action_space)
+            .env_runners(env_to_module_connector=flatten).offline_data(input_=folder).training(train_batch_size=32)
+            .debugging(seed=0, **QUIET).build_algo())
+    try:
+        assert algo.get_module().observation_space == gym.spaces.Box(0.0, 1.0, (5,), np.float32)
+        assert algo.train()["num_env_steps_trained_lifetime"] == 32
+    finally:
+        algo.stop()
+    ppo = (PPOConfig().environment(DiscreteObsEnv, observation_space=env.observation_space)
+           .env_runners(env_to_module_connector=flatten).training(train_batch_size=64, minibatch_size=32, num_epochs=1)
+           .rl_module(model_config={"fcnet_hiddens": [8]}).debugging(seed=0, **QUIET).build_algo())
+    try:
+        assert ppo.train()["num_env_steps_sampled_lifetime"] >= 64
+    finally:
+        ppo.stop()
