@@ -72,7 +72,11 @@ class ConfigBuildersMixin:
         if user_spec is not None:
             spec.update(user_spec)
         spaces = spaces or {}
-        obs_space, act_space = spaces.get(module_id, spaces.get("__env_single__", (None, None)))
+        module_spaces = spaces.get(module_id)
+        obs_space, act_space = module_spaces or spaces.get("__env_single__", (None, None))
+        # The module's own spaces (the env-to-module pipeline's output, e.g. FlattenObservations' one-hot) started
+        # from the config's; the config's spaces stand in only where there are none.
+        from_config_spaces = from_config_spaces and module_spaces is None
         if spec.observation_space is None:
             spec.observation_space = (self.observation_space if from_config_spaces else None) or obs_space
         if spec.action_space is None:

@@ -23,6 +23,8 @@ from relayrl.metrics.metrics_logger import MetricsLogger
 
 def local_env_runner(algorithm, policy_id: Optional[str], module_id: Optional[str]):
     runner = algorithm.env_runner
+    if runner is None and hasattr(algorithm, "inference_env_runner"):  # offline algorithms: built on first use
+        runner = algorithm.inference_env_runner()
     if runner is None:
         raise ValueError("compute_single_action/compute_actions run on the local EnvRunner, and this algorithm has "
                          "none; build it with the default EnvRunnerGroup (local_env_runner=True).")

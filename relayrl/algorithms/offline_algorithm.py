@@ -31,7 +31,7 @@ class OfflineAlgorithm:
         self.learner_group = config.build_learner_group(spaces=spaces,
                                                         rl_module_spec=config.get_module_spec_for_learner(spaces))
         self.eval_env_runner_group = self._make_eval_env_runner_group(config)
-        self.offline_data = make_offline_data(config, spaces[DEFAULT_MODULE_ID], self.learner_group)
+        self.offline_data = make_offline_data(config, spaces["__env_single__"], self.learner_group)
         self.offline_eval_runner = None
         if config.offline_evaluation_interval:
             self.offline_eval_runner = make_offline_eval_runner(config, spaces)
@@ -82,9 +82,34 @@ class OfflineAlgorithm:
         result["offline_data"] = {"num_rows": self.offline_data.num_rows}
         return result
 
+    def inference_env_runner(self):
+        """The EnvRunner compute_single_action / compute_actions use: offline algorithms run no training EnvRunner,
+        so one is built in this process on first use (its env only builds the connector pipelines), and it gets
+        the Learner's current weights at every call."""
+        runner = getattr(self, "_inference_runner", None)
+        if runner is None:
+            config = self.config if self.config.env is not None else self.evaluation_config
+            if config is None or config.env is None:
+                raise ValueError(
+                    f"compute_single_action/compute_actions run the env-to-module and module-to-env pipelines, which "
+                    f"need an env, and this {type(self).__name__} has none (only spaces). Set "
+                    "config.environment(env=...) (the env is only made, not stepped), or call the module directly: "
+                    "algo.get_module().forward_inference({'obs': torch.as_tensor(batch_of_obs)}).")
+            from relayrl.core.rng_isolation import isolated_global_rngs
+            from relayrl.env.env_runner_group import default_env_runner_class
+
+            with isolated_global_rngs():  # building it draws no randomness from the training run's
+                runner = default_env_runner_class(config)(config=config, worker_index=0)
+            self._inference_runner = runner
+        runner.set_state({"rl_module": self.learner_group.get_weights(inference_only=True)})
+        return runner
+
     def cleanup(self) -> None:
         from relayrl.algorithms.algorithm import Algorithm
 
+        runner = getattr(self, "_inference_runner", None)
+        if runner is not None:
+            runner.stop()
         for owner in (getattr(self, "offline_data", None), getattr(self, "offline_eval_runner", None)):
             close = getattr(owner, "close", None)
             if close is not None:
@@ -93,18 +118,43 @@ class OfflineAlgorithm:
 
 
 def offline_spaces(config) -> Dict[str, Tuple[Any, Any]]:
-    """The spaces the module and the data checks use: the config's, else those of one env made to read them."""
+    """The spaces of the rows ("__env_single__": what the data checks, the one-step episodes and the Learner
+    pipeline's input use) and of the module (DEFAULT_MODULE_ID): the config's, else those of one env made to read
+    them.
+
+    With an env-to-module connector both follow it as a recorder and the evaluation EnvRunners see it: the rows
+    hold the observations after the pieces that write them into the episodes (FlattenObservations one-hot encodes
+    Discrete and flattens Dict observations, MeanStdFilter), and the module gets the whole pipeline's output
+    (FrameStacking's stacked frames too, which its Learner counterpart stacks from episode rows)."""
     obs_space, act_space = config.observation_space, config.action_space
+    env = None
     if obs_space is None or act_space is None:
         from relayrl.env.env_context import EnvContext
         from relayrl.env.registry import make_env_creator
 
         env = make_env_creator(config.env)(EnvContext(config.env_config))
-        try:
+    try:
+        if env is not None:
             obs_space, act_space = obs_space or env.observation_space, act_space or env.action_space
-        finally:
+        rows_spaces = module_spaces = (obs_space, act_space)
+        if config.env_to_module_connector is not None and not config.is_multi_agent:  # (multi-agent: as before)
+            pipeline = config.build_env_to_module_connector(env=env, spaces={"__env_single__": rows_spaces})
+            module_spaces = (pipeline.observation_space, pipeline.action_space)
+            rows_spaces = (_recorded_observation_space(pipeline, obs_space), act_space)
+    finally:
+        if env is not None:
             env.close()
-    return {"__env_single__": (obs_space, act_space), DEFAULT_MODULE_ID: (obs_space, act_space)}
+    return {"__env_single__": rows_spaces, DEFAULT_MODULE_ID: module_spaces}
+
+
+def _recorded_observation_space(pipeline, observation_space):
+    """The space of the observations a recorder with this pipeline wrote: the output of the leading pieces that
+    write the episodes' observations (a piece that only builds the batch, as FrameStacking, ends them)."""
+    for piece in pipeline.connectors:
+        if not getattr(piece, "WRITES_EPISODES", True):
+            break
+        observation_space = piece.observation_space
+    return observation_space
 
 
 def make_offline_data(config, spaces, learner_group):

@@ -80,7 +80,8 @@ class Checkpointable:
             if component is not None:  # the state of `sub` goes to this object's `component`
                 state = _nested(component, state)
         else:
-            check_class(manifest, self, root)
+            if not _names_a_module(component):  # an RLModule's weights move between algorithms (BC -> PPO)
+                check_class(manifest, self, root)
             where = Where.checkpoint(root)
             if component is not None:
                 state = _nested(component, read_state(root, manifest, component=component))

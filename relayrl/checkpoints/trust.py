@@ -66,11 +66,13 @@ class Trust:
     def __init__(self, trusted: Optional[Iterable[Union[str, Any]]] = None, *, also: Iterable[Any] = ()):
         if isinstance(trusted, Trust):
             self._objects, self._modules = dict(trusted._objects), list(trusted._modules)
+            self._given = dict(trusted._given)
         else:
             if isinstance(trusted, str) or (trusted is not None and not isinstance(trusted, Iterable)):
                 trusted = [trusted]
             self._objects: Dict[str, Any] = {}
             self._modules = []
+            self._given: Dict[str, Any] = {}  # the objects of `trusted` itself by qualname (not `also`'s)
             for item in trusted or ():
                 if isinstance(item, str):
                     if not _DOTTED.match(item):
@@ -78,6 +80,8 @@ class Trust:
                     self._modules.append(item)
                 else:
                     self._add(item)
+                    if isinstance(getattr(item, "__qualname__", None), str):
+                        self._given.setdefault(item.__qualname__, []).append(item)
         for item in also:
             if item is not None:
                 self._add(item)
@@ -127,6 +131,10 @@ class Trust:
                                   "checkpoint never names: the checkpoint was changed by hand or is corrupt.")
         if name in self._objects:
             return self._objects[name]
+        if module_name == "__main__" and len(self._given.get(qualname, ())) == 1:
+            # Saved by a script (its `__main__`), restored by another that imported the class from that script
+            # and passed it in `trusted` (as the message below says to): the caller named this very class.
+            return self._given[qualname][0]
         if self._kinds is None or "env" in self._kinds:
             creator = _registered_env_creators().get(name)
             if creator is not None:

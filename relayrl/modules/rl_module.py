@@ -147,7 +147,11 @@ class RLModule(Checkpointable, nn.Module):
                 if key not in state:
                     continue
                 value = state[key]
-                tensor.copy_(value if isinstance(value, torch.Tensor) else torch.from_numpy(np.asarray(value)))
+                if not isinstance(value, torch.Tensor):
+                    value = np.asarray(value)
+                    # Ray hands over read-only arrays; torch warns on those (UserWarning in every remote runner).
+                    value = torch.from_numpy(value if value.flags.writeable else value.copy())
+                tensor.copy_(value)
 
     def check_state(self, state: Dict[str, Any], where) -> None:
         """Raise a CheckpointError naming the parameter if `state`'s names, shapes or dtypes differ from this

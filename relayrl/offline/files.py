@@ -51,7 +51,7 @@ def input_files(inputs: Union[str, Sequence[str]], *, filesystem=None,
     files: List[str] = []
     fs = None
     for location in inputs:
-        loc_fs, path = split_location(location, chosen)
+        loc_fs, path = split_location(_from_launch_folder(location) if chosen is None else location, chosen)
         if fs is not None and type(loc_fs) is not type(fs):
             raise ValueError(f"input_ mixes filesystems ({type(fs).__name__} and {type(loc_fs).__name__} for "
                              f"{location!r}); read from one filesystem at a time.")
@@ -71,11 +71,31 @@ def input_files(inputs: Union[str, Sequence[str]], *, filesystem=None,
     return fs, sorted(dict.fromkeys(files))
 
 
+def _from_launch_folder(location: str) -> str:
+    """A relative local `location` that is not in this folder but is in the one Tune started from: Tune runs each
+    trial in its own working folder (RAY_CHDIR_TO_TRIAL_DIR), so `input_="data"` meant the launch folder's data.
+    Ray Tune's trials set TUNE_ORIG_WORKING_DIR to that folder."""
+    launch = os.environ.get("TUNE_ORIG_WORKING_DIR")
+    path = location
+    for prefix in LOCAL_PREFIXES:
+        if location.startswith(prefix):
+            path = location[len(prefix):]
+    path = os.path.expanduser(path)
+    if not launch or os.path.isabs(path) or ("://" in path) or os.path.abspath(launch) == os.getcwd():
+        return location
+    here_exists = glob.glob(path) if _GLOB_CHARS & set(path) else os.path.exists(path)
+    there = os.path.join(launch, path)
+    there_exists = glob.glob(there) if _GLOB_CHARS & set(there) else os.path.exists(there)
+    return there if there_exists and not here_exists else location
+
+
 def _files_at(fs, path: str, location: str) -> List[str]:
     pafs = require("pyarrow.fs", "reading offline data")
     info = fs.get_file_info(path)
     if info.type == pafs.FileType.NotFound:
-        raise ValueError(f"input_ {location!r}: no such file or folder ({path}).")
+        under_tune = (" Under Tune, give an absolute path (each trial runs in its own working folder)."
+                      if os.environ.get("TUNE_ORIG_WORKING_DIR") else "")
+        raise ValueError(f"input_ {location!r}: no such file or folder ({path}).{under_tune}")
     if info.type == pafs.FileType.File:
         return [path]
     selector = pafs.FileSelector(path, recursive=True)

@@ -14,7 +14,7 @@ from typing import Any, Dict, List, MutableMapping
 import numpy as np
 import torch
 
-from relayrl.core.columns import ALL_MODULES, DEFAULT_MODULE_ID
+from relayrl.core.columns import ALL_MODULES
 from relayrl.learner.loss_mask import num_real_steps
 from relayrl.offline.importance_sampling import ESTIMATORS, EpisodeReturns, return_metrics
 from relayrl.offline.offline_data import OfflineData
@@ -40,7 +40,7 @@ class OfflineEvaluationRunner:
         self.config = eval_config
         self.learner = eval_config.learner_class(config=eval_config, module_spec=module_spec, spaces=spaces)
         self.learner.build()
-        self.data = OfflineData(eval_config, spaces[DEFAULT_MODULE_ID], learner=self.learner)
+        self.data = OfflineData(eval_config, spaces["__env_single__"], learner=self.learner)  # the rows' spaces
         self._loss_fn = eval_config.offline_loss_for_module_fn
         self.returns = None  # "is"/"pdis": estimated episode returns instead of the loss
         if eval_config.offline_evaluation_type in ESTIMATORS:

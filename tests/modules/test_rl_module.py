@@ -286,3 +286,20 @@ def test_default_model_config_unknown_key_did_you_mean():
         DefaultModelConfig.from_dict({"fcnet_hidden": [8]})
     with pytest.raises(ValueError, match="totally_unrelated"):
         DefaultModelConfig.from_dict({"totally_unrelated": 1})
+
+
+def test_set_state_from_read_only_arrays_warns_nothing():
+    # Remote runners get their weights through Ray as read-only arrays; torch.from_numpy warned on each.
+    import warnings
+
+    from relayrl.algorithms.ppo.default_ppo_rl_module import DefaultPPOTorchRLModule
+
+    spaces = dict(observation_space=gym.spaces.Box(-1, 1, (3,)), action_space=gym.spaces.Discrete(2))
+    source, target = DefaultPPOTorchRLModule(**spaces), DefaultPPOTorchRLModule(**spaces)
+    state = {k: np.asarray(v) for k, v in source.get_state().items()}
+    for array in state.values():
+        array.setflags(write=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        target.set_state(state)
+    assert all(np.array_equal(np.asarray(v), state[k]) for k, v in target.get_state().items())

@@ -35,7 +35,7 @@ def test_a_few_updates(config_class, data, env, losses, request):
     config = _config(config_class, request.getfixturevalue(data), env)
     config.offline_data(input_read_episodes=data.endswith("episodes"))
     if config_class is CQLConfig:
-        config.training(train_batch_size_per_learner=32, bc_iters=1)
+        config.training(bc_iters=1)
     config.evaluation(evaluation_interval=2, evaluation_duration=1)
     algo = config.build_algo()
     try:

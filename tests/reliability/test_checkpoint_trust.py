@@ -249,3 +249,15 @@ def test_malformed_manifest_gives_a_checkpoint_error(saved, tmp_path, edit):
     edit_json(root, "manifest.json", edit)
     with pytest.raises(CheckpointError, match="manifest.json"):
         Algorithm.from_checkpoint(root, trusted=[CountingCallbacks])
+
+
+def test_a_class_a_script_saved_resolves_when_passed_from_that_script_imported():
+    # A checkpoint saved by `python train.py` names `__main__:MyEnv`; the restoring script imports MyEnv from
+    # train.py and passes it, as the refusal's message says (trusted=[MyEnv]): that is the class meant.
+    from relayrl.checkpoints.trust import Trust
+
+    assert Trust(trusted=[CountingCallbacks]).resolve("__main__:CountingCallbacks", what="x") is CountingCallbacks
+    with pytest.raises(CheckpointError, match="`__main__` was the script"):
+        Trust(also=[CountingCallbacks]).resolve("__main__:CountingCallbacks", what="x")  # only what the caller named
+    with pytest.raises(CheckpointError, match="`__main__` was the script"):
+        Trust(trusted=[CountingCallbacks]).resolve("__main__:OtherClass", what="x")

@@ -37,7 +37,9 @@ class CQLConfig(SACConfig):
         "alpha_lr": 1e-3,
         "n_step": 1,
         "train_batch_size": 256,
-        "train_batch_size_per_learner": 256,
+        # None: train_batch_size (per Learner), as BC's, MARWIL's and IQL's; RLlib's 256 here left
+        # `.training(train_batch_size=...)` without effect.
+        "train_batch_size_per_learner": None,
         "td_error_loss_fn": "mse",
         "num_steps_sampled_before_learning_starts": 0,
         "min_sample_timesteps_per_iteration": 0,
