@@ -52,12 +52,12 @@ def run_evaluate(argv: Sequence[str]) -> int:
     return 0
 
 
-def find_checkpoint(path: str) -> str:
+def find_checkpoint(path: str, prog: str = PROG) -> str:
     """`path` if it is a checkpoint, else the newest `checkpoint_*` inside it (a `relayrl train` run folder)."""
     from relayrl.checkpoints.format import MANIFEST
 
     if not os.path.isdir(path):
-        raise UserError(f"no checkpoint folder at {path}", prog=PROG)
+        raise UserError(f"no checkpoint folder at {path}", prog=prog)
     if os.path.isfile(os.path.join(path, MANIFEST)):
         return path
     found = sorted(name for name in os.listdir(path)
@@ -65,7 +65,7 @@ def find_checkpoint(path: str) -> str:
     if not found:
         raise UserError(f"{path} is neither a checkpoint (no {MANIFEST}) nor a run folder with checkpoint_* "
                         "folders: train with `relayrl train ... --checkpoint-freq N` or save with algo.save()",
-                        prog=PROG)
+                        prog=prog)
     return os.path.join(path, found[-1])
 
 
@@ -87,9 +87,10 @@ def evaluate_checkpoint(checkpoint: str, *, episodes: int = 5, video_dir: Option
         for episode in range(episodes):
             obs, _ = env.reset(seed=seed + episode)
             frames = [env.render()] if writer else []
-            total, done = 0.0, False
+            total, done, state = 0.0, False, None  # state: a recurrent module's memory, carried step to step
             while not done:
-                action = algo.compute_single_action(obs, explore=explore)
+                action, state, _ = algo.compute_single_action(obs, state, explore=explore, full_fetch=True)
+                state = state if _holds_state(state) else None
                 obs, reward, terminated, truncated, _ = env.step(action)
                 total += float(reward)
                 done = terminated or truncated
@@ -102,6 +103,11 @@ def evaluate_checkpoint(checkpoint: str, *, episodes: int = 5, video_dir: Option
         return returns
     finally:
         algo.stop()
+
+
+def _holds_state(state) -> bool:
+    """A recurrent module's state out (a dict of arrays); a stateless module gives an empty one."""
+    return state is not None and len(state) > 0
 
 
 class _VideoWriter:

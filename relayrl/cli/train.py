@@ -193,6 +193,7 @@ def run_train(argv: list) -> int:
               args.stop_timesteps, args.stop_iters,
               config={table[name].dict_key: value for name, value in args.overrides.items()})
     display = Display()
+    restore_from = _checkpoint_to_restore(args)  # before building: a wrong path fails at once
     for note in args.notes:
         print(f"relayrl train: note: {note}", file=sys.stderr)
 
@@ -212,9 +213,12 @@ def run_train(argv: list) -> int:
     except KeyboardInterrupt:
         print("relayrl train: interrupted while building the algorithm", file=sys.stderr)
         return EXIT_INTERRUPTED
+    if restore_from is not None:
+        _restore(algo, restore_from, run, args.algorithm)
     run.build_time_s = time.perf_counter() - start
 
     checkpoints = RunCheckpoints(algo, args.checkpoint_freq, args.checkpoint_at_end)
+    resumed_at = run.iteration
     try:
         display.started(run)
         _say(f"run folder: {checkpoints.run_dir}")
@@ -229,7 +233,8 @@ def run_train(argv: list) -> int:
     finally:
         run.finish()
         try:
-            checkpoints.at_end(run.iteration)
+            if run.iteration > resumed_at:  # a resumed run that trained nothing has its checkpoint already
+                checkpoints.at_end(run.iteration)
         finally:
             algo.stop()
     display.summary(run)
@@ -237,6 +242,47 @@ def run_train(argv: list) -> int:
     if args.json:
         print(json.dumps(run.summary()), flush=True)
     return run.exit_code
+
+
+def _checkpoint_to_restore(args: TrainArgs) -> Optional[str]:
+    if args.restore is None:
+        return None
+    from relayrl.checkpoints.errors import CheckpointError
+    from relayrl.checkpoints.format import read_manifest
+    from relayrl.cli.evaluate import find_checkpoint
+
+    prog = f"relayrl train {args.algorithm}"
+    checkpoint = find_checkpoint(args.restore, prog=prog)
+    try:
+        stored = str(read_manifest(checkpoint).get("class", ""))
+    except CheckpointError as err:
+        raise UserError(f"--restore {checkpoint}: {err}", prog=prog) from None
+    # Exactly this algorithm: a base class's checkpoint (IMPALA's into APPO) would fail later on the module's weights.
+    expected = args.config_class().algo_class.__name__
+    stored_name = stored.rpartition(":")[2]
+    if stored_name != expected:
+        raise UserError(f"--restore {checkpoint}: the checkpoint is {stored_name or 'not an algorithm'}'s ({stored}), "
+                        f"not {expected}'s: resume it with `relayrl train {stored_name or 'ALGO'} ... --restore "
+                        f"{args.restore}`", prog=prog)
+    return checkpoint
+
+
+def _restore(algo, checkpoint: str, run: Run, algorithm: str) -> None:
+    """--restore: the checkpoint's state into the algorithm built from the flags; the run goes on from its counters
+    (a criterion already met stops before training). A checkpoint of another algorithm, or one whose module does not
+    fit the flags' env and model, is refused in one line and nothing is trained."""
+    from relayrl.checkpoints.errors import CheckpointError
+    from relayrl.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
+
+    try:
+        algo.restore_from_path(checkpoint)
+    except (CheckpointError, ValueError) as err:
+        algo.stop()
+        raise UserError(f"--restore {checkpoint}: {err}", prog=f"relayrl train {algorithm}") from None
+    run.iteration = int(algo.iteration)
+    run.env_steps = int(algo._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0))
+    run.stopped_by = run.stop_reason()
+    run.notes.append(f"resumed from {checkpoint} at iteration {run.iteration}, {run.env_steps} env steps")
 
 
 def _evaluated_if_offline(config, overrides: dict, run: Run):
