@@ -202,6 +202,7 @@ def run_train(argv: list) -> int:
         with display.building(run):
             config = _with_shared_policy_for_multi_agent_env(args.config_class().update_from_dict(args.overrides))
             config = _evaluated_if_offline(config, args.overrides, run)
+            config = _iterations_within_step_budget(config, args.overrides, run)
             config.validate()
             run.notes += resolve_defaults(config, log=False)  # what the Algorithm would pick, shown here instead
             run.vector_mode = vectorize_mode_name(config.gym_env_vectorize_mode)
@@ -283,6 +284,18 @@ def _restore(algo, checkpoint: str, run: Run, algorithm: str) -> None:
     run.env_steps = int(algo._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0))
     run.stopped_by = run.stop_reason()
     run.notes.append(f"resumed from {checkpoint} at iteration {run.iteration}, {run.env_steps} env steps")
+
+
+def _iterations_within_step_budget(config, overrides: dict, run: Run):
+    """--stop-timesteps is checked after each iteration: an iteration that samples at least
+    min_sample_timesteps_per_iteration (IMPALA's and APPO's default: 10,000) would overshoot a smaller budget
+    (--stop-timesteps 3000 ran 10,000 steps). Unless that option is given, iterations sample at least the budget."""
+    budget, minimum = run.stop_timesteps, config.min_sample_timesteps_per_iteration
+    if budget is None or "min_sample_timesteps_per_iteration" in overrides or not minimum or minimum <= budget:
+        return config
+    run.notes.append(f"min_sample_timesteps_per_iteration lowered from {minimum} to the --stop-timesteps budget "
+                     f"{budget} (set --min-sample-timesteps-per-iteration to choose)")
+    return config.reporting(min_sample_timesteps_per_iteration=budget)
 
 
 def _evaluated_if_offline(config, overrides: dict, run: Run):

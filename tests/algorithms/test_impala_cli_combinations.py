@@ -98,6 +98,14 @@ def test_cli_use_lstm_through_model_config_and_stop_timesteps(tmp_path, capsys):
     assert summary["num_env_steps_sampled_lifetime"] >= 250 and summary["training_iteration"] >= 2
 
 
+def test_cli_stop_timesteps_below_impalas_iteration_minimum_is_not_overshot(capsys):
+    code, summary, _ = _cli_train(capsys, "IMPALA", "--env", "CartPole-v1", "--stop-timesteps", "1000", "--seed", "0",
+                                  "--json", "--logger-config", json.dumps({"type": "none"}))
+    assert code == 0 and summary["stopped_by"] == "stop_timesteps"
+    # IMPALA's iterations sample >= 10,000 env steps by default: the budget of 1,000 ran 10,000 before.
+    assert 1000 <= summary["num_env_steps_sampled_lifetime"] < 2000
+
+
 def test_cli_offline_bc_from_input_reports_the_evaluation_return(tmp_path, capsys):
     data = "tests/data/rllib_offline/transitions/cartpoleenv"
     code, summary, _ = _cli_train(capsys, "BC", "--input", data, "--env", "CartPole-v1", "--stop-iters", "1",
