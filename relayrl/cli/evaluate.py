@@ -17,6 +17,7 @@ from relayrl.cli.flags import UserError
 __all__ = ["run_evaluate", "evaluate_checkpoint"]
 
 PROG = "relayrl evaluate"
+IN_PROCESS = {"num_env_runners": 0, "evaluation_num_env_runners": 0, "num_learners": 0}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -86,7 +87,8 @@ def evaluate_checkpoint(checkpoint: str, *, episodes: int = 5, video_dir: Option
     from relayrl.env.registry import make_env_creator
 
     writer = _VideoWriter(video_dir) if video_dir else None  # first: an unwritable folder fails before any work
-    algo = Algorithm.from_checkpoint(checkpoint, trusted=list(trusted) or None)
+    # The policy runs in this process: no remote EnvRunners or Learners (a run trained with them started Ray here).
+    algo = Algorithm.from_checkpoint(checkpoint, trusted=list(trusted) or None, config_overrides=IN_PROCESS)
     try:
         env_config = dict(algo.config.env_config)
         if video_dir or render:
