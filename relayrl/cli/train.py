@@ -210,7 +210,7 @@ def run_train(argv: list) -> int:
     except ValueError as err:  # bad env id, inconsistent options, bad model_config, ...
         if os.environ.get("RELAYRL_TRACEBACK"):
             raise
-        raise UserError(str(err), prog=f"relayrl train {args.algorithm}") from None
+        raise UserError(_for_the_command_line(str(err)), prog=f"relayrl train {args.algorithm}") from None
     except KeyboardInterrupt:
         print("relayrl train: interrupted while building the algorithm", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -243,6 +243,14 @@ def run_train(argv: list) -> int:
     if args.json:
         print(json.dumps(run.summary()), flush=True)
     return run.exit_code
+
+
+def _for_the_command_line(message: str) -> str:
+    """A fix that is Python code (a connector is a function of the env) gets its command-line form too."""
+    if "FlattenObservations" not in message:
+        return message
+    return (f"{message} From the command line: wrap the env in your file with gymnasium.wrappers.FlattenObservation "
+            "(Discrete becomes one-hot; Dict and Tuple are flattened) and pass that class: --env my_envs:FlatEnv.")
 
 
 def _checkpoint_to_restore(args: TrainArgs) -> Optional[str]:

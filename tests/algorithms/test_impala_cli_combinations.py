@@ -44,6 +44,22 @@ class CueEnv(gym.Env):
         reward = float(action == self.target)
         self.target = int(self.np_random.integers(2))
         return self._obs(), reward, self.t >= self.length, False, {}
+
+
+class DiscreteCueEnv(CueEnv):
+    def __init__(self, config=None):
+        super().__init__(config)
+        self.observation_space = gym.spaces.Discrete(2)
+
+    def _obs(self):
+        return self.target
+
+
+class OneHotCueEnv(gym.wrappers.FlattenObservation):
+    """gymnasium's FlattenObservation: Discrete(2) -> a one-hot Box of int64."""
+
+    def __init__(self, config=None):
+        super().__init__(DiscreteCueEnv(config))
 '''
 
 
@@ -96,6 +112,18 @@ def test_cli_use_lstm_through_model_config_and_stop_timesteps(tmp_path, capsys):
                                   *FAST_FLAGS, "--logger-config", json.dumps({"type": "none"}))
     assert code == 0 and summary["stopped_by"] == "stop_timesteps"
     assert summary["num_env_steps_sampled_lifetime"] >= 250 and summary["training_iteration"] >= 2
+
+
+def test_cli_discrete_observations_refused_with_the_command_line_fix_which_then_trains(capsys, env_module):
+    assert main(["train", "IMPALA", "--env", f"{env_module}:DiscreteCueEnv", "--env-config", '{"length": 3}',
+                 "--stop-iters", "1"]) == 2
+    assert "gymnasium.wrappers.FlattenObservation" in capsys.readouterr().err
+    # The wrapped env's one-hot Box is int64: the default MLP (and its LSTM) take it (a dtype error before).
+    for extra in ([], ["--model-config", '{"use_lstm": true, "lstm_cell_size": 8}']):
+        code, summary, _ = _cli_train(capsys, "APPO", "--env", f"{env_module}:OneHotCueEnv", "--env-config",
+                                      '{"length": 3}', "--stop-iters", "1", *FAST_FLAGS,
+                                      "--logger-config", json.dumps({"type": "none"}), *extra)
+        assert code == 0 and summary["training_iteration"] == 1
 
 
 def test_cli_stop_timesteps_below_impalas_iteration_minimum_is_not_overshot(capsys):
