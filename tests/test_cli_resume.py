@@ -30,10 +30,13 @@ def test_restore_continues_the_counters_up_to_the_stop_criterion(tmp_path, capsy
     assert resumed["training_iteration"] == 4 and resumed["stopped_by"] == "stop_iters"
     assert resumed["num_env_steps_sampled_lifetime"] > first["num_env_steps_sampled_lifetime"]
     assert _checkpoints(tmp_path / "b") == ["checkpoint_000004"]
+    speed = resumed["env_steps_per_s"]  # this run's steps over this run's time, not the restored ones too
+    assert speed is not None and speed < 10 * first["env_steps_per_s"]
     # Already at the criterion: nothing is trained and no second copy of the checkpoint is written.
     code, again, _ = _train(capsys, "IMPALA", tmp_path / "c", "--stop-iters", "4", "--restore", str(tmp_path / "b"))
     assert code == 0 and again["training_iteration"] == 4 and again["stopped_by"] == "stop_iters"
     assert again["num_env_steps_sampled_lifetime"] == resumed["num_env_steps_sampled_lifetime"]
+    assert again["env_steps_per_s"] is None  # nothing sampled (it showed 172,933,993 env steps/s)
     assert not (tmp_path / "c").exists() or _checkpoints(tmp_path / "c") == []
 
 

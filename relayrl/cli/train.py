@@ -44,6 +44,7 @@ class Run:
     stopped_by: Optional[str] = None
     vector_mode: Optional[str] = None  # gym_env_vectorize_mode the run samples with
     notes: list = field(default_factory=list)  # choices made for the user, shown when training starts
+    resumed_env_steps: int = 0  # --restore: the env steps of the runs before this one (not in its speed)
     _train_start: Optional[float] = None
 
     # -- progress ---------------------------------------------------------------------------
@@ -65,7 +66,8 @@ class Run:
     @property
     def steps_per_s(self) -> float:
         elapsed = self.elapsed_s
-        return self.env_steps / elapsed if elapsed > 0 else math.nan
+        steps = self.env_steps - self.resumed_env_steps
+        return steps / elapsed if elapsed > 0 and steps > 0 else math.nan
 
     def record(self, result: dict) -> None:
         """Take in one train() result and decide whether to stop."""
@@ -289,7 +291,7 @@ def _restore(algo, checkpoint: str, run: Run, algorithm: str) -> None:
         algo.stop()
         raise UserError(f"--restore {checkpoint}: {err}", prog=f"relayrl train {algorithm}") from None
     run.iteration = int(algo.iteration)
-    run.env_steps = int(algo._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0))
+    run.env_steps = run.resumed_env_steps = int(algo._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0))
     run.stopped_by = run.stop_reason()
     run.notes.append(f"resumed from {checkpoint} at iteration {run.iteration}, {run.env_steps} env steps")
 
