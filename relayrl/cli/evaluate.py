@@ -17,6 +17,7 @@ from relayrl.cli.flags import UserError
 __all__ = ["run_evaluate", "evaluate_checkpoint"]
 
 PROG = "relayrl evaluate"
+IN_PROCESS = {"num_env_runners": 0, "evaluation_num_env_runners": 0, "num_learners": 0}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,19 +46,28 @@ def run_evaluate(argv: Sequence[str]) -> int:
         returns = evaluate_checkpoint(checkpoint, episodes=args.episodes, video_dir=args.video_dir,
                                       render=args.render, explore=args.explore, seed=args.seed, trusted=args.trust)
     except CheckpointError as error:  # a tampered, corrupt or foreign checkpoint: its one-line reason, no traceback
-        raise UserError(str(error), prog=PROG) from None
+        raise UserError(_for_the_command_line(str(error)), prog=PROG) from None
     for i, ret in enumerate(returns):
         print(f"episode {i}: return {ret:.2f}")
     print(f"mean return over {len(returns)} episodes: {sum(returns) / len(returns):.2f}")
     return 0
 
 
-def find_checkpoint(path: str) -> str:
+def _for_the_command_line(message: str) -> str:
+    """A name the checkpoint may not use is trusted from Python with `trusted=`; here with --trust."""
+    if "trusted=" not in message:
+        return message
+    return (f"{message} From the command line: --trust MODULE (importable here, e.g. through PYTHONPATH); a class "
+            "defined in the script that saved the checkpoint (`__main__`) can only be passed from Python: "
+            "Algorithm.from_checkpoint(path, trusted=[MyEnv]).")
+
+
+def find_checkpoint(path: str, prog: str = PROG) -> str:
     """`path` if it is a checkpoint, else the newest `checkpoint_*` inside it (a `relayrl train` run folder)."""
     from relayrl.checkpoints.format import MANIFEST
 
     if not os.path.isdir(path):
-        raise UserError(f"no checkpoint folder at {path}", prog=PROG)
+        raise UserError(f"no checkpoint folder at {path}", prog=prog)
     if os.path.isfile(os.path.join(path, MANIFEST)):
         return path
     found = sorted(name for name in os.listdir(path)
@@ -65,7 +75,7 @@ def find_checkpoint(path: str) -> str:
     if not found:
         raise UserError(f"{path} is neither a checkpoint (no {MANIFEST}) nor a run folder with checkpoint_* "
                         "folders: train with `relayrl train ... --checkpoint-freq N` or save with algo.save()",
-                        prog=PROG)
+                        prog=prog)
     return os.path.join(path, found[-1])
 
 
@@ -77,7 +87,8 @@ def evaluate_checkpoint(checkpoint: str, *, episodes: int = 5, video_dir: Option
     from relayrl.env.registry import make_env_creator
 
     writer = _VideoWriter(video_dir) if video_dir else None  # first: an unwritable folder fails before any work
-    algo = Algorithm.from_checkpoint(checkpoint, trusted=list(trusted) or None)
+    # The policy runs in this process: no remote EnvRunners or Learners (a run trained with them started Ray here).
+    algo = Algorithm.from_checkpoint(checkpoint, trusted=list(trusted) or None, config_overrides=IN_PROCESS)
     try:
         env_config = dict(algo.config.env_config)
         if video_dir or render:
@@ -87,9 +98,10 @@ def evaluate_checkpoint(checkpoint: str, *, episodes: int = 5, video_dir: Option
         for episode in range(episodes):
             obs, _ = env.reset(seed=seed + episode)
             frames = [env.render()] if writer else []
-            total, done = 0.0, False
+            total, done, state = 0.0, False, None  # state: a recurrent module's memory, carried step to step
             while not done:
-                action = algo.compute_single_action(obs, explore=explore)
+                action, state, _ = algo.compute_single_action(obs, state, explore=explore, full_fetch=True)
+                state = state if _holds_state(state) else None
                 obs, reward, terminated, truncated, _ = env.step(action)
                 total += float(reward)
                 done = terminated or truncated
@@ -102,6 +114,11 @@ def evaluate_checkpoint(checkpoint: str, *, episodes: int = 5, video_dir: Option
         return returns
     finally:
         algo.stop()
+
+
+def _holds_state(state) -> bool:
+    """A recurrent module's state out (a dict of arrays); a stateless module gives an empty one."""
+    return state is not None and len(state) > 0
 
 
 class _VideoWriter:

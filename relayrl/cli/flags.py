@@ -44,6 +44,7 @@ class TrainArgs:
     notes: list = field(default_factory=list)  # e.g. deprecated flag names used
     checkpoint_freq: int = 0  # save every N iterations (0: never during the run)
     checkpoint_at_end: bool = True
+    restore: Optional[str] = None  # a checkpoint or run folder to resume from
 
 
 # -- help formatting -----------------------------------------------------------------------------
@@ -190,6 +191,10 @@ def build_train_parser(algorithm: str, config_class: type) -> argparse.ArgumentP
     run.add_argument("--checkpoint-at-end", "--checkpoint_at_end", action=argparse.BooleanOptionalAction,
                      default=True, help="Save a checkpoint into the run folder when training stops (default: yes).")
 
+    run.add_argument("--restore", metavar="CHECKPOINT",
+                     help="Resume from a checkpoint, or a run folder's newest checkpoint_*, of the same algorithm: "
+                          "weights, optimizer, counters (the stop criteria count from the first run's start).")
+
     table = config_class._option_table
     for group in table.groups():
         options = [o for o in table.in_group(group) if o.group == group and o.cli]
@@ -248,4 +253,4 @@ def parse_train_args(argv: list) -> TrainArgs:
         raise UserError("--env is required, e.g. --env CartPole-v1", prog=parser.prog)
     return TrainArgs(algorithm, config_class, overrides, namespace.stop_reward,
                      namespace.stop_timesteps, namespace.stop_iters, namespace.json, namespace.notes,
-                     namespace.checkpoint_freq, namespace.checkpoint_at_end)
+                     namespace.checkpoint_freq, namespace.checkpoint_at_end, namespace.restore)

@@ -44,6 +44,7 @@ class Run:
     stopped_by: Optional[str] = None
     vector_mode: Optional[str] = None  # gym_env_vectorize_mode the run samples with
     notes: list = field(default_factory=list)  # choices made for the user, shown when training starts
+    resumed_env_steps: int = 0  # --restore: the env steps of the runs before this one (not in its speed)
     _train_start: Optional[float] = None
 
     # -- progress ---------------------------------------------------------------------------
@@ -65,7 +66,8 @@ class Run:
     @property
     def steps_per_s(self) -> float:
         elapsed = self.elapsed_s
-        return self.env_steps / elapsed if elapsed > 0 else math.nan
+        steps = self.env_steps - self.resumed_env_steps
+        return steps / elapsed if elapsed > 0 and steps > 0 else math.nan
 
     def record(self, result: dict) -> None:
         """Take in one train() result and decide whether to stop."""
@@ -193,6 +195,7 @@ def run_train(argv: list) -> int:
               args.stop_timesteps, args.stop_iters,
               config={table[name].dict_key: value for name, value in args.overrides.items()})
     display = Display()
+    restore_from = _checkpoint_to_restore(args)  # before building: a wrong path fails at once
     for note in args.notes:
         print(f"relayrl train: note: {note}", file=sys.stderr)
 
@@ -201,6 +204,7 @@ def run_train(argv: list) -> int:
         with display.building(run):
             config = _with_shared_policy_for_multi_agent_env(args.config_class().update_from_dict(args.overrides))
             config = _evaluated_if_offline(config, args.overrides, run)
+            config = _iterations_within_step_budget(config, args.overrides, run)
             config.validate()
             run.notes += resolve_defaults(config, log=False)  # what the Algorithm would pick, shown here instead
             run.vector_mode = vectorize_mode_name(config.gym_env_vectorize_mode)
@@ -208,13 +212,16 @@ def run_train(argv: list) -> int:
     except ValueError as err:  # bad env id, inconsistent options, bad model_config, ...
         if os.environ.get("RELAYRL_TRACEBACK"):
             raise
-        raise UserError(str(err), prog=f"relayrl train {args.algorithm}") from None
+        raise UserError(_for_the_command_line(str(err)), prog=f"relayrl train {args.algorithm}") from None
     except KeyboardInterrupt:
         print("relayrl train: interrupted while building the algorithm", file=sys.stderr)
         return EXIT_INTERRUPTED
+    if restore_from is not None:
+        _restore(algo, restore_from, run, args.algorithm)
     run.build_time_s = time.perf_counter() - start
 
     checkpoints = RunCheckpoints(algo, args.checkpoint_freq, args.checkpoint_at_end)
+    resumed_at = run.iteration
     try:
         display.started(run)
         _say(f"run folder: {checkpoints.run_dir}")
@@ -229,7 +236,8 @@ def run_train(argv: list) -> int:
     finally:
         run.finish()
         try:
-            checkpoints.at_end(run.iteration)
+            if run.iteration > resumed_at:  # a resumed run that trained nothing has its checkpoint already
+                checkpoints.at_end(run.iteration)
         finally:
             algo.stop()
     display.summary(run)
@@ -237,6 +245,67 @@ def run_train(argv: list) -> int:
     if args.json:
         print(json.dumps(run.summary()), flush=True)
     return run.exit_code
+
+
+def _for_the_command_line(message: str) -> str:
+    """A fix that is Python code (a connector is a function of the env) gets its command-line form too."""
+    if "FlattenObservations" not in message:
+        return message
+    return (f"{message} From the command line: wrap the env in your file with gymnasium.wrappers.FlattenObservation "
+            "(Discrete becomes one-hot; Dict and Tuple are flattened) and pass that class: --env my_envs:FlatEnv.")
+
+
+def _checkpoint_to_restore(args: TrainArgs) -> Optional[str]:
+    if args.restore is None:
+        return None
+    from relayrl.checkpoints.errors import CheckpointError
+    from relayrl.checkpoints.format import read_manifest
+    from relayrl.cli.evaluate import find_checkpoint
+
+    prog = f"relayrl train {args.algorithm}"
+    checkpoint = find_checkpoint(args.restore, prog=prog)
+    try:
+        stored = str(read_manifest(checkpoint).get("class", ""))
+    except CheckpointError as err:
+        raise UserError(f"--restore {checkpoint}: {err}", prog=prog) from None
+    # Exactly this algorithm: a base class's checkpoint (IMPALA's into APPO) would fail later on the module's weights.
+    expected = args.config_class().algo_class.__name__
+    stored_name = stored.rpartition(":")[2]
+    if stored_name != expected:
+        raise UserError(f"--restore {checkpoint}: the checkpoint is {stored_name or 'not an algorithm'}'s ({stored}), "
+                        f"not {expected}'s: resume it with `relayrl train {stored_name or 'ALGO'} ... --restore "
+                        f"{args.restore}`", prog=prog)
+    return checkpoint
+
+
+def _restore(algo, checkpoint: str, run: Run, algorithm: str) -> None:
+    """--restore: the checkpoint's state into the algorithm built from the flags; the run goes on from its counters
+    (a criterion already met stops before training). A checkpoint of another algorithm, or one whose module does not
+    fit the flags' env and model, is refused in one line and nothing is trained."""
+    from relayrl.checkpoints.errors import CheckpointError
+    from relayrl.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
+
+    try:
+        algo.restore_from_path(checkpoint)
+    except (CheckpointError, ValueError) as err:
+        algo.stop()
+        raise UserError(f"--restore {checkpoint}: {err}", prog=f"relayrl train {algorithm}") from None
+    run.iteration = int(algo.iteration)
+    run.env_steps = run.resumed_env_steps = int(algo._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0))
+    run.stopped_by = run.stop_reason()
+    run.notes.append(f"resumed from {checkpoint} at iteration {run.iteration}, {run.env_steps} env steps")
+
+
+def _iterations_within_step_budget(config, overrides: dict, run: Run):
+    """--stop-timesteps is checked after each iteration: an iteration that samples at least
+    min_sample_timesteps_per_iteration (IMPALA's and APPO's default: 10,000) would overshoot a smaller budget
+    (--stop-timesteps 3000 ran 10,000 steps). Unless that option is given, iterations sample at least the budget."""
+    budget, minimum = run.stop_timesteps, config.min_sample_timesteps_per_iteration
+    if budget is None or "min_sample_timesteps_per_iteration" in overrides or not minimum or minimum <= budget:
+        return config
+    run.notes.append(f"min_sample_timesteps_per_iteration lowered from {minimum} to the --stop-timesteps budget "
+                     f"{budget} (set --min-sample-timesteps-per-iteration to choose)")
+    return config.reporting(min_sample_timesteps_per_iteration=budget)
 
 
 def _evaluated_if_offline(config, overrides: dict, run: Run):

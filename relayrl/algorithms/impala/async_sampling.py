@@ -98,6 +98,10 @@ class AsyncSampler:
         weights, seq_no = weights_and_seq_no
         self.group.broadcast_state_async({"rl_module": weights, **self._merged_connector_states()}, seq_no=seq_no)
 
+    def merged_connector_states_sent(self) -> Dict[str, Any]:
+        """The merged connector states last broadcast ({} before the first, or without stateful pieces)."""
+        return dict(self._connector_base)
+
     def _merged_connector_states(self) -> Dict[str, Any]:
         local = self.group.local_env_runner
         if not self._connector_states or local is None:

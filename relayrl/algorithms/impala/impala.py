@@ -109,6 +109,22 @@ class IMPALA(Algorithm):
         if results:
             self._after_updates(len(results), updates_to_come)
 
+    # -- the driver's local EnvRunner (remote runners) -------------------------------------------------------
+    @property
+    def env_runner(self):
+        """With remote runners the broadcasts reach only them; the local EnvRunner (compute_single_action, the
+        connector states evaluation runners copy, a checkpoint's `env_runner`) takes the Learner's weights and the
+        merged connector states when it is read after an update."""
+        runner = self.env_runner_group.local_env_runner
+        if runner is not None and self.__dict__.get("_local_runner_stale"):
+            weights, _ = self._learner_thread.weights()
+            self._refresh_local_env_runner(runner, weights)
+        return runner
+
+    def _refresh_local_env_runner(self, runner, weights) -> None:
+        self._local_runner_stale = False
+        runner.set_state({"rl_module": weights, **self._sampler.merged_connector_states_sent()})
+
     def _after_updates(self, num_updates: int, updates_to_come: int = 0) -> None:
         """Count updates; send the weights once `broadcast_interval` of them happened since the last time.
 
@@ -116,6 +132,7 @@ class IMPALA(Algorithm):
         now that another due broadcast in those updates would overwrite unseen is skipped (not counted):
         the runner samples with the same weights, one weights copy fewer (APPO: one per step)."""
         self._num_updates += num_updates
+        self._local_runner_stale = self._sampler is not None
         self._updates_since_broadcast += num_updates
         if self._updates_since_broadcast >= self.config.broadcast_interval:
             self._updates_since_broadcast = 0
@@ -140,6 +157,9 @@ class IMPALA(Algorithm):
         if self._learner_thread is None:
             return super().get_state(components, not_components=not_components, **kwargs)
         with self._learner_thread.pause():  # not in the middle of an update
+            if self.env_runner_group.local_env_runner is not None:  # the checkpoint's env_runner: the weights saved
+                self._refresh_local_env_runner(self.env_runner_group.local_env_runner,
+                                               self.learner_group.get_weights(inference_only=True))
             return super().get_state(components, not_components=not_components, **kwargs)
 
     def cleanup(self) -> None:
