@@ -1,6 +1,9 @@
 """`relayrl evaluate CHECKPOINT`: prints each return and the mean, writes one mp4 per episode."""
 import os
 
+import gymnasium as gym
+import numpy as np
+
 from relayrl import PPOConfig
 from relayrl.cli import main
 
@@ -42,3 +45,40 @@ def test_train_saves_checkpoints_into_its_run_folder_and_evaluate_takes_that_fol
 def test_evaluate_names_a_folder_without_checkpoints(tmp_path, capsys):
     assert main(["evaluate", str(tmp_path)]) == 2
     assert "neither a checkpoint" in capsys.readouterr().err
+
+
+class _RewardsAction1(gym.Env):
+    """10 steps; reward 1 for action 1: the return says which action the policy takes."""
+    observation_space = gym.spaces.Box(-1, 1, (2,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        self.t = 0
+        return self.observation_space.low * 0, {}
+
+    def step(self, action):
+        self.t += 1
+        return self.observation_space.low * 0, float(action == 1), False, self.t >= 10, {}
+
+
+def test_evaluate_acts_with_the_checkpoints_learner_weights_not_a_stale_runners(tmp_path):
+    """A checkpoint whose EnvRunner holds other weights than its Learner (a remote IMPALA run's, written before the
+    local runner was kept current): the evaluation acts with the Learner's, the trained ones."""
+    from relayrl.cli.evaluate import evaluate_checkpoint
+
+    algo = (PPOConfig().environment(_RewardsAction1).rl_module(model_config={"fcnet_hiddens": [4]})
+            .env_runners(num_envs_per_env_runner=1).build_algo())
+    try:
+        weights = algo.get_weights()["default_policy"]
+        prefers = {}
+        for action in (0, 1):
+            w = {name: np.zeros_like(value) for name, value in weights.items()}
+            bias, = [name for name, v in w.items() if name.startswith("pi") and name.endswith("bias") and v.shape == (2,)]
+            w[bias][action] = 5.0
+            prefers[action] = w
+        algo.env_runner.module.set_state(prefers[0])  # the runner: action 0 (return 0)
+        algo.learner_group.set_weights({"default_policy": prefers[1]})  # the Learner: action 1 (return 10)
+        path = algo.save_to_path(str(tmp_path / "ckpt"))
+    finally:
+        algo.stop()
+    assert evaluate_checkpoint(path, episodes=2, trusted=[_RewardsAction1]) == [10.0, 10.0]

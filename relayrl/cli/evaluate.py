@@ -90,6 +90,8 @@ def evaluate_checkpoint(checkpoint: str, *, episodes: int = 5, video_dir: Option
     # The policy runs in this process: no remote EnvRunners or Learners (a run trained with them started Ray here).
     algo = Algorithm.from_checkpoint(checkpoint, trusted=list(trusted) or None, config_overrides=IN_PROCESS)
     try:
+        if algo.learner_group is not None:  # act with the Learner's weights: the trained ones (a remote IMPALA
+            algo.sync_weights()             # run's checkpoint before 2026-12-05 held an untrained local runner)
         env_config = dict(algo.config.env_config)
         if video_dir or render:
             env_config["render_mode"] = "human" if render and not video_dir else "rgb_array"
