@@ -50,13 +50,15 @@ def compute_multi_agent_actions(runner, module_id: str, observations: List[Any],
 
 
 def _agent_for(runner, module_id: str):
+    from relayrl.connectors.common.agent_to_module_mapping import module_of_agent_before_sampling
+
     agents = list(runner.env.possible_agents)
     mapping_fn = runner.config.policy_mapping_fn
     for agent_id in agents:
         try:
-            if mapping_fn is not None and mapping_fn(agent_id, None) == module_id:
+            if mapping_fn is not None and module_of_agent_before_sampling(mapping_fn, agent_id) == module_id:
                 return agent_id
-        except Exception:  # a mapping function that needs a real episode: fall back to the first agent
+        except Exception:  # a mapping function that needs a stepped episode: fall back to the first agent
             break
     return agents[0]
 
