@@ -211,3 +211,34 @@ def test_add_module_is_refused_and_the_league_of_slots_it_names_works(tmp_path):
         fresh.stop()
     finally:
         algo.stop()
+
+
+def test_one_policys_weights_start_a_differently_named_policy_of_another_algorithm(tmp_path):
+    from relayrl.checkpoints.errors import CheckpointError
+    from relayrl.modules.rl_module_spec import MultiRLModuleSpec, RLModuleSpec
+
+    source = small(PPOConfig().environment(JoinAndLeave)).build_algo()
+    source.train()
+    p0 = source.get_weights(["p0"])["p0"]
+    path = source.save_to_path(str(tmp_path / "source"))
+    source.stop()
+    modules = f"{path}/learner_group/learner/rl_module"
+
+    def hero_config(load_state_path):
+        return small(PPOConfig().environment(JoinAndLeave), policies={"hero", "villain"},
+                     policy_mapping_fn=lambda agent_id, episode, **kw: "hero" if agent_id == "a0" else "villain"
+                     ).rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
+                         "hero": RLModuleSpec(load_state_path=load_state_path), "villain": RLModuleSpec()}))
+
+    from_spec = hero_config(f"{modules}/p0").build_algo()  # RLlib's flow: a spec's load_state_path
+    restored = hero_config(None).build_algo()
+    restored.restore_from_path(f"{modules}/p0", component="learner_group/learner/rl_module/hero")  # or a restore
+    for algo in (from_spec, restored):
+        try:
+            runner = algo.env_runner.module["hero"].state_dict()
+            assert all(np.array_equal(runner[name].numpy(), p0[name]) for name in runner)  # the runner acts with it
+            assert algo.train()["training_iteration"] == 1
+        finally:
+            algo.stop()
+    with pytest.raises(CheckpointError, match=r"holding the modules \['p0', 'p1'\], none named 'hero'"):
+        hero_config(modules).build_algo()
