@@ -152,6 +152,8 @@ def test_set_weights_of_one_policy_reaches_the_runner_and_leaves_the_other():
         with pytest.raises(ValueError, match="unknown policy_id/module_id 'nope'"):
             algo.compute_single_action(np.zeros(3, np.float32), policy_id="nope")
         assert algo.compute_single_action(np.zeros(5, np.float32), policy_id="p1", explore=False) in (0, 1, 2)
+        with pytest.raises(ValueError, match=r"policy 'p0' acts for agent 'a0', whose observations have shape \(3,\); got"):
+            algo.compute_single_action(np.zeros(5, np.float32), policy_id="p0")  # a1's observation
     finally:
         algo.stop()
 
