@@ -244,3 +244,12 @@ def test_one_policys_weights_start_a_differently_named_policy_of_another_algorit
             algo.stop()
     with pytest.raises(CheckpointError, match=r"holding the modules \['p0', 'p1'\], none named 'hero'"):
         hero_config(modules).build_algo()
+
+
+def test_a_per_policy_config_on_an_rlmodule_policy_is_refused_not_ignored():
+    from relayrl import PolicySpec
+
+    config = small(PPOConfig().environment(JoinAndLeave), policies={"p0": PolicySpec(config={"lr": 1e-5}), "p1": None},
+                   policy_mapping_fn=by_agent)
+    with pytest.raises(ValueError, match=r"policies\['p0'\] = PolicySpec\(config=\{'lr': 1e-05\}\).*would be ignored"):
+        config.build_algo()
