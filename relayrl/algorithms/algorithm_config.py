@@ -352,7 +352,11 @@ class AlgorithmConfig(ConfigBuildersMixin):
         updates = table.collect(overrides, owner=type(self).__name__)
         for name, value in list(updates.items()):
             current = config._values[name]
-            if isinstance(value, Mapping) and isinstance(current, Mapping):
+            if name == "rl_module_spec":
+                from relayrl.modules.rl_module_spec import spec_with_overrides
+
+                updates[name] = spec_with_overrides(current, value)
+            elif isinstance(value, Mapping) and isinstance(current, Mapping):
                 # As RLlib: an exploration_config with another "type" replaces the old one (no kwargs merged).
                 if name == "exploration_config" and value.get("type", current.get("type")) != current.get("type"):
                     continue

@@ -253,3 +253,28 @@ def test_a_per_policy_config_on_an_rlmodule_policy_is_refused_not_ignored():
                    policy_mapping_fn=by_agent)
     with pytest.raises(ValueError, match=r"policies\['p0'\] = PolicySpec\(config=\{'lr': 1e-05\}\).*would be ignored"):
         config.build_algo()
+
+
+def test_an_evaluation_only_heuristic_policy_beside_an_lstm_policy():
+    from relayrl import PolicySpec
+    from relayrl.modules.random_rl_module import RandomRLModule
+    from relayrl.modules.rl_module_spec import MultiRLModuleSpec, RLModuleSpec
+
+    a1 = JoinAndLeave()
+    config = small(PPOConfig().environment(JoinAndLeave)).env_runners(num_envs_per_env_runner=3).rl_module(
+        rl_module_spec=MultiRLModuleSpec(rl_module_specs={
+            "p1": RLModuleSpec(model_config={"use_lstm": True, "lstm_cell_size": 8, "max_seq_len": 3})})
+    ).evaluation(evaluation_interval=1, evaluation_duration=2, evaluation_config=AlgorithmConfig.overrides(
+        explore=False,  # p0 plays a1 against a heuristic that exists in evaluation only
+        policies={"p0": None, "p1": PolicySpec(observation_space=a1.observation_spaces["a1"],
+                                               action_space=a1.action_spaces["a1"]), "random": None},
+        policy_mapping_fn=lambda agent_id, episode, **kw: "p0" if agent_id == "a0" else "random",
+        rl_module_spec=MultiRLModuleSpec(rl_module_specs={"random": RLModuleSpec(module_class=RandomRLModule)})))
+    algo = config.build_algo()
+    try:
+        assert algo.get_module("p1").is_stateful() and not algo.get_module("p0").is_stateful()
+        result = algo.train()
+        assert set(result["learners"]) >= {"p0", "p1"}
+        assert set(result["evaluation"]["env_runners"]["module_episode_returns_mean"]) == {"p0", "random"}
+    finally:
+        algo.stop()
