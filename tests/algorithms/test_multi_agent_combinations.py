@@ -278,3 +278,20 @@ def test_an_evaluation_only_heuristic_policy_beside_an_lstm_policy():
         assert set(result["evaluation"]["env_runners"]["module_episode_returns_mean"]) == {"p0", "random"}
     finally:
         algo.stop()
+
+
+def test_rllibs_multi_agent_example_envs_are_stored_by_name_in_checkpoints(tmp_path):
+    from relayrl.examples.envs.classes.multi_agent import MultiAgentPendulum
+
+    algo = small(PPOConfig().environment(MultiAgentCartPole, env_config={"num_agents": 2}),
+                 policies={"p0", "p1"}, policy_mapping_fn=old_stack_mapping).build_algo()
+    algo.train()
+    path = algo.save_to_path(str(tmp_path / "ck"))
+    algo.stop()
+    restored = Algorithm.from_checkpoint(path, trusted=[old_stack_mapping])  # no env=: the env class is stored
+    try:
+        assert restored.config.env is MultiAgentCartPole and restored.train()["training_iteration"] == 2
+    finally:
+        restored.stop()
+    assert f"{MultiAgentPendulum.__module__}:{MultiAgentPendulum.__qualname__}" == \
+        "relayrl.examples.envs.classes.multi_agent:MultiAgentPendulum"
