@@ -352,7 +352,11 @@ class AlgorithmConfig(ConfigBuildersMixin):
         updates = table.collect(overrides, owner=type(self).__name__)
         for name, value in list(updates.items()):
             current = config._values[name]
-            if isinstance(value, Mapping) and isinstance(current, Mapping):
+            if name == "rl_module_spec":
+                from relayrl.modules.rl_module_spec import spec_with_overrides
+
+                updates[name] = spec_with_overrides(current, value)
+            elif isinstance(value, Mapping) and isinstance(current, Mapping):
                 # As RLlib: an exploration_config with another "type" replaces the old one (no kwargs merged).
                 if name == "exploration_config" and value.get("type", current.get("type")) != current.get("type"):
                     continue
@@ -460,12 +464,32 @@ class AlgorithmConfig(ConfigBuildersMixin):
                 raise ValueError(f"{name} does not train multi-agent configs (config.multi_agent(policies=...)) "
                                  "yet; use one of relayrl's algorithms (PPO, IMPALA, APPO, DQN, SAC), or a "
                                  "single-agent env.")
+        self._validate_policy_spec_configs()
         to_train = self.policies_to_train
         if to_train is not None and not callable(to_train):
             unknown = [m for m in to_train if m not in self.policies]
             if unknown:
                 raise ValueError(f"policies_to_train names {unknown}, which are not among the policies "
                                  f"{list(self.policies)}.")
+
+    # Whether a PolicySpec's `config` sets its policy's settings (the Policy API's algorithms).
+    APPLIES_POLICY_SPEC_CONFIG = False
+
+    def _validate_policy_spec_configs(self) -> None:
+        """An RLModule policy's PolicySpec(config={...}) would be ignored (one set of settings trains every module):
+        refuse it rather than train with other settings than the user asked for."""
+        from relayrl.algorithms.config_builders import _is_old_stack_policy
+
+        if self.APPLIES_POLICY_SPEC_CONFIG:
+            return
+        for module_id, spec in self.policies.items():
+            if spec.config and not _is_old_stack_policy(spec.policy_class):
+                raise ValueError(
+                    f"policies[{module_id!r}] = PolicySpec(config={spec.config!r}): {type(self).__name__} trains "
+                    "every RLModule policy with the algorithm's settings, so per-policy settings would be ignored. "
+                    "Drop config= (set the values with config.training(...) for all policies); give a policy its own "
+                    "model with config.rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={"
+                    f"{module_id!r}: RLModuleSpec(model_config={{...}})}})).")
 
     # Whether the algorithm trains from offline data (`input_`): BC, MARWIL, CQL, IQL set it.
     READS_OFFLINE_DATA = False

@@ -10,6 +10,7 @@ subclass that adds a value head) sets that part (relayrl/modules/partial_module_
 from typing import Any, Mapping
 
 from relayrl.checkpoints.checkpointable import checked_restore, read_state_at
+from relayrl.checkpoints.errors import CheckpointError
 from relayrl.core.columns import DEFAULT_MODULE_ID
 from relayrl.modules.partial_module_state import partial_module_states
 from relayrl.modules.rl_module_spec import MultiRLModuleSpec, RLModuleSpec
@@ -35,8 +36,19 @@ def _load(learner_group, path: str, module_id: str) -> None:
     state, where = read_state_at(path)
     if _is_multi_module_state(state, module_id):
         state, where = state[module_id], where / module_id
+    elif _holds_only_other_modules(state):
+        raise CheckpointError(
+            f"{where}: RLModuleSpec(load_state_path={path!r}) for module {module_id!r} names a MultiRLModule's "
+            f"checkpoint holding the modules {sorted(state)}, none named {module_id!r}; point load_state_path at "
+            f"the one to load (e.g. {str(path).rstrip('/')}/{sorted(state)[0]}).")
     with partial_module_states():
         checked_restore(learner_group, {"learner": {"rl_module": {module_id: state}}}, where)
+
+
+def _holds_only_other_modules(state: Any) -> bool:
+    """A MultiRLModule's state ({module id: weights}) without the wanted module: one module's holds tensors."""
+    return (isinstance(state, Mapping) and bool(state) and all(isinstance(v, Mapping) for v in state.values())
+            and all(not isinstance(w, Mapping) for v in state.values() for w in v.values()))
 
 
 def _is_multi_module_state(state: Any, module_id: str) -> bool:

@@ -9,6 +9,8 @@ are left untouched.
 """
 from typing import Any, List, Optional
 
+import gymnasium as gym
+import numpy as np
 import torch
 
 from relayrl.connectors.module_to_env.get_actions import EXPLORATION, TIMESTEP
@@ -25,8 +27,10 @@ def compute_multi_agent_actions(runner, module_id: str, observations: List[Any],
     if module_id not in runner.module:
         raise ValueError(f"compute_single_action/compute_actions: unknown policy_id/module_id {module_id!r}; this "
                          f"multi-agent algorithm has {sorted(runner.module.keys())}.")
-    agent_id = _agent_for(runner, module_id)
+    agent_id, maps_to_module = _agent_for(runner, module_id)
     obs_space, act_space = runner.get_spaces()["__env_single__"]
+    if maps_to_module:  # (a policy no agent maps to may have spaces of its own: PolicySpec)
+        _check_shapes(observations, obs_space, agent_id, module_id)
     episodes = []
     for i, observation in enumerate(observations):
         episode = MultiAgentEpisode(observation_space=obs_space, action_space=act_space,
@@ -49,16 +53,32 @@ def compute_multi_agent_actions(runner, module_id: str, observations: List[Any],
     return [by_agent[agent_id] for by_agent in actions]
 
 
+def _check_shapes(observations, obs_space, agent_id, module_id: str) -> None:
+    """A Box observation of another shape would fail deep in the module (`mat1 and mat2 shapes cannot be
+    multiplied`): name the policy, the agent whose space it reads and the shape it takes."""
+    space = obs_space.spaces.get(agent_id) if isinstance(obs_space, gym.spaces.Dict) else None
+    if not isinstance(space, gym.spaces.Box):
+        return
+    for observation in observations:
+        if np.shape(observation) != space.shape:
+            raise ValueError(f"compute_single_action/compute_actions: policy {module_id!r} acts for agent "
+                             f"{agent_id!r}, whose observations have shape {space.shape}; got shape "
+                             f"{np.shape(observation)}. Pass that agent's observation, or the policy_id of the agent "
+                             "the observation belongs to.")
+
+
 def _agent_for(runner, module_id: str):
+    from relayrl.connectors.common.agent_to_module_mapping import module_of_agent_before_sampling
+
     agents = list(runner.env.possible_agents)
     mapping_fn = runner.config.policy_mapping_fn
     for agent_id in agents:
         try:
-            if mapping_fn is not None and mapping_fn(agent_id, None) == module_id:
-                return agent_id
-        except Exception:  # a mapping function that needs a real episode: fall back to the first agent
+            if mapping_fn is not None and module_of_agent_before_sampling(mapping_fn, agent_id) == module_id:
+                return agent_id, True
+        except Exception:  # a mapping function that needs a stepped episode: fall back to the first agent
             break
-    return agents[0]
+    return agents[0], False
 
 
 __all__ = ["compute_multi_agent_actions"]

@@ -142,6 +142,9 @@ NAMEABLE: Dict[str, Tuple[str, ...]] = {
     f"{_EXAMPLES}.envs.classes.cartpole_with_protobuf_observation_space": ("CartPoleWithProtobufObservationSpace",),
     f"{_EXAMPLES}.envs.classes.multi_agent.double_row_corridor_env": ("DoubleRowCorridorEnv",),
     f"{_EXAMPLES}.envs.classes.multi_agent.two_step_game": ("TwoStepGame", "TwoStepGameWithGroupedAgents"),
+    f"{_EXAMPLES}.envs.classes.multi_agent": ("MultiAgentCartPole", "MultiAgentMountainCar", "MultiAgentPendulum",
+                                              "MultiAgentStatelessCartPole",
+                                              "MultiAgentCartPoleWithDictObservationSpace"),
 }
 
 # Modules a checkpoint's gymnasium "module:EnvId" env string may name (gym.make imports the module, which

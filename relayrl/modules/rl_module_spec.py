@@ -99,3 +99,12 @@ class MultiRLModuleSpec:
 
     def as_multi_rl_module_spec(self) -> "MultiRLModuleSpec":
         return self
+
+
+def spec_with_overrides(current, override):
+    """`override` (an evaluation_config's rl_module_spec) over `current`: as the config's dicts are merged, a
+    MultiRLModuleSpec over a MultiRLModuleSpec keeps the modules it does not name (their trained architecture,
+    which the evaluation EnvRunners' weights come from) and adds or replaces those it does."""
+    if isinstance(current, MultiRLModuleSpec) and isinstance(override, MultiRLModuleSpec):
+        return dataclasses.replace(override, rl_module_specs={**current.rl_module_specs, **override.rl_module_specs})
+    return override

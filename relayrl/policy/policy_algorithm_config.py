@@ -28,6 +28,7 @@ _ANY = Check("any value", lambda v: True, Any)
 
 class PolicyAlgorithmConfig(AlgorithmConfig):
     SUPPORTS_MULTI_AGENT = True  # MultiAgentEnvs run with MultiAgentPolicyRunner (rollout/)
+    APPLIES_POLICY_SPEC_CONFIG = True  # each Policy gets its PolicySpec's config (rollout/policy_map.py)
 
     _OPTIONS = (
         Option("model", dict(MODEL_DEFAULTS), "The old stack's model dict (fcnet_hiddens, fcnet_activation, "

@@ -6,6 +6,7 @@ import gymnasium as gym
 from relayrl.connectors.connector_v2 import ConnectorV2
 
 MEMORIZED_MAP_STRUCTURE = "memorized_map_structure"
+_PROBE_EPISODE_ID = "relayrl-module-spaces-probe"  # the episode a mapping function sees before sampling
 
 
 class AgentToModuleMapping(ConnectorV2):
@@ -72,7 +73,7 @@ def module_spaces(agent_spaces: gym.spaces.Dict, mapping_fn: Callable, rl_module
     """{module_id: space}: the spec's space if set, else the one space of the agents mapping to the module."""
     spaces: Dict[str, gym.Space] = {}
     for agent_id, space in agent_spaces.spaces.items():
-        module_id = mapping_fn(agent_id, None)
+        module_id = module_of_agent_before_sampling(mapping_fn, agent_id)
         spec = rl_module_specs.get(module_id)
         if spec is not None and getattr(spec, attribute, None) is not None:
             spaces[module_id] = getattr(spec, attribute)
@@ -83,6 +84,33 @@ def module_spaces(agent_spaces: gym.spaces.Dict, mapping_fn: Callable, rl_module
                              f"{space} for agent {agent_id!r}); give the module its own {attribute} in its "
                              "RLModuleSpec, or map these agents to different modules.")
     return spaces
+
+
+def module_of_agent_before_sampling(mapping_fn: Callable, agent_id) -> str:
+    """The module `mapping_fn` maps `agent_id` to when no episode exists yet (building the modules' spaces).
+
+    Called with `episode=None` first; a function that reads the episode (RLlib's self-play examples use
+    `hash(episode.id_)`) is asked again with an empty MultiAgentEpisode, as it is during sampling. That episode's
+    id is fixed, so the observation and the action spaces (two calls) see the same mapping.
+    """
+    from relayrl.algorithms.multi_agent_mapping import UnknownModuleIdError
+    from relayrl.episodes.multi_agent_episode import MultiAgentEpisode
+
+    try:
+        return mapping_fn(agent_id, None)
+    except UnknownModuleIdError:
+        raise
+    except Exception:
+        pass
+    try:
+        return mapping_fn(agent_id, MultiAgentEpisode(id_=_PROBE_EPISODE_ID))
+    except UnknownModuleIdError:
+        raise
+    except Exception as error:
+        raise ValueError(
+            f"policy_mapping_fn({agent_id!r}, episode) raised {error!r} when asked (with episode=None, then with an "
+            f"empty MultiAgentEpisode) which module agent {agent_id!r} maps to, which relayrl asks before sampling to "
+            "find each module's spaces; make it work for an episode with no steps yet.") from error
 
 
 def _ids(rl_module):
