@@ -1,0 +1,163 @@
+"""Algorithm.add_module / remove_module (and add_policy / remove_policy) on a running multi-agent PPO: RLlib's
+league / self-play flow (a snapshot of main joins as a frozen opponent), checkpoints, callbacks, bad input."""
+import pytest
+import torch
+
+from relayrl import PPOConfig, RLlibCallback, RLModuleSpec
+from relayrl.algorithms.multi_agent_mapping import UnknownModuleIdError
+from relayrl.examples.rl_modules.classes.random_rlm import RandomRLModule
+from relayrl.testing.multi_agent_example_envs import MultiAgentCartPole
+
+
+def to_main(agent_id, episode, **kwargs):
+    return "main"
+
+
+def agent1_to_snapshot(agent_id, episode, **kwargs):
+    return "main" if agent_id == 0 else "main_v0"
+
+
+def agent1_to_random(agent_id, episode, **kwargs):
+    return "main" if agent_id == 0 else "random"
+
+
+def config():
+    return (PPOConfig().environment(MultiAgentCartPole, env_config={"num_agents": 2})
+            .training(train_batch_size=200, minibatch_size=50, num_epochs=1)
+            .rl_module(model_config={"fcnet_hiddens": [8]})
+            .multi_agent(policies={"main"}, policy_mapping_fn=to_main, policies_to_train=["main"])
+            .debugging(seed=0))
+
+
+def weights(module):
+    return {k: v.detach().clone() for k, v in module.state_dict().items()}
+
+
+def same(a, b):
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def module_ids_of(episodes, agent_id):
+    return {episode.module_for(agent_id) for episode in episodes if agent_id in episode.agent_ids}
+
+
+@pytest.fixture
+def algo():
+    algo = config().build_algo()
+    yield algo
+    algo.stop()
+
+
+def add_snapshot(algo):
+    # RLModuleSpec(): the algorithm's default module, as main's
+    algo.add_module("main_v0", RLModuleSpec(), new_agent_to_module_mapping_fn=agent1_to_snapshot,
+                    new_should_module_be_updated=["main"])
+    algo.set_weights({"main_v0": algo.get_weights(["main"])["main"]})
+
+
+def test_a_frozen_snapshot_joins_acts_for_agent_1_and_keeps_its_weights(algo):
+    algo.train()
+    add_snapshot(algo)
+    learner = algo.learner_group._learner
+    assert "main_v0" in learner.module and "main_v0" not in learner._optimizers and "main" in learner._optimizers
+    frozen = weights(learner.module["main_v0"])
+    assert same(frozen, weights(learner.module["main"]))  # set_weights copied main's
+    assert same(weights(algo.env_runner.module["main_v0"]), {k: v for k, v in frozen.items()
+                                                           if k in algo.env_runner.module["main_v0"].state_dict()})
+    assert module_ids_of(algo.env_runner.sample(num_timesteps=50), 1) == {"main_v0"}
+    result = algo.train()
+    assert "main" in result["learners"]
+    assert same(frozen, weights(learner.module["main_v0"]))  # not trained
+    assert not same(frozen, weights(learner.module["main"]))  # main goes on learning
+    assert set(algo.config.policies) == {"main", "main_v0"} and algo.config.policies_to_train == ["main"]
+    assert algo.config.policy_mapping_fn is agent1_to_snapshot
+
+
+def test_a_heuristic_module_class_joins_and_has_no_optimizer(algo):
+    algo.add_module("random", RLModuleSpec(module_class=RandomRLModule),
+                    new_agent_to_module_mapping_fn=agent1_to_random, new_should_module_be_updated=["main"])
+    assert "random" not in algo.learner_group._learner._optimizers
+    algo.train()
+    assert module_ids_of(algo.env_runner.sample(num_timesteps=50), 1) == {"random"}
+
+
+def test_remove_module_drops_it_everywhere_and_training_goes_on(algo):
+    add_snapshot(algo)
+    algo.train()
+    algo.remove_module("main_v0", new_agent_to_module_mapping_fn=to_main)
+    assert "main_v0" not in algo.learner_group._learner.module and "main_v0" not in algo.env_runner.module
+    assert set(algo.config.policies) == {"main"} and algo.config.policies_to_train == ["main"]
+    assert module_ids_of(algo.env_runner.sample(num_timesteps=50), 1) == {"main"}
+    algo.train()
+
+
+def test_bad_input_raises_and_changes_nothing(algo):
+    with pytest.raises(ValueError, match="exists already"):
+        algo.add_module("main", RLModuleSpec())
+    with pytest.raises(ValueError, match="no such module"):
+        algo.remove_module("nope")
+    with pytest.raises(ValueError, match="only module"):
+        algo.remove_module("main")
+    add_snapshot(algo)
+    before = algo.config
+    with pytest.raises(UnknownModuleIdError, match="main_v0"):  # the mapping fn still returns it
+        algo.remove_module("main_v0")
+    with pytest.raises(UnknownModuleIdError, match="nope"):
+        algo.add_module("other", RLModuleSpec(), new_agent_to_module_mapping_fn=lambda a, e, **k: "nope")
+    assert algo.config is before and "main_v0" in algo.env_runner.module and "other" not in algo.env_runner.module
+    assert "other" not in algo.learner_group._learner.module
+    algo.train()
+
+
+def test_a_checkpoint_after_add_module_restores_it_in_a_new_algorithm(algo, tmp_path):
+    add_snapshot(algo)
+    algo.train()
+    path = algo.save_to_path(str(tmp_path / "ckpt"))
+    snapshot = weights(algo.learner_group._learner.module["main_v0"])
+    fresh = type(algo).from_checkpoint(path, trusted=[__name__],
+                                       config_overrides={"policy_mapping_fn": agent1_to_snapshot})
+    try:
+        assert set(fresh.config.policies) == {"main", "main_v0"} and fresh.config.policies_to_train == ["main"]
+        assert same(snapshot, weights(fresh.learner_group._learner.module["main_v0"]))
+        fresh.train()
+        assert same(snapshot, weights(fresh.learner_group._learner.module["main_v0"]))
+    finally:
+        fresh.stop()
+
+
+class SnapshotEachIteration(RLlibCallback):
+    """As RLlib's self_play_with_open_spiel example: a new snapshot of main joins in on_train_result."""
+
+    def on_train_result(self, *, algorithm, result, **kwargs):
+        module_id = f"main_v{algorithm.iteration}"
+
+        def mapping(agent_id, episode, **kw):  # agent 1 plays the newest snapshot
+            return "main" if agent_id == 0 else module_id
+
+        algorithm.add_module(module_id, RLModuleSpec(), new_agent_to_module_mapping_fn=mapping,
+                             new_should_module_be_updated=["main"])
+        algorithm.set_weights({module_id: algorithm.get_weights(["main"])["main"]})
+
+
+def test_add_module_from_on_train_result():
+    algo = config().callbacks(SnapshotEachIteration).build_algo()
+    try:
+        algo.train()
+        algo.train()
+        assert set(algo.config.policies) == {"main", "main_v1", "main_v2"}
+        learner = algo.learner_group._learner
+        assert set(learner.module.keys()) == {"main", "main_v1", "main_v2"} and set(learner._optimizers) == {"main"}
+        assert module_ids_of(algo.env_runner.sample(num_timesteps=50), 1) == {"main_v2"}
+    finally:
+        algo.stop()
+
+
+def test_add_policy_and_remove_policy_are_the_old_names(algo):
+    algo.add_policy("main_v0", policy_mapping_fn=agent1_to_snapshot, policies_to_train=["main"],
+                    policy_state=algo.get_weights(["main"])["main"])
+    assert same(weights(algo.learner_group._learner.module["main_v0"]),
+                weights(algo.learner_group._learner.module["main"]))
+    with pytest.raises(ValueError, match="RLModules, not old-stack"):
+        algo.add_policy("p", policy_cls=object)
+    algo.remove_policy("main_v0", policy_mapping_fn=to_main)
+    assert set(algo.config.policies) == {"main"}
