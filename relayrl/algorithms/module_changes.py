@@ -136,6 +136,8 @@ class AlgorithmModuleChanges:
         if added:
             learner_spec.build()  # a spec that cannot build fails here, before anything changed
         updates = {name: new_config._values[name] for name in _CHANGED}
+        eval_group = getattr(self, "eval_env_runner_group", None) if eval_env_runners else None
+        eval_config = None if eval_group is None else new_config.get_evaluation_config_object()
         if learners:
             if added:
                 self.learner_group.foreach_learner(
@@ -144,17 +146,20 @@ class AlgorithmModuleChanges:
                 self.learner_group.foreach_learner(
                     lambda learner: remove_module_from_learner(learner, module_id, new_config))
             self.learner_group.config = new_config
+            self.learner_group._module_spec = new_config.get_multi_rl_module_spec(spaces=spaces)
+            self.learner_group._module_copy = None  # (remote Learners: get_module()'s local copy is rebuilt)
         if env_runners:
             self.env_runner_group.foreach_env_runner(
                 lambda runner: change_runner_module(runner, module_id, updates, added))
             self.env_runner_group.config = new_config
+            if getattr(group, "_actors", None) is not None:  # a remote runner restarted later is built with it
+                group._actors.config = new_config
             if added and learners:
                 self.env_runner_group.sync_weights(from_worker_or_learner_group=self.learner_group)
-        eval_group = getattr(self, "eval_env_runner_group", None)
-        if eval_env_runners and eval_group is not None:
-            eval_group.foreach_env_runner(lambda runner: change_runner_module(runner, module_id, updates, added))
-            for name, value in updates.items():
-                eval_group.config._set_options({name: value})
+        if eval_group is not None:  # (evaluation_config's overrides, e.g. its own mapping fn, stay)
+            eval_updates = {name: eval_config._values[name] for name in _CHANGED}
+            eval_group.foreach_env_runner(lambda runner: change_runner_module(runner, module_id, eval_updates, added))
+            eval_group.config = eval_config
             if added and learners:
                 eval_group.sync_weights(from_worker_or_learner_group=self.learner_group)
         new_config.freeze()

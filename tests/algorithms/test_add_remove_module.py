@@ -1,5 +1,6 @@
 """Algorithm.add_module / remove_module (and add_policy / remove_policy) on a running multi-agent PPO: RLlib's
 league / self-play flow (a snapshot of main joins as a frozen opponent), checkpoints, callbacks, bad input."""
+import numpy as np
 import pytest
 import torch
 
@@ -161,3 +162,50 @@ def test_add_policy_and_remove_policy_are_the_old_names(algo):
         algo.add_policy("p", policy_cls=object)
     algo.remove_policy("main_v0", policy_mapping_fn=to_main)
     assert set(algo.config.policies) == {"main"}
+
+
+def test_the_evaluation_runners_get_the_module_too():
+    algo = config().evaluation(evaluation_interval=1, evaluation_duration=2).build_algo()
+    try:
+        add_snapshot(algo)
+        assert "main_v0" in algo.eval_env_runner.module
+        assert algo.eval_env_runner.config.policy_mapping_fn is agent1_to_snapshot
+        result = algo.train()
+        assert result["evaluation"]["env_runners"]["num_episodes"] >= 2
+        algo.remove_module("main_v0", new_agent_to_module_mapping_fn=to_main)
+        assert "main_v0" not in algo.eval_env_runner.module
+        algo.train()
+    finally:
+        algo.stop()
+
+
+@pytest.fixture
+def local_ray():
+    ray = pytest.importorskip("ray")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.mark.slow
+def test_remote_env_runners_get_and_drop_the_module(local_ray):
+    algo = config().env_runners(num_env_runners=1).build_algo()
+    try:
+        algo.train()
+        add_snapshot(algo)
+        main = algo.get_weights(["main"])["main"]
+        remote = algo.env_runner_group.foreach_env_runner(
+            lambda runner: ({mid: {k: v.detach().cpu().numpy() for k, v in m.state_dict().items()}
+                             for mid, m in runner.module.items()},
+                            {e.module_for(1) for e in runner.sample(num_timesteps=50)}), local_env_runner=False)
+        (modules, agent1_modules), = remote
+        assert set(modules) == {"main", "main_v0"} and agent1_modules == {"main_v0"}
+        assert all(np.array_equal(v, main[k]) for k, v in modules["main_v0"].items() if k in main)
+        algo.train()
+        algo.remove_module("main_v0", new_agent_to_module_mapping_fn=to_main)
+        ids = algo.env_runner_group.foreach_env_runner(lambda runner: sorted(runner.module.keys()),
+                                                      local_env_runner=False)
+        assert ids == [["main"]]
+        algo.train()
+    finally:
+        algo.stop()
