@@ -74,12 +74,19 @@ def test_a_frozen_snapshot_joins_acts_for_agent_1_and_keeps_its_weights(algo):
     assert algo.config.policy_mapping_fn is agent1_to_snapshot
 
 
-def test_a_heuristic_module_class_joins_and_has_no_optimizer(algo):
+def test_a_heuristic_module_class_joins_has_no_optimizer_and_is_in_checkpoints(algo, tmp_path):
     algo.add_module("random", RLModuleSpec(module_class=RandomRLModule),
                     new_agent_to_module_mapping_fn=agent1_to_random, new_should_module_be_updated=["main"])
     assert "random" not in algo.learner_group._learner._optimizers
     algo.train()
     assert module_ids_of(algo.env_runner.sample(num_timesteps=50), 1) == {"random"}
+    fresh = type(algo).from_checkpoint(algo.save_to_path(str(tmp_path / "ckpt")), trusted=[__name__])
+    try:
+        assert isinstance(fresh.get_module("random"), RandomRLModule)
+        fresh.train()
+        assert module_ids_of(fresh.env_runner.sample(num_timesteps=50), 1) == {"random"}
+    finally:
+        fresh.stop()
 
 
 def test_remove_module_drops_it_everywhere_and_training_goes_on(algo):
