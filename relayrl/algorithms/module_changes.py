@@ -7,6 +7,7 @@ optimizer if it trains) and to every EnvRunner (module, exploration, their confi
 restart so that the new mapping applies at once). Checkpoints store that config, so `from_checkpoint` rebuilds
 the algorithm with the module. Everything that can fail is done before anything changes.
 """
+import contextlib
 import dataclasses
 from typing import Any, Callable, Collection, Dict, Optional, Union
 
@@ -119,9 +120,20 @@ class AlgorithmModuleChanges:
                                   remove_from_eval_env_runners=remove_from_eval_env_runners and evaluation_workers)
 
     # -- applying a checked change --------------------------------------------------------------------
-    def _apply_module_change(self, new_config, module_id: str, *, added: bool, learners: bool, env_runners: bool,
-                             eval_env_runners: bool) -> None:
-        from relayrl.learner.module_changes import add_module_to_learner, remove_module_from_learner
+    def _apply_module_change(self, new_config, module_id: str, **where) -> None:
+        thread = getattr(self, "_learner_thread", None)  # IMPALA / APPO: no update runs meanwhile
+        with thread.pause() if thread is not None else contextlib.nullcontext():
+            self._change_modules(new_config, module_id, **where)
+        if thread is not None:
+            self._local_runner_stale = True  # (IMPALA's local runner takes the Learner's weights when next read)
+
+    def _change_modules(self, new_config, module_id: str, *, added: bool, learners: bool, env_runners: bool,
+                        eval_env_runners: bool) -> None:
+        from relayrl.learner.module_changes import (
+            add_module_to_learner,
+            check_learner_takes_modules,
+            remove_module_from_learner,
+        )
         from relayrl.env.module_changes import change_runner_module, check_mapping_fn, spaces_with_modules
 
         group = self.env_runner_group
@@ -135,6 +147,8 @@ class AlgorithmModuleChanges:
         learner_spec = new_config.get_multi_rl_module_spec(spaces=spaces).rl_module_specs.get(module_id)
         if added:
             learner_spec.build()  # a spec that cannot build fails here, before anything changed
+            if learners:
+                self.learner_group.foreach_learner(check_learner_takes_modules)
         updates = {name: new_config._values[name] for name in _CHANGED}
         eval_group = getattr(self, "eval_env_runner_group", None) if eval_env_runners else None
         eval_config = None if eval_group is None else new_config.get_evaluation_config_object()
@@ -162,6 +176,9 @@ class AlgorithmModuleChanges:
             eval_group.config = eval_config
             if added and learners:
                 eval_group.sync_weights(from_worker_or_learner_group=self.learner_group)
+        buffer = getattr(self, "local_replay_buffer", None)
+        if not added and learners and callable(getattr(buffer, "drop_module", None)):
+            buffer.drop_module(module_id)  # its transitions would never be sampled again
         new_config.freeze()
         self.config = new_config
 

@@ -216,3 +216,36 @@ def test_remote_env_runners_get_and_drop_the_module(local_ray):
         algo.train()
     finally:
         algo.stop()
+
+
+def agent1_to_second(agent_id, episode, **kwargs):
+    return "main" if agent_id == 0 else "second"
+
+
+@pytest.mark.parametrize("algo_name", ["APPO", "IMPALA", "DQN", "SAC"])
+def test_a_module_that_trains_joins_and_leaves_other_algorithms(algo_name):
+    from relayrl import APPOConfig, DQNConfig, IMPALAConfig, SACConfig
+    from relayrl.testing.multi_agent_example_envs import MultiAgentPendulum
+
+    cls = {"APPO": APPOConfig, "IMPALA": IMPALAConfig, "DQN": DQNConfig, "SAC": SACConfig}[algo_name]
+    env = MultiAgentPendulum if algo_name == "SAC" else MultiAgentCartPole
+    cfg = (cls().environment(env, env_config={"num_agents": 2}).rl_module(model_config={"fcnet_hiddens": [8]})
+           .multi_agent(policies={"main"}, policy_mapping_fn=to_main).debugging(seed=0))
+    if algo_name in ("DQN", "SAC"):
+        cfg.training(num_steps_sampled_before_learning_starts=50, train_batch_size=32)
+        cfg.reporting(min_sample_timesteps_per_iteration=100)
+    else:
+        cfg.training(train_batch_size=100)
+    algo = cfg.build_algo()
+    try:
+        algo.train()
+        algo.add_module("second", RLModuleSpec(), new_agent_to_module_mapping_fn=agent1_to_second)  # trains
+        before = weights(algo.learner_group.get_module("second"))
+        algo.train()
+        algo.train()
+        assert not same(before, weights(algo.learner_group.get_module("second")))
+        algo.remove_module("second", new_agent_to_module_mapping_fn=to_main)
+        assert "second" not in algo.learner_group.get_module()
+        algo.train()
+    finally:
+        algo.stop()
