@@ -187,6 +187,11 @@ def _require_module_algorithm(algo, method: str) -> None:
     if algo.learner_group is None:
         raise NotImplementedError(f"{method}: {type(algo).__name__} runs old-stack Policies; adding or removing "
                                   "them while it runs is not supported (declare them in config.multi_agent(...)).")
+    if algo.learner_group.num_learners > 1:
+        raise NotImplementedError(f"{method}: with num_learners={algo.learner_group.num_learners} the Learners train "
+                                  "one DistributedDataParallel model, which does not take new modules while it runs; "
+                                  "use num_learners<=1, or declare the module in config.multi_agent(policies=...) "
+                                  "and fill it with algo.set_weights(...).")
     if not algo.config.is_multi_agent:
         raise ValueError(f"{method}: {type(algo).__name__} is single-agent; modules are added to multi-agent "
                          "algorithms (config.multi_agent(policies=..., policy_mapping_fn=...)).")

@@ -142,9 +142,10 @@ class SnapshotEachIteration(RLlibCallback):
         def mapping(agent_id, episode, **kw):  # agent 1 plays the newest snapshot
             return "main" if agent_id == 0 else module_id
 
-        algorithm.add_module(module_id, RLModuleSpec(), new_agent_to_module_mapping_fn=mapping,
+        main = algorithm.get_module("main")
+        algorithm.add_module(module_id, RLModuleSpec.from_module(main), new_agent_to_module_mapping_fn=mapping,
                              new_should_module_be_updated=["main"])
-        algorithm.set_weights({module_id: algorithm.get_weights(["main"])["main"]})
+        algorithm.set_state({"learner_group": {"learner": {"rl_module": {module_id: main.get_state()}}}})
 
 
 def test_add_module_from_on_train_result():
@@ -156,6 +157,10 @@ def test_add_module_from_on_train_result():
         learner = algo.learner_group._learner
         assert set(learner.module.keys()) == {"main", "main_v1", "main_v2"} and set(learner._optimizers) == {"main"}
         assert module_ids_of(algo.env_runner.sample(num_timesteps=50), 1) == {"main_v2"}
+        main = weights(learner.module["main"])
+        runner_v1, runner_v2 = weights(algo.env_runner.module["main_v1"]), weights(algo.env_runner.module["main_v2"])
+        assert same(runner_v2, {k: v for k, v in main.items() if k in runner_v2})  # set_state reached the runner
+        assert not same(runner_v1, {k: v for k, v in main.items() if k in runner_v1})  # the older snapshot
     finally:
         algo.stop()
 
