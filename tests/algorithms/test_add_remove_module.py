@@ -1,5 +1,6 @@
 """Algorithm.add_module / remove_module (and add_policy / remove_policy) on a running multi-agent PPO: RLlib's
 league / self-play flow (a snapshot of main joins as a frozen opponent), checkpoints, callbacks, bad input."""
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -112,6 +113,13 @@ def test_bad_input_raises_and_changes_nothing(algo):
         algo.remove_module("main_v0")
     with pytest.raises(UnknownModuleIdError, match="nope"):
         algo.add_module("other", RLModuleSpec(), new_agent_to_module_mapping_fn=lambda a, e, **k: "nope")
+    with pytest.raises(ValueError, match="config_overrides"):
+        algo.add_module("other", RLModuleSpec(), config_overrides={"lr": 0.1},
+                        new_agent_to_module_mapping_fn=agent1_to_snapshot)
+    with pytest.raises(TypeError, match="RLModuleSpec"):
+        algo.add_module("other", "not a spec")
+    with pytest.raises(ValueError, match="cannot handle the action space"):  # a spec that cannot build
+        algo.add_module("other", RLModuleSpec(action_space=gym.spaces.Dict({"a": gym.spaces.Discrete(2)})))
     assert algo.config is before and "main_v0" in algo.env_runner.module and "other" not in algo.env_runner.module
     assert "other" not in algo.learner_group._learner.module
     algo.train()
@@ -252,5 +260,14 @@ def test_a_module_that_trains_joins_and_leaves_other_algorithms(algo_name):
         algo.remove_module("second", new_agent_to_module_mapping_fn=to_main)
         assert "second" not in algo.learner_group.get_module()
         algo.train()
+    finally:
+        algo.stop()
+
+
+def test_a_single_agent_algorithm_says_modules_are_added_to_multi_agent_ones():
+    algo = PPOConfig().environment("CartPole-v1").training(train_batch_size=64, minibatch_size=32).build_algo()
+    try:
+        with pytest.raises(ValueError, match="single-agent"):
+            algo.add_module("other", RLModuleSpec())
     finally:
         algo.stop()
