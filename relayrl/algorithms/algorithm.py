@@ -11,6 +11,7 @@ from relayrl.algorithms.algorithm_state import AlgorithmState
 from relayrl.algorithms.algorithm_weights import AlgorithmWeights
 from relayrl.algorithms.evaluation import EPISODE_KEYS, AlgorithmEvaluation
 from relayrl.algorithms.inference import AlgorithmInference
+from relayrl.algorithms.module_changes import AlgorithmModuleChanges
 from relayrl.algorithms.resolved_defaults import forget_resolved_defaults
 from relayrl.algorithms.result_logger import ResultLogger
 from relayrl.algorithms.video_summaries import TensorBoardVideos
@@ -38,8 +39,8 @@ logger = logging.getLogger("relayrl")
 # `import relayrl` (relayrl/__init__.py, relayrl/tune/trainable_base.py).
 
 
-class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmState, AlgorithmWeights, Checkpointable,
-                TrainableBase):
+class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmModuleChanges, AlgorithmState, AlgorithmWeights,
+                Checkpointable, TrainableBase):
     """Base class of all algorithms (PPO, ...)."""
 
     _checkpoint_kind = "algorithm"  # a checkpoint may name this class and its subclasses (checkpoints/trust.py)

@@ -1,8 +1,5 @@
 """RLlib's `Algorithm.get_weights` / `set_weights` / `export_policy_checkpoint`: the modules' (or the Policy API's
-policies') weights as numpy arrays by module id, set back into the Learners and every EnvRunner at once.
-
-RLlib's `add_module` / `remove_module` (`add_policy` / `remove_policy`) are refused with the way to do the same
-with weights: a fixed set of policies declared up front, snapshots copied in with `set_weights`."""
+policies') weights as numpy arrays by module id, set back into the Learners and every EnvRunner at once."""
 from typing import Any, Dict, Iterable, Optional
 
 from relayrl.core.columns import DEFAULT_MODULE_ID
@@ -50,24 +47,3 @@ class AlgorithmWeights:
         if policy is None:
             raise ValueError(f"export_policy_checkpoint: no policy {policy_id!r} in this {type(self).__name__}.")
         policy.export_checkpoint(export_dir)
-
-    def add_module(self, module_id: str, *args, **kwargs):
-        raise NotImplementedError(_no_module_changes("add_module", module_id))
-
-    def remove_module(self, module_id: str, *args, **kwargs):
-        raise NotImplementedError(_no_module_changes("remove_module", module_id))
-
-    def add_policy(self, policy_id: str, *args, **kwargs):
-        raise NotImplementedError(_no_module_changes("add_policy", policy_id))
-
-    def remove_policy(self, policy_id: str = DEFAULT_MODULE_ID, *args, **kwargs):
-        raise NotImplementedError(_no_module_changes("remove_policy", policy_id))
-
-
-def _no_module_changes(method: str, module_id: str) -> str:
-    return (f"{method}({module_id!r}): relayrl builds an algorithm's modules once and does not add or remove them "
-            "while it runs. For self-play leagues, declare every policy up front: config.multi_agent(policies={"
-            "'main', 'main_v0', 'main_v1', ...}, policies_to_train=['main'], policy_mapping_fn=...) mapping opponents "
-            "to the snapshot slots, then copy a snapshot into a slot with "
-            "algo.set_weights({'main_v1': algo.get_weights(['main'])['main']}) (it reaches every EnvRunner). "
-            "See docs/multi_agent.md#self-play-with-a-frozen-opponent.")

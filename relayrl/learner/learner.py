@@ -152,7 +152,8 @@ class Learner(Checkpointable):
         batch = self.build_module_batch(episodes=episodes, batch=batch)
         # Only the modules this update trains (policies_to_train): the others' rows cost forward passes
         # and would report training stats for modules that were not trained (RLlib drops them too).
-        batch = {mid: module_batch for mid, module_batch in batch.items() if self.should_module_be_updated(mid, batch)}
+        batch = {mid: module_batch for mid, module_batch in batch.items()
+                 if mid in self.module and self.should_module_be_updated(mid, batch)}  # (removed: remove_module)
         self._modules_in_update = list(batch)
         num_epochs = self.config.num_epochs if num_epochs is None else num_epochs
         minibatch_size = minibatch_size or self.config.minibatch_size

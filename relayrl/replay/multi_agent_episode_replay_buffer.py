@@ -70,6 +70,10 @@ class MultiAgentEpisodeReplayBuffer:
     def module_ids(self) -> List[str]:
         return list(self._buffers)
 
+    def drop_module(self, module_id: str) -> None:
+        """Forget `module_id`'s transitions (Algorithm.remove_module)."""
+        self._buffers.pop(module_id, None)
+
     # ---- adding ----------------------------------------------------------------------------
 
     def add(self, episodes) -> None:

@@ -110,13 +110,14 @@ class DQN(Algorithm):
         return results
 
     def _modules_to_sample(self, buffer) -> Dict[str, Any]:
-        """Multi-agent: sample only the modules that train (policies_to_train); the others' rows would be dropped."""
-        to_train = self.config.policies_to_train
-        if to_train is None or not hasattr(buffer, "module_buffer"):
+        """Multi-agent: sample only the modules that exist (remove_module) and train (policies_to_train); the
+        others' rows would be dropped."""
+        to_train, known = self.config.policies_to_train, self.config.policies or {}
+        if not hasattr(buffer, "module_buffer") or (to_train is None and set(buffer.module_ids) <= set(known)):
             return {}
         from relayrl.algorithms.multi_agent_mapping import trains_module
 
-        return {"modules_to_sample": [m for m in buffer.module_ids if trains_module(to_train, m)]}
+        return {"modules_to_sample": [m for m in buffer.module_ids if m in known and trains_module(to_train, m)]}
 
     @property
     def _replay_prioritized(self) -> bool:
