@@ -87,8 +87,6 @@ def run_layers(x, *sequentials: nn.Sequential, frozen: bool = False):
     `frozen=True` uses the Linears' weights detached (gradients reach `x` only, e.g. SAC's actor loss
     through the critics) and refuses other layers with weights, which it could not detach.
     """
-    if not x.is_floating_point():  # integer observations (e.g. gymnasium's FlattenObservation of a Discrete space)
-        x = x.float()
     for sequential in sequentials:
         # A plain Sequential's layers and a Linear's registered parameters are read from their dicts:
         # attribute access goes through nn.Module.__getattr__ (Python), a large part of the call's cost.
@@ -97,6 +95,8 @@ def run_layers(x, *sequentials: nn.Sequential, frozen: bool = False):
         for layer in layers:
             kind = type(layer)
             if kind is _Linear:
+                if not x.is_floating_point():  # integer observations (FlattenObservation's one-hot of a Discrete
+                    x = x.float()              # space); uint8 images were scaled by the encoder's first layer
                 params = layer._parameters
                 if "weight" in params and "bias" in params:
                     weight, bias = params["weight"], params["bias"]
