@@ -144,7 +144,8 @@ class AlgorithmModuleChanges:
             policies = new_config.policies
             spaces = group.foreach_env_runner(lambda runner: spaces_with_modules(runner, policies),
                                               local_env_runner=False)[0]
-        learner_spec = new_config.get_multi_rl_module_spec(spaces=spaces).rl_module_specs.get(module_id)
+        multi_spec = new_config.get_multi_rl_module_spec(spaces=spaces)
+        learner_spec = multi_spec.rl_module_specs.get(module_id)
         if added:
             learner_spec.build()  # a spec that cannot build fails here, before anything changed
             if learners:
@@ -160,7 +161,7 @@ class AlgorithmModuleChanges:
                 self.learner_group.foreach_learner(
                     lambda learner: remove_module_from_learner(learner, module_id, new_config))
             self.learner_group.config = new_config
-            self.learner_group._module_spec = new_config.get_multi_rl_module_spec(spaces=spaces)
+            self.learner_group._module_spec = multi_spec
             self.learner_group._module_copy = None  # (remote Learners: get_module()'s local copy is rebuilt)
         if env_runners:
             self.env_runner_group.foreach_env_runner(

@@ -49,8 +49,7 @@ def forget_stateful_module_defaults(config) -> None:
     from relayrl.tune.reset_config import same_value
 
     table = config._option_table
-    names = {*type(config)._STATEFUL_DEFAULTS, "rollout_fragment_length", "minibatch_size"} & set(config._values)
-    options = {name: table[name].default for name in sorted(names) if not config.is_given(name)
+    options = {name: table[name].default for name in sorted(_sequence_options(config)) if not config.is_given(name)
                and not same_value(config._values[name], table[name].default)}
     resolved = config.__dict__.pop("_resolved_model_fields", {})
     raw_model = config._values["model_config"]
@@ -77,14 +76,18 @@ def _stateful_only_in_module_specs(config) -> Optional[str]:
         specs = {"the module": spec}
     stateful = sorted(str(module_id) for module_id, module_spec in specs.items()
                       if _says_use_lstm(getattr(module_spec, "model_config", None)))
-    sequence_options = {*type(config)._STATEFUL_DEFAULTS, "rollout_fragment_length", "minibatch_size"}
-    if not stateful or any(config.is_given(name) for name in sequence_options if name in config._values):
+    if not stateful or any(config.is_given(name) for name in _sequence_options(config)):
         return None  # (a user who set the sequence settings needs no hint)
     algo = type(config).__name__.replace("Config", "")
     return (f"{algo}: the RLModuleSpec of {', '.join(stateful)} sets use_lstm=True in its own model_config, so the "
             f"defaults measured for stateful modules are not applied: they apply with "
             f"config.rl_module(model_config={{'use_lstm': True}}). The feed-forward defaults starve an LSTM (short "
             f"sequences, few per minibatch): set the sequence settings yourself (docs/stateful_modules.md)")
+
+
+def _sequence_options(config) -> set:
+    """The config's options a stateful module's defaults resolve (what depends on sequences)."""
+    return {*type(config)._STATEFUL_DEFAULTS, "rollout_fragment_length", "minibatch_size"} & set(config._values)
 
 
 def _says_use_lstm(model_config) -> bool:
