@@ -68,3 +68,35 @@ def test_an_unknown_env_config_key_names_env_config():
                                           ("ALE/MontezumaRevenge-v5", "montezuma_revenge")])
 def test_game_names(env_id, game):
     assert game_of(env_id) == game
+
+
+def test_the_vector_env_plays_the_same_games_as_sync():
+    """The fast path must not change what is learned: with the two random parts off (no-op starts, sticky actions)
+    and no FIRE at reset, ale-py's vector env and SYNC's gymnasium wrappers give the same screens (frame skip,
+    max-pooling, grayscale, resize), bit for bit, and the same rewards. They differ only in the stack's padding at
+    reset: SYNC repeats the first screen (FrameStackObservation), ale-py pads with zeros (docs/atari.md)."""
+    from relayrl.env.atari_vector_env import make_atari_vector_env
+    from relayrl.env.wrappers.atari_wrappers import make_atari_env, register_atari_envs
+
+    register_atari_envs()
+    config = {"repeat_action_probability": 0.0, "noop_max": 0, "fire_reset": False}
+    sync, vector = make_atari_env("ALE/Pong-v5", dict(config)), make_atari_vector_env("ALE/Pong-v5", dict(config), 1)
+    try:
+        sync_obs, _ = sync.reset(seed=3)
+        vector_obs, _ = vector.reset(seed=3)
+        np.testing.assert_array_equal(vector_obs[0][..., -1], sync_obs[..., -1])
+        assert all(np.array_equal(sync_obs[..., k], sync_obs[..., -1]) for k in range(3))  # padding: the first screen
+        assert not vector_obs[0][..., :3].any()  # padding: zeros
+        actions = np.random.default_rng(0).integers(6, size=300)
+        sync_rewards, vector_rewards = [], []
+        for t, action in enumerate(actions):
+            sync_obs, sync_reward, *_ = sync.step(int(action))
+            vector_obs, vector_reward, *_ = vector.step(np.array([action]))
+            newest = slice(max(0, 3 - t - 1), None)  # the screens after the reset's padding
+            np.testing.assert_array_equal(vector_obs[0][..., newest], sync_obs[..., newest])
+            sync_rewards.append(sync_reward)
+            vector_rewards.append(float(vector_reward[0]))
+        assert sync_rewards == vector_rewards and any(sync_rewards)  # a point was scored: the games really ran
+    finally:
+        sync.close()
+        vector.close()
