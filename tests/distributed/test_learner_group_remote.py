@@ -231,3 +231,18 @@ def test_learners_with_half_a_cpu_each_ask_ray_for_half_a_cpu_and_train(ray_clus
         assert group.foreach_learner(lambda learner: __import__("torch").get_num_threads()) == [1, 1]
     finally:
         group.shutdown()
+
+
+def test_the_weights_version_of_remote_learners_changes_only_with_their_weights(ray_cluster):
+    """What an offline algorithm's acting runner compares before copying the Learner's weights again."""
+    group = make_group(ppo_config(1))
+    try:
+        version = group.weights_version()
+        assert group.weights_version() == version and group.get_weights() is not None
+        group.update(batch=fixed_train_batch(seed=1))
+        trained = group.weights_version()
+        assert trained != version
+        group.set_weights(group.get_weights())
+        assert group.weights_version() != trained
+    finally:
+        group.shutdown()
