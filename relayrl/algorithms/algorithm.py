@@ -14,6 +14,7 @@ from relayrl.algorithms.inference import AlgorithmInference
 from relayrl.algorithms.module_changes import AlgorithmModuleChanges
 from relayrl.algorithms.resolved_defaults import forget_resolved_defaults
 from relayrl.algorithms.result_logger import ResultLogger
+from relayrl.algorithms.stale_learner_results import drop_untrained_modules_results
 from relayrl.algorithms.video_summaries import TensorBoardVideos
 from relayrl.callbacks import CallbackDispatch
 from relayrl.checkpoints.checkpointable import Checkpointable
@@ -255,6 +256,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmModuleChanges,
         return trained >= cfg.min_train_timesteps_per_iteration
 
     def _compile_result(self, elapsed: float, calls: int) -> Dict[str, Any]:
+        drop_untrained_modules_results(self.metrics, self.config)  # (e.g. a restored run's frozen policy's losses)
         result = self.metrics.reduce()
         result.pop(EVALUATION_RESULTS, None)  # attached by train() only in iterations that evaluate
         env_results = result.setdefault(ENV_RUNNER_RESULTS, {})

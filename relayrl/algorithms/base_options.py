@@ -36,6 +36,9 @@ _CLIP_REWARDS = Check("None, a bool, or a positive float",
                       lambda v: v is None or BOOL.accepts(v) or POSITIVE_FLOAT.accepts(v),
                       Optional[Union[bool, float]])
 _INT_OR_AUTO = either(POSITIVE_INT, one_of("auto"))
+# RLlib's num_cpus_per_learner: a Ray resource, so fractions are allowed (remote Learners sharing a core).
+_CPUS_OR_AUTO = either(Check("a positive number of CPUs (fractions allowed, e.g. 0.5)", POSITIVE_FLOAT.test, float),
+                       one_of("auto"))
 _MODEL_CONFIG = Check("a dict or a dataclass instance such as DefaultModelConfig(...)",
                       lambda v: isinstance(v, Mapping) or (dataclasses.is_dataclass(v)
                                                            and not isinstance(v, type)), dict)
@@ -227,10 +230,11 @@ BASE_OPTIONS = (
     # training(), as in RLlib)
     Option("num_learners", 0, "Remote Learner actors (Ray, DDP); 0 trains in the driver process.",
            "learners", NON_NEGATIVE_INT),
-    Option("num_cpus_per_learner", "auto", "CPU threads torch may use for a Learner (and, in the "
-           "driver, for sampling); 'auto': 1, which avoids oversubscribing small machines, or for a module that "
-           "sees images the usable cores (at most 4) when OpenMP's waits are passive (docs/learners.md).",
-           "learners", _INT_OR_AUTO),
+    Option("num_cpus_per_learner", "auto", "CPUs a Learner reserves (a remote Learner asks Ray for them; "
+           "fractions allowed); torch trains with max(1, floor(value)) threads (in the driver, also for sampling); "
+           "'auto': 1, which avoids oversubscribing small machines, or for a module that sees images the usable "
+           "cores (at most 4) when OpenMP's waits are passive (docs/learners.md).",
+           "learners", _CPUS_OR_AUTO),
     Option("num_gpus_per_learner", 0, "GPUs per Learner (fractions allowed): with num_learners=0 the Learner in "
            "this process trains on cuda:0; Learner actors each get theirs from Ray and, with a GPU on every "
            "Learner, all-reduce over NCCL instead of gloo.", "learners", NON_NEGATIVE_FLOAT),

@@ -85,7 +85,8 @@ class OfflineAlgorithm:
     def inference_env_runner(self):
         """The EnvRunner compute_single_action / compute_actions use: offline algorithms run no training EnvRunner,
         so one is built in this process on first use (its env only builds the connector pipelines), and it gets
-        the Learner's current weights at every call."""
+        the Learner's current weights whenever they changed since it last got them (a train(), set_weights,
+        restore, add/remove module): copying them at every call made per-step acting slow."""
         runner = getattr(self, "_inference_runner", None)
         if runner is None:
             config = self.config if self.config.env is not None else self.evaluation_config
@@ -101,7 +102,11 @@ class OfflineAlgorithm:
             with isolated_global_rngs():  # building it draws no randomness from the training run's
                 runner = default_env_runner_class(config)(config=config, worker_index=0)
             self._inference_runner = runner
-        runner.set_state({"rl_module": self.learner_group.get_weights(inference_only=True)})
+            self._inference_weights_version = None
+        version = self.learner_group.weights_version()
+        if version != self._inference_weights_version:
+            runner.set_state({"rl_module": self.learner_group.get_weights(inference_only=True)})
+            self._inference_weights_version = version  # (after set_state: a failed copy is tried again)
         return runner
 
     def cleanup(self) -> None:

@@ -77,6 +77,11 @@ class LearnerActor:
     def set_weights(self, weights) -> None:
         self.learner.set_weights(weights)
 
+    def weights_version(self):
+        from relayrl.learner.weights_version import weights_version
+
+        return weights_version(self.learner)
+
     def get_state(self, components=None, *, not_components=None, **kwargs):
         return _to_cpu(self.learner.get_state(components, not_components=not_components, **kwargs))
 

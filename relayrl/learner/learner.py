@@ -22,6 +22,7 @@ from relayrl.learner.optimizers import make_adam
 from relayrl.learner.runner_columns import RunnerColumns, finish_on_learner
 from relayrl.learner.torch_compile import train_pass_for
 from relayrl.learner.torch_threads import limit_torch_threads
+from relayrl.learner.weights_version import note_weights_changed
 from relayrl.metrics.metrics_logger import MetricsLogger
 from relayrl.modules.multi_rl_module import MultiRLModule
 from relayrl.modules.rl_module import RLModule
@@ -148,6 +149,7 @@ class Learner(Checkpointable):
         off-policy algorithms run many small updates per iteration and report once."""
         if (episodes is None) == (batch is None):
             raise ValueError("Learner.update() needs exactly one of `episodes` or `batch`.")
+        note_weights_changed(self)  # (copies of the weights, e.g. an offline algorithm's acting runner, refresh)
         timesteps = timesteps or {}
         batch = self.build_module_batch(episodes=episodes, batch=batch)
         # Only the modules this update trains (policies_to_train): the others' rows cost forward passes
@@ -488,6 +490,7 @@ class Learner(Checkpointable):
         return {mid: self.module[mid].get_state(inference_only=inference_only) for mid in ids}
 
     def set_weights(self, weights: Dict[str, Any]) -> None:
+        note_weights_changed(self)
         for mid, state in weights.items():
             self.module[mid].set_state(state)
 

@@ -4,7 +4,7 @@ num_learners=0 (default): one Learner in this process. num_learners=1: one Learn
 num_learners>1: that many Ray actors training data-parallel with torch DDP, each on an equal shard
 of every train batch (relayrl/distributed/learner_actors.py; docs/learners.md).
 """
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Hashable, List, Optional
 
 from relayrl.checkpoints.checkpointable import Checkpointable
 from relayrl.modules.partial_module_state import partial_module_states_allowed
@@ -75,6 +75,15 @@ class LearnerGroup(Checkpointable):
             self._learner.set_weights(weights)
         else:
             self._remote.call_all("set_weights", weights)
+
+    def weights_version(self) -> Hashable:
+        """A token that changes whenever the (first) Learner's module weights may have changed
+        (relayrl/learner/weights_version.py): a copy of them is refreshed only when it differs."""
+        if self._remote is None:
+            from relayrl.learner.weights_version import weights_version
+
+            return weights_version(self._learner)
+        return self._remote.call_first("weights_version")
 
     def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
         """{"learner": the (first) Learner's state}; components like "learner/rl_module" select inside it."""

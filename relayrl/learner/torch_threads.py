@@ -1,5 +1,6 @@
 """How many intra-op threads torch trains with in a process that runs a Learner (or learning policies)."""
 import logging
+import math
 import os
 
 import torch
@@ -24,7 +25,7 @@ def limit_torch_threads(config, spaces=None) -> None:
     if "OMP_NUM_THREADS" in os.environ:
         return
     cpus = config.get("num_cpus_per_learner", "auto") if hasattr(config, "get") else "auto"
-    threads = auto_threads(spaces) if cpus in ("auto", None) else max(1, int(cpus))
+    threads = auto_threads(spaces) if cpus in ("auto", None) else max(1, math.floor(cpus))  # (0.5 CPUs: 1 thread)
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
 

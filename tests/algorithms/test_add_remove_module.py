@@ -90,6 +90,19 @@ def test_a_heuristic_module_class_joins_has_no_optimizer_and_is_in_checkpoints(a
         fresh.stop()
 
 
+def test_a_module_removed_or_frozen_after_training_reports_no_more_learner_stats(algo):
+    """Its last losses stayed in result["learners"] at every later iteration."""
+    algo.add_module("main_v0", RLModuleSpec(), new_agent_to_module_mapping_fn=agent1_to_snapshot,
+                    new_should_module_be_updated=["main", "main_v0"])
+    assert {"main", "main_v0"} <= set(algo.train()["learners"])
+    algo.add_module("random", RLModuleSpec(module_class=RandomRLModule), new_agent_to_module_mapping_fn=agent1_to_random,
+                    new_should_module_be_updated=["main"])  # main_v0 frozen now (and no agent maps to it)
+    learners = algo.train()["learners"]
+    assert "main" in learners and "main_v0" not in learners
+    algo.remove_module("main_v0", new_agent_to_module_mapping_fn=agent1_to_random)
+    assert "main_v0" not in algo.train()["learners"]
+
+
 def test_remove_module_drops_it_everywhere_and_training_goes_on(algo):
     add_snapshot(algo)
     algo.train()

@@ -57,6 +57,29 @@ def test_policies_to_train_leaves_the_others_untouched():
         algo.stop()
 
 
+def test_a_restored_run_training_fewer_policies_reports_no_stats_for_the_frozen_one(tmp_path):
+    """The frozen policy's last losses (from the checkpoint's metrics) were reported again at every iteration."""
+    algo = config().build_algo()
+    algo.train()
+    assert {"p0", "p1"} <= set(algo.train()["learners"])
+    path = algo.save_to_path(tmp_path / "both")
+    algo.stop()
+    restored = [Algorithm.from_checkpoint(path, config_overrides={"policies_to_train": ["p0"], "env": MultiAgentCartPole,
+                                                                  "policy_mapping_fn": by_id}),
+                config(policies_to_train=["p0"]).build_algo()]
+    restored[1].restore_from_path(path)
+    never_trained = config(policies_to_train=["p0"]).build_algo()  # the same as a run that never trained p1
+    for algo in restored + [never_trained]:
+        try:
+            before = weights(algo, "p1")
+            for _ in range(2):
+                learners = algo.train()["learners"]
+                assert "policy_loss" in learners["p0"] and "p1" not in learners
+            assert same(before, weights(algo, "p1"))
+        finally:
+            algo.stop()
+
+
 def test_a_spec_per_module():
     spec = MultiRLModuleSpec(rl_module_specs={"p0": RLModuleSpec(model_config={"fcnet_hiddens": [16]}),
                                               "p1": RLModuleSpec(model_config={"fcnet_hiddens": [8, 8]})})

@@ -2,7 +2,7 @@
 users mix them: env_config keys, RLlib's env strings, several envs, module specs, evaluation, the CLI, checkpoints."""
 import pytest
 
-from relayrl import DQNConfig, MultiRLModuleSpec, PPOConfig, RLModuleSpec
+from relayrl import DefaultModelConfig, DQNConfig, MultiRLModuleSpec, PPOConfig, RLModuleSpec
 from relayrl.algorithms.resolved_defaults import forget_resolved_defaults, resolve_defaults
 from relayrl.examples.envs.classes.multi_agent import MultiAgentCartPole
 from relayrl.examples.envs.classes.stateless_cartpole import StatelessCartPole
@@ -237,6 +237,20 @@ def test_the_users_own_values_stay_when_the_copy_turns_feed_forward():
     stateful, _ = resolved(lstm().training(lr=2e-3))
     config, _ = resolved(stateful.copy(copy_frozen=False).rl_module(model_config={"use_lstm": False}))
     assert config.lr == 2e-3 and config.train_batch_size == 2048
+
+
+@pytest.mark.parametrize("make_model", [dict, DefaultModelConfig])
+def test_a_field_the_user_gives_the_copy_stays_where_it_equals_the_value_resolved(make_model):
+    """head_fcnet_hiddens=[64] (PPO's resolved value for an LSTM) given with use_lstm=False was forgotten."""
+    stateful, _ = resolved(PPOConfig().environment(StatelessCartPole).rl_module(model_config=make_model(use_lstm=True)))
+    assert stateful.model_config["head_fcnet_hiddens"] == [64]
+    copy = stateful.copy(copy_frozen=False).rl_module(model_config=make_model(use_lstm=False, head_fcnet_hiddens=[64]))
+    config, _ = resolved(copy)
+    assert config.model_config["head_fcnet_hiddens"] == [64] and config.model_config["use_lstm"] is False
+    assert config.lr == 3e-4 and config.minibatch_size == 64  # the rest is feed-forward again
+    copy = stateful.copy(copy_frozen=False).rl_module(model_config=make_model(use_lstm=True, max_seq_len=33))
+    config, _ = resolved(copy.env_runners(rollout_fragment_length=16))  # the user's max_seq_len, the resolved one
+    assert config.model_config["max_seq_len"] == 33 and config.rollout_fragment_length == 16
 
 
 # -- a checkpoint restored in a new process --------------------------------------------------------------------

@@ -216,3 +216,33 @@ def test_two_ddp_learners_with_a_compiled_training_pass_match_one_eager_local_le
     finally:
         local.shutdown()
         remote.shutdown()
+
+
+def test_learners_with_half_a_cpu_each_ask_ray_for_half_a_cpu_and_train(ray_cluster):
+    """RLlib's num_cpus_per_learner is a Ray resource: fractions let several Learner actors share a core."""
+    group = make_group(ppo_config(2).learners(num_cpus_per_learner=0.5))
+    try:
+        deadline = time.time() + 30
+        while ray.available_resources().get("CPU", 0) != 1.0 and time.time() < deadline:
+            time.sleep(0.2)  # (the resource view lags the actors' start a little)
+        assert ray.available_resources().get("CPU", 0) == 1.0  # 2 CPUs, two Learners holding half of one each
+        results = group.update(batch=fixed_train_batch(seed=1))
+        assert np.isfinite(results[DEFAULT_MODULE_ID]["total_loss"])
+        assert group.foreach_learner(lambda learner: __import__("torch").get_num_threads()) == [1, 1]
+    finally:
+        group.shutdown()
+
+
+def test_the_weights_version_of_remote_learners_changes_only_with_their_weights(ray_cluster):
+    """What an offline algorithm's acting runner compares before copying the Learner's weights again."""
+    group = make_group(ppo_config(1))
+    try:
+        version = group.weights_version()
+        assert group.weights_version() == version and group.get_weights() is not None
+        group.update(batch=fixed_train_batch(seed=1))
+        trained = group.weights_version()
+        assert trained != version
+        group.set_weights(group.get_weights())
+        assert group.weights_version() != trained
+    finally:
+        group.shutdown()

@@ -130,3 +130,19 @@ def test_torch_loaded_first_is_known_only_when_no_wait_policy_was_set():
         out = subprocess.run([sys.executable, "-c", code], env=env | extra, capture_output=True, text=True,
                              check=True).stdout.split()
         assert out[-1] == expected, (code, extra, out)
+
+
+@pytest.mark.parametrize("cpus, threads", [(0.5, 1), (1.0, 1), (2.5, 2), (2, 2)])
+def test_a_fraction_of_cpus_trains_with_the_whole_cpus_it_holds_and_at_least_one_thread(restore_threads, cpus,
+                                                                                         threads):
+    torch.set_num_threads(3)
+    limit_torch_threads(PPOConfig().learners(num_cpus_per_learner=cpus))
+    assert torch.get_num_threads() == threads
+
+
+@pytest.mark.parametrize("bad", [0, 0.0, -1, -0.5, float("nan"), "two", True, None])
+def test_no_cpus_negative_cpus_and_other_values_than_auto_are_refused_saying_what_is_allowed(bad):
+    with pytest.raises(ValueError, match=r"num_cpus_per_learner must be a positive number of CPUs \(fractions "
+                                         r"allowed, e.g. 0.5\) or 'auto'"):
+        PPOConfig().learners(num_cpus_per_learner=bad)
+    assert PPOConfig().learners(num_cpus_per_learner=0.5).num_cpus_per_learner == 0.5

@@ -8,6 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import torch
 
 from relayrl import Algorithm, ConnectorV2, PPOConfig, RLlibCallback
 from relayrl.algorithms.bc import BCConfig
@@ -340,3 +341,34 @@ def test_spaces_only_with_flatten_observations(tmp_path):
         assert ppo.train()["num_env_steps_sampled_lifetime"] >= 64
     finally:
         ppo.stop()
+
+
+def test_acting_copies_the_learners_weights_only_when_they_changed(expert_rows, tmp_path):
+    """compute_single_action copied every weight of the Learner into the inference EnvRunner at every call."""
+    algo = (BCConfig().environment(SideEnv).offline_data(input_=expert_rows, dataset_num_iters_per_learner=60)
+            .debugging(seed=0, **QUIET).build_algo())
+    try:
+        observations = list(np.random.default_rng(1).uniform(-1, 1, (64, 2)).astype(np.float32))
+        expert = np.array([obs[0] > 0 for obs in observations])
+        untrained = algo.compute_actions(observations, explore=False)
+        runner = algo.inference_env_runner()
+        copies = []
+        set_state = runner.set_state
+        runner.set_state = lambda state: (copies.append(state), set_state(state))[1]
+        algo.compute_single_action(observations[0], explore=False)
+        assert (algo.compute_actions(observations, explore=False) == untrained).all() and copies == []
+        algo.save_to_path(tmp_path / "untrained")
+        algo.train()
+        trained = algo.compute_actions(observations, explore=False)
+        assert len(copies) == 1 and (trained == expert).mean() > 0.9 > (untrained == expert).mean()
+        algo.compute_single_action(observations[0], explore=False)
+        assert len(copies) == 1  # nothing changed since
+        algo.restore_from_path(tmp_path / "untrained")
+        assert (algo.compute_actions(observations, explore=False) == untrained).all() and len(copies) == 2
+        with torch.no_grad():  # the Learner's module changed in place, behind the algorithm's back
+            for name, param in algo.get_module().named_parameters():
+                param.copy_(-param) if name.startswith("pi.") else None
+        algo.compute_single_action(observations[0], explore=False)
+        assert len(copies) == 3
+    finally:
+        algo.stop()

@@ -10,7 +10,7 @@ DefaultModelConfig), so anything the user sets wins.
 import dataclasses
 from typing import Optional
 
-from relayrl.modules.default_model_config import DefaultModelConfig
+from relayrl.modules.default_model_config import DefaultModelConfig, given_model_fields
 
 
 def apply_stateful_module_defaults(config) -> Optional[str]:
@@ -54,8 +54,13 @@ def forget_stateful_module_defaults(config) -> None:
     resolved = config.__dict__.pop("_resolved_model_fields", {})
     raw_model = config._values["model_config"]
     current = config.model_config
-    fields = {key for key, value in resolved.items()  # (a value the user put in a new model_config stays)
-              if key in current and same_value(current.get(key), value)}
+    # A field the user passed in a model_config given since (e.g. head_fcnet_hiddens=[64] with use_lstm=False) is
+    # theirs, even where it equals the value resolved, unless that model_config holds every resolved value: a
+    # copy of the resolved one (`{**config.model_config, "use_lstm": False}`, the built config left as it was).
+    passed = given_model_fields(raw_model)
+    whole_copy = all(key in passed and same_value(current.get(key), value) for key, value in resolved.items())
+    fields = {key for key, value in resolved.items()
+              if key in current and same_value(current.get(key), value) and (whole_copy or key not in passed)}
     if isinstance(raw_model, dict) and fields & set(raw_model):
         options["model_config"] = {key: value for key, value in raw_model.items() if key not in fields}
     elif fields and dataclasses.is_dataclass(raw_model):
