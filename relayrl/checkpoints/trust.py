@@ -161,8 +161,10 @@ def _not_nameable(name: str, module_name: str, qualname: str, what: str) -> str:
         why = "`__main__` was the script that saved the checkpoint"
     else:
         why = "it is not on relayrl's list of classes a checkpoint may name (relayrl/checkpoints/nameable.py)"
+    # ('__main__' names the loading script, not the saving one: only the object itself helps there.)
+    by_module = "" if module_name == "__main__" else f" (or trusted=['{module_name}'])"
     return (f"{what} names `{name}`: {why}, so nothing is imported or called for it. If you wrote it or trust it, "
-            f"pass it: from_checkpoint(path, trusted=[{short}]) (or trusted=['{module_name}']), or give the value "
+            f"pass it: from_checkpoint(path, trusted=[{short}]){by_module}, or give the value "
             "again with config_overrides (env=... for the env).")
 
 
