@@ -7,7 +7,7 @@ class, ...), the name resolves only to
   where a class of its kind may stand (an env where the config holds an env, ...); the modules of that list
   are the only ones ever imported to look a name up; or
 - what the caller passes or registered in this process: `trusted=[MyEnv, my_env_creator, "my_project"]`
-  (objects, or module names whose contents may be imported by name), the class it loads with
+  (objects, or modules / module names whose contents may be imported by name), the class it loads with
   (`MyAlgo.from_checkpoint`) and the config it gives, and env creators registered with `register_env`.
 
 Anything else (relayrl.testing, relayrl.__main__, `subprocess:Popen`, a function, a module not on the list)
@@ -74,7 +74,13 @@ class Trust:
             self._modules = []
             self._given: Dict[str, Any] = {}  # the objects of `trusted` itself by qualname (not `also`'s)
             for item in trusted or ():
-                if isinstance(item, str):
+                if inspect.ismodule(item):  # trusted=[my_envs]: as trusted=["my_envs"], and its classes by name
+                    self._modules.append(item.__name__)
+                    for value in vars(item).values():
+                        if getattr(value, "__module__", None) == item.__name__ and isinstance(
+                                getattr(value, "__qualname__", None), str):
+                            self._given.setdefault(value.__qualname__, []).append(value)
+                elif isinstance(item, str):
                     if not _DOTTED.match(item):
                         raise ValueError(f"trusted=[{item!r}]: a module name such as 'my_project.envs' was expected.")
                     self._modules.append(item)

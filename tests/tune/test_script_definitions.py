@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
 
 import pytest
 
@@ -44,6 +45,25 @@ def test_a_checkpoint_written_where_the_script_class_came_by_value_loads_with_tr
         assert restored.config.env is env_cls and restored.config.callbacks_class is callbacks_cls
         assert restored.iteration == 1
         restored.train()
+    finally:
+        restored.stop()
+
+
+def test_the_script_module_itself_may_be_trusted(tmp_path):
+    """`import train; from_checkpoint(path, trusted=[train])`: a module object counts as its name, and its classes
+    stand for the `__main__:Name` the script saved (a module in trusted= was silently ignored before)."""
+    config = (PPOConfig().environment(_shipped_by_value("ScriptEnvNotInThisMain", CountingEnv),
+                                      env_config={"episode_len": 5})
+              .training(train_batch_size=20, minibatch_size=10, num_epochs=1)
+              .rl_module(model_config={"fcnet_hiddens": [4]}).debugging(seed=0))
+    algo = config.build_algo()
+    path = algo.save_to_path(str(tmp_path / "checkpoint"))
+    algo.stop()
+    train = types.ModuleType("train")  # the saving script, imported by the loading one
+    train.ScriptEnvNotInThisMain = type("ScriptEnvNotInThisMain", (CountingEnv,), {"__module__": "train"})
+    restored = Algorithm.from_checkpoint(path, trusted=[train])
+    try:
+        assert restored.config.env is train.ScriptEnvNotInThisMain
     finally:
         restored.stop()
 
