@@ -103,6 +103,12 @@ class EnvRunnerServerForExternalInference(EnvRunner):
             self._count_chunk(chunk)
         self._stats.on_steps(steps)
         self.num_env_steps_sampled_lifetime += steps
+        # As any EnvRunner's sample(): callbacks see what it returns, and offline_data(output=...) records it here,
+        # where training happens (the simulator's own runner records nothing: _NOT_SIMULATED).
+        for handler in self._cb_sample_end:
+            handler(env_runner=self, metrics_logger=self.metrics, samples=chunks)
+        if self._offline_writer is not None:
+            self._offline_writer.write(chunks)
         return chunks
 
     def set_state(self, state: Dict[str, Any]) -> None:
@@ -125,6 +131,9 @@ class EnvRunnerServerForExternalInference(EnvRunner):
         server = getattr(self, "_server", None)
         if server is not None:
             server.close()
+        writer, self._offline_writer = getattr(self, "_offline_writer", None), None
+        if writer is not None:
+            writer.close()  # (output_write_remaining_data)
 
     # -- the simulator's messages (RLlinkServer's handler; its connection threads call these) ------
     def on_connect(self, connection: SimulatorConnection) -> None:
