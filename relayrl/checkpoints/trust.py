@@ -164,7 +164,7 @@ def _not_nameable(name: str, module_name: str, qualname: str, what: str) -> str:
         why = ("relayrl.testing holds test helpers (some create files or end the process), which a checkpoint never "
                "names")
     elif module_name == "__main__":
-        why = "`__main__` was the script that saved the checkpoint"
+        why = "`__main__` is the script that wrote it (the checkpoint, or the server's config), not one to import"
     else:
         why = "it is not on relayrl's list of classes a checkpoint may name (relayrl/checkpoints/nameable.py)"
     # ('__main__' names the loading script, not the saving one: only the object itself helps there.)
