@@ -51,6 +51,10 @@ class _Session:
 class EnvRunnerServerForExternalInference(EnvRunner):
     """Serves one external simulator on `localhost:env_config["port"] + worker_index` (docs/external_env.md)."""
 
+    # env_config keys that are this runner's settings, not an env's: evaluation runners of another class (a local
+    # env, evaluation_config={"env_runner_cls": None, "env": "CartPole-v1"}) do not pass them to their env.
+    OWN_ENV_CONFIG_KEYS = ("port", "host", "max_message_bytes", "message_timeout_s", "max_pending_env_steps")
+
     def __init__(self, *, config, worker_index: int = 0, **kwargs):
         if getattr(config, "is_multi_agent", False):
             raise ValueError("EnvRunnerServerForExternalInference serves single-agent simulators; this config is "

@@ -1,7 +1,10 @@
-"""The external-env server meets two features every other EnvRunner has: `on_sample_end` callbacks and
-`offline_data(output=...)` recording. Both were silently skipped on the server (no callback call, no file); the
-simulator's own runner recorded instead, in the simulator's process. Now the server records what it receives, and
-the simulator records nothing."""
+"""The external-env server meets other features.
+
+- `on_sample_end` callbacks and `offline_data(output=...)` recording were silently skipped on the server (no
+  callback call, no file; the simulator's own runner recorded instead, in its process). Now the server records
+  what it receives, and the simulator records nothing.
+- Evaluation on a local env named by its gymnasium id: the server's settings in env_config (`port`, ...) reached
+  `gym.make("CartPole-v1", port=0)` (TypeError), and evaluation_config cannot remove a key (dicts are merged)."""
 import contextlib
 import glob
 import os
@@ -55,3 +58,19 @@ def test_the_server_records_and_calls_on_sample_end(tmp_path):
 
     rows = sum(pq.read_table(f).num_rows for f in files)
     assert rows > 0
+
+
+def test_evaluation_on_a_gym_id_gets_no_server_settings(tmp_path):
+    config = server_config(max_pending_env_steps=1000).evaluation(
+        evaluation_interval=1, evaluation_duration=1,
+        evaluation_config={"env_runner_cls": None, "env": "CartPole-v1", "env_config": {"render_mode": None}})
+    eval_config = config.get_evaluation_config_object()
+    assert eval_config.env_config == {"render_mode": None}  # the user's own eval keys stay
+    algo = config.build_algo()
+    try:
+        with running(ExternalSimulator("CartPole-v1", port=algo.env_runner.port)):
+            result = algo.train()
+        assert result["evaluation"]["env_runners"]["num_episodes"] == 1
+        assert algo.env_runner.config.env_config["max_pending_env_steps"] == 1000  # training keeps them
+    finally:
+        algo.stop()
