@@ -93,7 +93,8 @@ class EnvRunnerState:
         if "rl_module" in state:
             self.module.check_state(self._module_state_of(state["rl_module"]), where / "rl_module")
         if "env_to_module_connector" in state:
-            self._env_to_module.check_state(state["env_to_module_connector"], where / "env_to_module_connector")
+            self._env_to_module.check_state(_one_filter(self._env_to_module, state["env_to_module_connector"]),
+                                            where / "env_to_module_connector")
         if "module_to_env_connector" in state:
             self._module_to_env.check_state(state["module_to_env_connector"], where / "module_to_env_connector")
         if "exploration" in state and _has_state(self.exploration):
@@ -142,7 +143,7 @@ class EnvRunnerState:
         if "rl_module" in state:
             self.module.set_state(self._module_state_of(state["rl_module"]))
         if "env_to_module_connector" in state:
-            self._env_to_module.set_state(state["env_to_module_connector"])
+            self._env_to_module.set_state(_one_filter(self._env_to_module, state["env_to_module_connector"]))
         if "module_to_env_connector" in state:
             self._module_to_env.set_state(state["module_to_env_connector"])
         if "exploration" in state and _has_state(self.exploration):
@@ -239,3 +240,13 @@ def _attribute_from_state(current: Any, value: Any) -> Any:
 def _space_rng(space):
     rng = getattr(space, "_np_random", None)
     return rng.bit_generator.state if rng is not None else None
+
+
+def _one_filter(pipeline, state):
+    """A checkpoint of a stateful module's run whose env_to_module_connector had a MeanStdFilter of its own, written
+    when the default observation filter still came too (two filters): the first ("MeanStdFilter") held the raw
+    observations' statistics, which the user's filter, now the only one, normalises by; the second's go."""
+    if (isinstance(state, dict) and "MeanStdFilter_1" in state and "MeanStdFilter_2" not in state
+            and [p.name for p in pipeline.connectors].count("MeanStdFilter") == 1):
+        return {k: v for k, v in state.items() if k != "MeanStdFilter_1"}
+    return state

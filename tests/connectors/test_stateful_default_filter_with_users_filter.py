@@ -67,3 +67,23 @@ def test_without_a_users_filter_the_default_filter_stays():
         assert np.isfinite(algo.train()["env_runners"]["episode_return_mean"])
     finally:
         algo.stop()
+
+
+def test_a_checkpoint_with_both_filters_loads_into_one(tmp_path):
+    """A run saved with both filters (before the default stepped aside, or asked for) restores into a pipeline
+    with the user's filter only: it takes the first filter's statistics (of the raw observations)."""
+    algo = _config().env_runners(observation_filter="MeanStdFilter").build_algo()
+    try:
+        algo.train()
+        raw_stats = _filters(algo)[0].get_state()
+        path = algo.save_to_path(str(tmp_path / "checkpoint"))
+    finally:
+        algo.stop()
+    restored = Algorithm.from_checkpoint(path, trusted=[CountingEnv, users_filter],
+                                         config_overrides={"observation_filter": "NoFilter"})
+    try:
+        assert len(_filters(restored)) == 1
+        assert str(_filters(restored)[0].get_state()) == str(raw_stats)
+        restored.train()
+    finally:
+        restored.stop()
