@@ -34,7 +34,7 @@ from relayrl.episodes.single_agent_episode import SingleAgentEpisode
 
 PARTS = ("rl_module", "env_to_module_connector", "module_to_env_connector", "exploration", "metrics", "sampling")
 SAMPLING_KEYS = ("seed", "episode_stats", "prev_chunks", "action_space_rng", "attributes", "ongoing", "episodes",
-                 "cached_to_module", "env", "cached_map_structure", "unclipped_returns", "fresh_episodes")
+                 "cached_to_module", "env", "cached_map_structure", "unclipped_returns", "fresh_episodes", "env_config")
 _SPACE_KEYS = ("observation_space", "action_space")
 _GENERATOR = "__np_generator_state__"  # how `attributes` marks a numpy Generator's state
 # Derived from the config when the module is built; relayrl 0.1.0 stored it: read, not applied.
@@ -77,6 +77,7 @@ class EnvRunnerState:
             state["episodes"] = [self._episode_to_state(e) for e in self._episodes]
             state["cached_to_module"] = self._cached_to_module
             state["env"] = env_state
+            state["env_config"] = _env_config_key(self.config.env_config)  # the settings these envs were made with
             clipping = getattr(self, "_reward_clipping", None)  # (single-agent runners clip rewards)
             scores = clipping.get_state() if clipping is not None else None
             if scores is not None:
@@ -172,14 +173,22 @@ class EnvRunnerState:
             self._needs_reset = False
         else:  # nothing ongoing saved (or envs whose state was not captured): the next sample() starts fresh ones
             self._needs_reset = True
-            if state.get("fresh_episodes"):
+            if state.get("fresh_episodes") or self._env_config_changed(state):
                 self._stats._carried, self._prev_chunks = {}, {}  # (of the saved episodes, which do not go on)
                 self._seed = fresh_episodes_seed(self.config.seed, self.worker_index,
                                                  self.num_env_steps_sampled_lifetime)
-                log_fresh_episodes(state["fresh_episodes"])
+                if state.get("fresh_episodes"):
+                    log_fresh_episodes(state["fresh_episodes"])
 
     def _restores_ongoing(self, state: Dict[str, Any]) -> bool:
-        return bool(state["ongoing"]) and self._is_sync() and len(state["episodes"]) == self.num_envs
+        return (bool(state["ongoing"]) and self._is_sync() and len(state["episodes"]) == self.num_envs
+                and not self._env_config_changed(state))
+
+    def _env_config_changed(self, state: Dict[str, Any]) -> bool:
+        """Whether the saved envs were made with other env_config settings than this runner's (a PBT exploit or
+        reset_config changed them before the restore): their state, which holds those settings (`self.size =
+        config["size"]`), must not replace the envs made with the new ones; fresh episodes start instead."""
+        return "env_config" in state and state["env_config"] != _env_config_key(self.config.env_config)
 
     @staticmethod
     def _stats_from_state(state: Dict[str, Any]) -> Dict[Any, tuple]:
@@ -250,3 +259,10 @@ def _one_filter(pipeline, state):
             and [p.name for p in pipeline.connectors].count("MeanStdFilter") == 1):
         return {k: v for k, v in state.items() if k != "MeanStdFilter_1"}
     return state
+
+
+def _env_config_key(env_config) -> Any:
+    """env_config as comparable data (objects in it compare by type)."""
+    from relayrl.checkpoints.by_name import describe
+
+    return describe(dict(env_config or {}))
