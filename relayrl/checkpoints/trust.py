@@ -141,6 +141,10 @@ class Trust:
             # Saved by a script (its `__main__`), restored by another that imported the class from that script
             # and passed it in `trusted` (as the message below says to): the caller named this very class.
             return self._given[qualname][0]
+        if module_name == "__main__":  # or the script itself is trusted by name (trusted=["train"], --trust train)
+            found = [obj for obj in (_defined_in(m, qualname) for m in self._modules) if obj is not None]
+            if len(found) == 1:
+                return found[0]
         if self._kinds is None or "env" in self._kinds:
             creator = _registered_env_creators().get(name)
             if creator is not None:
@@ -172,6 +176,17 @@ def _not_nameable(name: str, module_name: str, qualname: str, what: str) -> str:
     return (f"{what} names `{name}`: {why}, so nothing is imported or called for it. If you wrote it or trust it, "
             f"pass it: from_checkpoint(path, trusted=[{short}]){by_module}, or give the value "
             "again with config_overrides (env=... for the env).")
+
+
+def _defined_in(module_name: str, qualname: str) -> Any:
+    """The top-level class or function `qualname` that trusted module `module_name` defines itself, else None."""
+    try:
+        obj = importlib.import_module(module_name)
+    except ImportError:
+        return None
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj if getattr(obj, "__module__", None) == module_name else None
 
 
 def _registered_env_creators() -> Dict[str, Any]:

@@ -74,3 +74,30 @@ def test_evaluation_on_a_gym_id_gets_no_server_settings(tmp_path):
         assert algo.env_runner.config.env_config["max_pending_env_steps"] == 1000  # training keeps them
     finally:
         algo.stop()
+
+
+_SERVER_SCRIPT = """
+from relayrl.callbacks import RLlibCallback
+
+
+class ScriptCallbacks(RLlibCallback):
+    pass
+"""
+
+
+def test_a_simulator_trusts_the_server_script_by_module_name(tmp_path, monkeypatch):
+    """The server script's own classes reach the simulator as `__main__:Name`; `--trust server_script` (the CLI's
+    trusted=["server_script"]) imports that script as a module and takes its class (it was refused before)."""
+    (tmp_path / "server_script_62.py").write_text(_SERVER_SCRIPT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    as_in_main = type("ScriptCallbacks", (RLlibCallback,), {"__module__": "__main__", "__qualname__": "ScriptCallbacks"})
+    algo = server_config().callbacks(as_in_main).build_algo()
+    try:
+        with pytest.raises(ValueError, match="--trust MODULE"):
+            ExternalSimulator("CartPole-v1", port=algo.env_runner.port)
+        simulator = ExternalSimulator("CartPole-v1", port=algo.env_runner.port, trusted=["server_script_62"])
+        with running(simulator):
+            algo.train()
+        assert simulator.runner.config.callbacks_class.__module__ == "server_script_62"
+    finally:
+        algo.stop()
