@@ -132,3 +132,23 @@ def test_best_checkpoint_of_a_tune_run_on_a_script_env_loads_in_a_new_process(tm
                           text=True, timeout=120)
     assert load.returncode == 0, load.stderr[-3000:]
     assert "LOADED 2 3" in load.stdout
+
+
+def test_relayrl_evaluate_trusts_the_saving_script_by_module_name(tmp_path, monkeypatch, capsys):
+    """`relayrl evaluate CHECKPOINT --trust train` for a checkpoint naming `__main__:ScriptEnv` (a Tune run's
+    train.py): it resolves to train.ScriptEnv (the command line could not trust a `__main__` class before)."""
+    from relayrl.cli import main
+
+    (tmp_path / "train_62.py").write_text("from relayrl.testing.envs import CountingEnv\n\n\n"
+                                          "class ScriptEnv(CountingEnv):\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = (PPOConfig().environment(_shipped_by_value("ScriptEnv", CountingEnv), env_config={"episode_len": 5})
+              .training(train_batch_size=20, minibatch_size=10, num_epochs=1)
+              .rl_module(model_config={"fcnet_hiddens": [4]}).debugging(seed=0))
+    algo = config.build_algo()
+    path = algo.save_to_path(str(tmp_path / "checkpoint"))
+    algo.stop()
+    assert main(["evaluate", path, "--episodes", "1"]) != 0
+    assert "--trust that script's module name" in capsys.readouterr().err
+    assert main(["evaluate", path, "--episodes", "1", "--trust", "train_62"]) == 0
+    assert "mean return over 1 episodes: 15.00" in capsys.readouterr().out
