@@ -17,6 +17,7 @@ from relayrl.checkpoints.errors import CheckpointError
 from relayrl.checkpoints.env_state import (
     capture_vector_env_state,
     check_vector_env_state,
+    env_config_key,
     fresh_episodes_seed,
     log_fresh_episodes,
     set_vector_env_state,
@@ -77,7 +78,7 @@ class EnvRunnerState:
             state["episodes"] = [self._episode_to_state(e) for e in self._episodes]
             state["cached_to_module"] = self._cached_to_module
             state["env"] = env_state
-            state["env_config"] = _env_config_key(self.config.env_config)  # the settings these envs were made with
+            state["env_config"] = env_config_key(self.config.env_config)  # the settings these envs were made with
             clipping = getattr(self, "_reward_clipping", None)  # (single-agent runners clip rewards)
             scores = clipping.get_state() if clipping is not None else None
             if scores is not None:
@@ -188,7 +189,7 @@ class EnvRunnerState:
         """Whether the saved envs were made with other env_config settings than this runner's (a PBT exploit or
         reset_config changed them before the restore): their state, which holds those settings (`self.size =
         config["size"]`), must not replace the envs made with the new ones; fresh episodes start instead."""
-        return "env_config" in state and state["env_config"] != _env_config_key(self.config.env_config)
+        return "env_config" in state and state["env_config"] != env_config_key(self.config.env_config)
 
     @staticmethod
     def _stats_from_state(state: Dict[str, Any]) -> Dict[Any, tuple]:
@@ -259,10 +260,3 @@ def _one_filter(pipeline, state):
             and [p.name for p in pipeline.connectors].count("MeanStdFilter") == 1):
         return {k: v for k, v in state.items() if k != "MeanStdFilter_1"}
     return state
-
-
-def _env_config_key(env_config) -> Any:
-    """env_config as comparable data (objects in it compare by type)."""
-    from relayrl.checkpoints.by_name import describe
-
-    return describe(dict(env_config or {}))

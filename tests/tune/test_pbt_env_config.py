@@ -76,3 +76,37 @@ def test_pbt_mutating_env_config_trains_on_the_perturbed_envs(ray_session, tmp_p
     assert sorted(result.config["env_config"]["episode_len"] for result in results) == [4, 7]  # (one exploit)
     for result in results:  # the last iteration's episodes have the trial's (perturbed) length
         assert result.metrics["env_runners"]["episode_len_mean"] == result.config["env_config"]["episode_len"]
+
+
+def test_a_policy_algorithm_restore_after_an_env_config_change_keeps_the_new_envs(tmp_path):
+    """The same for a Policy-API algorithm (seed 001's runners keep their own sampling state), as a PBT clone
+    without reused actors gets it: built with the perturbed env_config, then the donor's checkpoint restored."""
+    import torch
+
+    from relayrl.algorithms.algorithm import Algorithm
+    from relayrl.policy.policy_template import build_policy_class
+
+    def loss(policy, model, dist_class, train_batch):
+        logits, _ = model.from_batch(train_batch)
+        return -torch.mean(dist_class(logits, model).logp(train_batch["actions"]) * train_batch["rewards"])
+
+    class PGAlgo(Algorithm):
+        def get_default_policy_class(self, config):
+            return build_policy_class("PG", "torch", loss_fn=loss)
+
+    def build(episode_len):
+        return PGAlgo(config={"env": CountingEnv, "env_config": {"episode_len": episode_len},
+                              "train_batch_size": 12, "seed": 0, "model": {"fcnet_hiddens": [4]}})
+
+    donor = build(5)
+    donor.train()
+    path = donor.save_to_path(str(tmp_path / "donor"))
+    donor.stop()
+    algo = build(9)  # (a Policy algorithm refuses env_config in reset_config: Tune builds the clone anew)
+    try:
+        algo.restore_from_path(path)
+        assert _episode_lens(algo) == [9] * len(_episode_lens(algo))
+        algo.train()
+        assert _episode_lens(algo) == [9] * len(_episode_lens(algo))
+    finally:
+        algo.stop()
