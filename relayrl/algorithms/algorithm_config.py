@@ -361,6 +361,12 @@ class AlgorithmConfig(ConfigBuildersMixin):
                 if name == "exploration_config" and value.get("type", current.get("type")) != current.get("type"):
                     continue
                 updates[name] = {**current, **value}
+        own_keys = () if updates.get("env_runner_cls", self.env_runner_cls) is self.env_runner_cls else getattr(
+            self.env_runner_cls, "OWN_ENV_CONFIG_KEYS", ())  # (the external-env server's port: not the eval env's)
+        if own_keys:
+            mine = dict(overrides.get("env_config") or {})
+            updates["env_config"] = {k: v for k, v in updates.get("env_config", self.env_config).items()
+                                     if k not in own_keys or k in mine}
         # Settings that only make sense on the main config are not inherited by the eval copy.
         updates.setdefault("evaluation_interval", None)
         updates.setdefault("evaluation_config", None)

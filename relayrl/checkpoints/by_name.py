@@ -37,14 +37,18 @@ def _import_for_saving(name: str):
 
 
 def name_of(obj) -> Optional[str]:
-    """'module:qualname' if importing that name gives back `obj` itself, else None (lambdas, closures)."""
+    """'module:qualname' if importing that name gives back `obj` itself (or `obj` is a script's top-level
+    definition run elsewhere), else None (lambdas, closures)."""
     module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
     if not module or not qualname or "<" in qualname:
         return None
     try:
         return f"{module}:{qualname}" if _import_for_saving(f"{module}:{qualname}") is obj else None
     except (ImportError, AttributeError):
-        return None
+        # A script's own class or function that reached another process by value (a Tune trial, a Ray actor:
+        # cloudpickle ships `__main__`'s definitions whole) is not in that process's `__main__`; it is still the
+        # script's `__main__:Name`, which a restore resolves only when the caller passes it in `trusted`.
+        return f"{module}:{qualname}" if module == "__main__" else None
 
 
 def describe(value: Any) -> Any:

@@ -159,6 +159,15 @@ def capture_vector_env_state(vector_env) -> Tuple[Optional[Dict[str, Any]], Opti
                       "resume its episodes exactly")
 
 
+def env_config_key(env_config) -> Any:
+    """env_config as comparable data (objects in it compare by type): saved with the envs' state, so that a runner
+    whose env_config changed since (PBT, reset_config) starts fresh episodes instead of taking envs made with the
+    old settings."""
+    from relayrl.checkpoints.by_name import describe
+
+    return describe(dict(env_config or {}))
+
+
 def log_fresh_episodes(why: str) -> None:
     """Said once per restore, by the runner that starts fresh episodes."""
     logger.warning("Resuming with fresh episodes: when the checkpoint was saved, the env's state could not be "

@@ -7,7 +7,7 @@ class, ...), the name resolves only to
   where a class of its kind may stand (an env where the config holds an env, ...); the modules of that list
   are the only ones ever imported to look a name up; or
 - what the caller passes or registered in this process: `trusted=[MyEnv, my_env_creator, "my_project"]`
-  (objects, or module names whose contents may be imported by name), the class it loads with
+  (objects, or modules / module names whose contents may be imported by name), the class it loads with
   (`MyAlgo.from_checkpoint`) and the config it gives, and env creators registered with `register_env`.
 
 Anything else (relayrl.testing, relayrl.__main__, `subprocess:Popen`, a function, a module not on the list)
@@ -74,7 +74,13 @@ class Trust:
             self._modules = []
             self._given: Dict[str, Any] = {}  # the objects of `trusted` itself by qualname (not `also`'s)
             for item in trusted or ():
-                if isinstance(item, str):
+                if inspect.ismodule(item):  # trusted=[my_envs]: as trusted=["my_envs"], and its classes by name
+                    self._modules.append(item.__name__)
+                    for value in vars(item).values():
+                        if getattr(value, "__module__", None) == item.__name__ and isinstance(
+                                getattr(value, "__qualname__", None), str):
+                            self._given.setdefault(value.__qualname__, []).append(value)
+                elif isinstance(item, str):
                     if not _DOTTED.match(item):
                         raise ValueError(f"trusted=[{item!r}]: a module name such as 'my_project.envs' was expected.")
                     self._modules.append(item)
@@ -135,6 +141,10 @@ class Trust:
             # Saved by a script (its `__main__`), restored by another that imported the class from that script
             # and passed it in `trusted` (as the message below says to): the caller named this very class.
             return self._given[qualname][0]
+        if module_name == "__main__":  # or the script itself is trusted by name (trusted=["train"], --trust train)
+            found = [obj for obj in (_defined_in(m, qualname) for m in self._modules) if obj is not None]
+            if len(found) == 1:
+                return found[0]
         if self._kinds is None or "env" in self._kinds:
             creator = _registered_env_creators().get(name)
             if creator is not None:
@@ -158,12 +168,25 @@ def _not_nameable(name: str, module_name: str, qualname: str, what: str) -> str:
         why = ("relayrl.testing holds test helpers (some create files or end the process), which a checkpoint never "
                "names")
     elif module_name == "__main__":
-        why = "`__main__` was the script that saved the checkpoint"
+        why = "`__main__` is the script that wrote it (the checkpoint, or the server's config), not one to import"
     else:
         why = "it is not on relayrl's list of classes a checkpoint may name (relayrl/checkpoints/nameable.py)"
+    # ('__main__' names the loading script, not the saving one: only the object itself helps there.)
+    by_module = "" if module_name == "__main__" else f" (or trusted=['{module_name}'])"
     return (f"{what} names `{name}`: {why}, so nothing is imported or called for it. If you wrote it or trust it, "
-            f"pass it: from_checkpoint(path, trusted=[{short}]) (or trusted=['{module_name}']), or give the value "
+            f"pass it: from_checkpoint(path, trusted=[{short}]){by_module}, or give the value "
             "again with config_overrides (env=... for the env).")
+
+
+def _defined_in(module_name: str, qualname: str) -> Any:
+    """The top-level class or function `qualname` that trusted module `module_name` defines itself, else None."""
+    try:
+        obj = importlib.import_module(module_name)
+    except ImportError:
+        return None
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj if getattr(obj, "__module__", None) == module_name else None
 
 
 def _registered_env_creators() -> Dict[str, Any]:

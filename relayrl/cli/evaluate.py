@@ -57,9 +57,9 @@ def _for_the_command_line(message: str) -> str:
     """A name the checkpoint may not use is trusted from Python with `trusted=`; here with --trust."""
     if "trusted=" not in message:
         return message
-    return (f"{message} From the command line: --trust MODULE (importable here, e.g. through PYTHONPATH); a class "
-            "defined in the script that saved the checkpoint (`__main__`) can only be passed from Python: "
-            "Algorithm.from_checkpoint(path, trusted=[MyEnv]).")
+    return (f"{message} From the command line: --trust MODULE (importable here, e.g. through PYTHONPATH); for a class "
+            "defined in the script that saved the checkpoint (`__main__`), --trust that script's module name "
+            "(train.py: --trust train).")
 
 
 def find_checkpoint(path: str, prog: str = PROG) -> str:

@@ -56,9 +56,10 @@ def env_spaces(env, spaces: Optional[dict]):
 def build_env_to_module_pipeline(config, env=None, spaces=None, device=None) -> EnvToModulePipeline:
     """[observation filter] -> [user pieces] -> AddObservations -> AddTimeDim -> AddStates -> BatchIndividualItems -> NumpyToTensor."""
     obs_space, act_space = env_spaces(env, spaces)
-    pieces = observation_filter_pieces(config, obs_space)
+    user_pieces = []
     if config.env_to_module_connector is not None:
-        pieces += call_user_factory(config.env_to_module_connector, env, spaces, device)
+        user_pieces = call_user_factory(config.env_to_module_connector, env, spaces, device)
+    pieces = observation_filter_pieces(config, obs_space, user_pieces) + user_pieces
     if config.add_default_connectors_to_env_to_module_pipeline:
         pieces += [
             AddObservationsFromEpisodesToBatch(),

@@ -17,6 +17,7 @@ from relayrl.checkpoints.errors import CheckpointError
 from relayrl.checkpoints.env_state import (
     capture_vector_env_state,
     check_vector_env_state,
+    env_config_key,
     fresh_episodes_seed,
     log_fresh_episodes,
     set_vector_env_state,
@@ -34,7 +35,7 @@ from relayrl.episodes.single_agent_episode import SingleAgentEpisode
 
 PARTS = ("rl_module", "env_to_module_connector", "module_to_env_connector", "exploration", "metrics", "sampling")
 SAMPLING_KEYS = ("seed", "episode_stats", "prev_chunks", "action_space_rng", "attributes", "ongoing", "episodes",
-                 "cached_to_module", "env", "cached_map_structure", "unclipped_returns", "fresh_episodes")
+                 "cached_to_module", "env", "cached_map_structure", "unclipped_returns", "fresh_episodes", "env_config")
 _SPACE_KEYS = ("observation_space", "action_space")
 _GENERATOR = "__np_generator_state__"  # how `attributes` marks a numpy Generator's state
 # Derived from the config when the module is built; relayrl 0.1.0 stored it: read, not applied.
@@ -77,6 +78,7 @@ class EnvRunnerState:
             state["episodes"] = [self._episode_to_state(e) for e in self._episodes]
             state["cached_to_module"] = self._cached_to_module
             state["env"] = env_state
+            state["env_config"] = env_config_key(self.config.env_config)  # the settings these envs were made with
             clipping = getattr(self, "_reward_clipping", None)  # (single-agent runners clip rewards)
             scores = clipping.get_state() if clipping is not None else None
             if scores is not None:
@@ -93,7 +95,8 @@ class EnvRunnerState:
         if "rl_module" in state:
             self.module.check_state(self._module_state_of(state["rl_module"]), where / "rl_module")
         if "env_to_module_connector" in state:
-            self._env_to_module.check_state(state["env_to_module_connector"], where / "env_to_module_connector")
+            self._env_to_module.check_state(_one_filter(self._env_to_module, state["env_to_module_connector"]),
+                                            where / "env_to_module_connector")
         if "module_to_env_connector" in state:
             self._module_to_env.check_state(state["module_to_env_connector"], where / "module_to_env_connector")
         if "exploration" in state and _has_state(self.exploration):
@@ -142,7 +145,7 @@ class EnvRunnerState:
         if "rl_module" in state:
             self.module.set_state(self._module_state_of(state["rl_module"]))
         if "env_to_module_connector" in state:
-            self._env_to_module.set_state(state["env_to_module_connector"])
+            self._env_to_module.set_state(_one_filter(self._env_to_module, state["env_to_module_connector"]))
         if "module_to_env_connector" in state:
             self._module_to_env.set_state(state["module_to_env_connector"])
         if "exploration" in state and _has_state(self.exploration):
@@ -171,14 +174,22 @@ class EnvRunnerState:
             self._needs_reset = False
         else:  # nothing ongoing saved (or envs whose state was not captured): the next sample() starts fresh ones
             self._needs_reset = True
-            if state.get("fresh_episodes"):
+            if state.get("fresh_episodes") or self._env_config_changed(state):
                 self._stats._carried, self._prev_chunks = {}, {}  # (of the saved episodes, which do not go on)
                 self._seed = fresh_episodes_seed(self.config.seed, self.worker_index,
                                                  self.num_env_steps_sampled_lifetime)
-                log_fresh_episodes(state["fresh_episodes"])
+                if state.get("fresh_episodes"):
+                    log_fresh_episodes(state["fresh_episodes"])
 
     def _restores_ongoing(self, state: Dict[str, Any]) -> bool:
-        return bool(state["ongoing"]) and self._is_sync() and len(state["episodes"]) == self.num_envs
+        return (bool(state["ongoing"]) and self._is_sync() and len(state["episodes"]) == self.num_envs
+                and not self._env_config_changed(state))
+
+    def _env_config_changed(self, state: Dict[str, Any]) -> bool:
+        """Whether the saved envs were made with other env_config settings than this runner's (a PBT exploit or
+        reset_config changed them before the restore): their state, which holds those settings (`self.size =
+        config["size"]`), must not replace the envs made with the new ones; fresh episodes start instead."""
+        return "env_config" in state and state["env_config"] != env_config_key(self.config.env_config)
 
     @staticmethod
     def _stats_from_state(state: Dict[str, Any]) -> Dict[Any, tuple]:
@@ -239,3 +250,13 @@ def _attribute_from_state(current: Any, value: Any) -> Any:
 def _space_rng(space):
     rng = getattr(space, "_np_random", None)
     return rng.bit_generator.state if rng is not None else None
+
+
+def _one_filter(pipeline, state):
+    """A checkpoint of a stateful module's run whose env_to_module_connector had a MeanStdFilter of its own, written
+    when the default observation filter still came too (two filters): the first ("MeanStdFilter") held the raw
+    observations' statistics, which the user's filter, now the only one, normalises by; the second's go."""
+    if (isinstance(state, dict) and "MeanStdFilter_1" in state and "MeanStdFilter_2" not in state
+            and [p.name for p in pipeline.connectors].count("MeanStdFilter") == 1):
+        return {k: v for k, v in state.items() if k != "MeanStdFilter_1"}
+    return state

@@ -35,6 +35,8 @@ def env_subdir(env_runner) -> str:
         return env_runner.foreach_env(lambda env: type(getattr(env, "unwrapped", env)).__name__)[0].lower()
     except (ValueError, IndexError, AttributeError):
         env = env_runner.config.env
+        if env is None:  # an external simulator's episodes (EnvRunnerServerForExternalInference has no env)
+            return "external_env"
         return (env if isinstance(env, str) else getattr(env, "__name__", type(env).__name__)).lower()
 
 

@@ -257,7 +257,7 @@ def test_a_class_a_script_saved_resolves_when_passed_from_that_script_imported()
     from relayrl.checkpoints.trust import Trust
 
     assert Trust(trusted=[CountingCallbacks]).resolve("__main__:CountingCallbacks", what="x") is CountingCallbacks
-    with pytest.raises(CheckpointError, match="`__main__` was the script"):
+    with pytest.raises(CheckpointError, match="`__main__` is the script"):
         Trust(also=[CountingCallbacks]).resolve("__main__:CountingCallbacks", what="x")  # only what the caller named
-    with pytest.raises(CheckpointError, match="`__main__` was the script"):
+    with pytest.raises(CheckpointError, match="`__main__` is the script"):
         Trust(trusted=[CountingCallbacks]).resolve("__main__:OtherClass", what="x")

@@ -6,17 +6,21 @@ Image observations are scaled by the CNN encoder instead: a filter the user asks
 fix; the one a stateful module gets by default (relayrl/algorithms/resolved_defaults/stateful_module.py) normalises
 vector (Box) observations only and leaves any other space (images, Discrete, Dict, Tuple) alone, and so does the
 value of a config that came whole from a run (a checkpoint's, a dict of every option: `chosen_by_user`), which may be
-that default.
+that default. That default also steps aside when the user's env-to-module connector has a MeanStdFilter of its own
+(RLlib's way to normalise): observations are normalised once.
 """
 import gymnasium as gym
 
 from relayrl.connectors.env_to_module.mean_std_filter import MeanStdFilter
 
 
-def observation_filter_pieces(config, observation_space) -> list:
-    """The pieces `config.observation_filter` asks for, for observations of `observation_space`."""
+def observation_filter_pieces(config, observation_space, user_pieces=()) -> list:
+    """The pieces `config.observation_filter` asks for, for observations of `observation_space`, before the user's
+    env-to-module `user_pieces`."""
     if config.observation_filter != "MeanStdFilter":
         return []
+    if not config.chosen_by_user("observation_filter") and any(isinstance(p, MeanStdFilter) for p in user_pieces):
+        return []  # the stateful default, where the user's connector normalises already: one filter, not two
     if _has_images(observation_space):
         if config.chosen_by_user("observation_filter"):  # (a restored run's is the stateful default's: no filter)
             raise ValueError("observation_filter='MeanStdFilter' normalises vector observations, but this env's "

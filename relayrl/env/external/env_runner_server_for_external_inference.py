@@ -51,6 +51,10 @@ class _Session:
 class EnvRunnerServerForExternalInference(EnvRunner):
     """Serves one external simulator on `localhost:env_config["port"] + worker_index` (docs/external_env.md)."""
 
+    # env_config keys that are this runner's settings, not an env's: evaluation runners of another class (a local
+    # env, evaluation_config={"env_runner_cls": None, "env": "CartPole-v1"}) do not pass them to their env.
+    OWN_ENV_CONFIG_KEYS = ("port", "host", "max_message_bytes", "message_timeout_s", "max_pending_env_steps")
+
     def __init__(self, *, config, worker_index: int = 0, **kwargs):
         if getattr(config, "is_multi_agent", False):
             raise ValueError("EnvRunnerServerForExternalInference serves single-agent simulators; this config is "
@@ -103,6 +107,12 @@ class EnvRunnerServerForExternalInference(EnvRunner):
             self._count_chunk(chunk)
         self._stats.on_steps(steps)
         self.num_env_steps_sampled_lifetime += steps
+        # As any EnvRunner's sample(): callbacks see what it returns, and offline_data(output=...) records it here,
+        # where training happens (the simulator's own runner records nothing: _NOT_SIMULATED).
+        for handler in self._cb_sample_end:
+            handler(env_runner=self, metrics_logger=self.metrics, samples=chunks)
+        if self._offline_writer is not None:
+            self._offline_writer.write(chunks)
         return chunks
 
     def set_state(self, state: Dict[str, Any]) -> None:
@@ -125,6 +135,9 @@ class EnvRunnerServerForExternalInference(EnvRunner):
         server = getattr(self, "_server", None)
         if server is not None:
             server.close()
+        writer, self._offline_writer = getattr(self, "_offline_writer", None), None
+        if writer is not None:
+            writer.close()  # (output_write_remaining_data)
 
     # -- the simulator's messages (RLlinkServer's handler; its connection threads call these) ------
     def on_connect(self, connection: SimulatorConnection) -> None:

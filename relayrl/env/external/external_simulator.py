@@ -15,7 +15,9 @@ from relayrl.env.external.rllink_client import RLlinkClient
 from relayrl.env.external.server_settings import DEFAULT_PORT
 
 logger = logging.getLogger("relayrl")
-_NOT_SIMULATED = {"evaluation_interval": None, "evaluation_config": None, "custom_evaluation_function": None}
+# The server records offline_data(output=...) of what it receives; the simulator's runner does not record it again.
+_NOT_SIMULATED = {"evaluation_interval": None, "evaluation_config": None, "custom_evaluation_function": None,
+                  "output": None}
 
 
 class ExternalSimulator:

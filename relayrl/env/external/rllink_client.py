@@ -70,7 +70,9 @@ class RLlinkClient:
                                     where=Where("the server's config (SET_CONFIG)"))
         except CheckpointError as error:
             raise ValueError(f"Cannot use the server's config: {error} (Here: pass what it names to the simulator, "
-                             "ExternalSimulator(..., trusted=[...], config_overrides={...}).)") from None
+                             "ExternalSimulator(..., trusted=[...], config_overrides={...}), or on the command line "
+                             "--trust MODULE: the server's script, by its module name, for its `__main__` names.)"
+                             ) from None
 
     def get_state(self) -> Dict[str, Any]:
         """The current weights: {"rl_module": {parameter name: array}, "weights_seq_no": n}."""
