@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/offline_updates.py [--algo bc|cql|iql|both|all] [--updates 300] [--rounds 3]
                                                    [--rows 20000] [--d3rlpy /work/peers/d3/bin/python]
-                                                   [--baseline DIR]
+                                                   [--baseline DIR] [--matmul-precision medium]
 
 The data: `--rows` transitions recorded with relayrl's writer (CartPole-v1 from an untrained PPO policy for BC,
 Pendulum-v1 from an untrained SAC policy for CQL and IQL), read by relayrl from the parquet files and by d3rlpy
@@ -17,6 +17,8 @@ with the medians and their ratio (relayrl / d3rlpy; goal >= 2). Each side also r
 (updates per second of the process's CPU time): on a shared, loaded machine wall-clock rates swing with the
 load, CPU time much less. `--baseline DIR` adds a third side in the same rounds: relayrl's worker importing
 relayrl from DIR (e.g. an archive of main: `git archive main | tar -x -C DIR`), for before/after ratios.
+`--matmul-precision medium` runs every side with torch.set_float32_matmul_precision("medium"): float32 tensors,
+products in bfloat16 with float32 sums on CPUs that have them (AMX, AVX512-BF16), the same setting on both sides.
 """
 import argparse
 import json
@@ -61,11 +63,12 @@ def make_data(folder: pathlib.Path, algo: str, rows: int) -> pathlib.Path:
     return out
 
 
-def relayrl_worker(algo: str, data: str, updates: int, warmup: int) -> dict:
+def relayrl_worker(algo: str, data: str, updates: int, warmup: int, matmul_precision: str) -> dict:
     """relayrl's timed window (runs in its own process, like d3rlpy's)."""
     import torch
 
     torch.set_num_threads(1)
+    torch.set_float32_matmul_precision(matmul_precision)
     from relayrl import BCConfig, CQLConfig, IQLConfig
 
     if algo == "bc":
@@ -93,7 +96,7 @@ def relayrl_worker(algo: str, data: str, updates: int, warmup: int) -> dict:
         built.stop()
     return {"peer": "relayrl", "algo": algo, "updates": updates, "seconds": round(seconds, 3),
             "updates_per_s": round(updates / seconds, 2), "cpu_updates_per_s": round(updates / cpu_seconds, 2),
-            "fast_path": fast}
+            "fast_path": fast, "matmul_precision": torch.get_float32_matmul_precision()}
 
 
 def _run(cmd, pythonpath=HERE.parent) -> dict:
@@ -122,11 +125,13 @@ def main(argv=None) -> dict:
     parser.add_argument("--d3rlpy", default="/work/peers/d3/bin/python", help="python of d3rlpy's venv")
     parser.add_argument("--baseline", type=pathlib.Path, default=None,
                         help="a relayrl tree to time as a third side (before/after comparisons)")
+    parser.add_argument("--matmul-precision", choices=("highest", "high", "medium"), default="highest",
+                        help="torch.set_float32_matmul_precision on every side (medium: bfloat16 products)")
     parser.add_argument("--worker", choices=tuple(ENVS), help=argparse.SUPPRESS)
     parser.add_argument("--input", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        result = relayrl_worker(args.worker, args.input, args.updates, args.warmup)
+        result = relayrl_worker(args.worker, args.input, args.updates, args.warmup, args.matmul_precision)
         print("RESULT " + json.dumps(result), flush=True)
         return result
 
@@ -137,14 +142,15 @@ def main(argv=None) -> dict:
         data = make_data(folder, algo, args.rows)
         rounds = {"relayrl": [], "d3rlpy": [], **({"baseline": []} if args.baseline else {})}
         worker = [sys.executable, __file__, "--worker", algo, "--input", str(data), "--updates", str(args.updates),
-                  "--warmup", str(args.warmup)]
+                  "--warmup", str(args.warmup), "--matmul-precision", args.matmul_precision]
         for _ in range(args.rounds):
             rounds["relayrl"].append(_run(worker))
             if args.baseline:
                 rounds["baseline"].append(_run(worker, args.baseline))
             rounds["d3rlpy"].append(_run([args.d3rlpy, str(HERE / "peer_d3rlpy_offline.py"), "--algo", algo,
                                           "--data", str(folder / f"{algo}.npz"), "--updates", str(args.updates),
-                                          "--warmup", str(args.warmup)]))
+                                          "--warmup", str(args.warmup),
+                                          "--matmul-precision", args.matmul_precision]))
         summary[algo] = {"rounds": rounds}
         for rate in ("updates_per_s", "cpu_updates_per_s"):
             medians = {name: _median(runs, rate) for name, runs in rounds.items()}

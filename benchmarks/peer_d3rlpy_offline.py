@@ -24,11 +24,13 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--matmul-precision", default="highest", help="torch.set_float32_matmul_precision")
     args = parser.parse_args()
 
     import torch
 
     torch.set_num_threads(1)
+    torch.set_float32_matmul_precision(args.matmul_precision)
     import d3rlpy
     from d3rlpy.logging import NoopAdapterFactory
 
@@ -61,7 +63,8 @@ def main() -> None:
     print("RESULT " + json.dumps({"peer": "d3rlpy", "version": d3rlpy.__version__, "algo": args.algo,
                                   "updates": args.updates, "seconds": round(seconds, 3),
                                   "updates_per_s": round(args.updates / seconds, 2),
-                                  "cpu_updates_per_s": round(args.updates / cpu_seconds, 2)}), flush=True)
+                                  "cpu_updates_per_s": round(args.updates / cpu_seconds, 2),
+                                  "matmul_precision": torch.get_float32_matmul_precision()}), flush=True)
 
 
 if __name__ == "__main__":
