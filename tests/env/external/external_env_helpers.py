@@ -1,5 +1,7 @@
 """Helpers of the external-env tests: a small server config, raw-socket framing, RLlib-layout episodes."""
+import contextlib
 import socket
+import threading
 
 import gymnasium as gym
 import numpy as np
@@ -61,3 +63,17 @@ def rllib_episode_state(steps: int = 5, *, terminated: bool = True, id_: str = "
         "_observation_space": {"space": "box"}, "_action_space": {"space": "discrete", "n": 2},
         "_start_time": 1234.5, "_last_step_time": 1240.0, "custom_data": {},
     }
+
+
+@contextlib.contextmanager
+def running(simulator):
+    """`simulator.run()` in a thread for the block; then stopped and joined."""
+    thread = threading.Thread(target=simulator.run, daemon=True)
+    thread.start()
+    try:
+        yield simulator
+    finally:
+        simulator.stop()
+        thread.join(5)
+        assert not thread.is_alive()
+        simulator.close()

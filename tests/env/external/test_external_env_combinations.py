@@ -5,13 +5,11 @@
   what it receives, and the simulator records nothing.
 - Evaluation on a local env named by its gymnasium id: the server's settings in env_config (`port`, ...) reached
   `gym.make("CartPole-v1", port=0)` (TypeError), and evaluation_config cannot remove a key (dicts are merged)."""
-import contextlib
 import glob
 import os
-import threading
 
 import pytest
-from external_env_helpers import server_config
+from external_env_helpers import running, server_config
 
 from relayrl.callbacks import RLlibCallback
 from relayrl.env.external import ExternalSimulator
@@ -25,18 +23,6 @@ class SampleEndCounter(RLlibCallback):
     def on_sample_end(self, *, env_runner=None, metrics_logger=None, samples=None, **kwargs):
         SampleEndCounter.calls.append((type(env_runner).__name__, sum(len(e) for e in samples)))
         metrics_logger.log_value("custom_sampled", sum(len(e) for e in samples), reduce="sum")
-
-
-@contextlib.contextmanager
-def running(simulator):
-    thread = threading.Thread(target=simulator.run, daemon=True)
-    thread.start()
-    try:
-        yield simulator
-    finally:
-        simulator.stop()
-        thread.join(5)
-        simulator.close()
 
 
 def test_the_server_records_and_calls_on_sample_end(tmp_path):

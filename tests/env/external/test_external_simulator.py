@@ -1,6 +1,5 @@
 """The simulator side, in this process (threads): ExternalSimulator runs a gymnasium env, SimulatorClient serves a
 user's own loop; weights travel on-policy, a simulator that vanishes costs only what it had not sent."""
-import contextlib
 import threading
 import time
 
@@ -8,26 +7,12 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from external_env_helpers import rllib_episode_state, server_config
+from external_env_helpers import rllib_episode_state, running, server_config
 
 from relayrl import Algorithm
 from relayrl.core.columns import Columns
 from relayrl.env.external import ExternalSimulator, SimulatorClient, SimulatorClosed
 from relayrl.env.external.rllink_client import RLlinkClient
-
-
-@contextlib.contextmanager
-def running(simulator):
-    """`simulator.run()` in a thread for the block; then stopped and joined."""
-    thread = threading.Thread(target=simulator.run, daemon=True)
-    thread.start()
-    try:
-        yield simulator
-    finally:
-        simulator.stop()
-        thread.join(5)
-        assert not thread.is_alive()
-        simulator.close()
 
 
 def sample_at_least(server, steps):
