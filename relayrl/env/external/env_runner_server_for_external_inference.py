@@ -34,6 +34,7 @@ from relayrl.episodes.single_agent_episode import SingleAgentEpisode
 logger = logging.getLogger("relayrl")
 
 _WAIT_LOG_S = 30.0  # how often sample() says it is still waiting for a simulator
+_PEER_CHECK_S = 0.2  # how often a connection thread waiting for weights looks whether its simulator left
 _DROPPED_IDS_KEPT = 10_000  # ids of dropped episodes remembered (their late chunks train, but count in no return)
 _SAMPLING_CLIENT_MESSAGES = (RLlink.GET_STATE, RLlink.EPISODES, RLlink.EPISODES_AND_GET_STATE)
 
@@ -189,16 +190,26 @@ class EnvRunnerServerForExternalInference(EnvRunner):
         session.message_steps = steps
         for episode in episodes:
             (session.ongoing.discard if episode.is_done else session.ongoing.add)(episode.id_)
-        session.waiting = wait_for_state
         with self._cond:
             while self._pending and self._pending_steps + steps > limit and not self._stopped:
-                self._cond.wait()  # back-pressure: the simulator waits until sample() takes what is pending
+                self._wait_while_connected(connection)  # back-pressure: until sample() takes what is pending
             self._pending.extend(episodes)
             self._pending_steps += steps
+            session.waiting = wait_for_state  # (from here on, a simulator that leaves has lost nothing)
             self._waiting_for_state = connection if wait_for_state else None
             self._cond.notify_all()
             while self._waiting_for_state is connection and not self._stopped:
-                self._cond.wait()
+                self._wait_while_connected(connection)
+
+    def _wait_while_connected(self, connection: SimulatorConnection) -> None:
+        """Wait (holding self._cond) for sample() or set_state; ConnectionError if the simulator leaves meanwhile.
+        This thread does not read while it waits, so without a look it would keep a gone simulator's slot until the
+        next sample(), and a new simulator (the one that would feed that sample()) would be refused as busy."""
+        self._cond.wait(timeout=_PEER_CHECK_S)
+        if connection.peer_closed():
+            if self._waiting_for_state is connection:
+                self._waiting_for_state = None
+            raise ConnectionError("the simulator went away while waiting")
 
     # -- sampling helpers ----------------------------------------------------------------------------
     def _wait_for_episodes(self):

@@ -9,6 +9,7 @@ simulator reconnects. A connection must send its first message within `message_t
 peer does not hold the port.
 """
 import logging
+import select
 import socket
 import socketserver
 import threading
@@ -38,6 +39,15 @@ class SimulatorConnection:
             logger.info("RLlink: could not send %s to the simulator at %s: %s", message.get("type"), self.address,
                         error)
             return False
+
+    def peer_closed(self) -> bool:
+        """Whether the simulator closed its end, looked at without reading a byte (for a thread that waits instead
+        of reading: a simulator waiting for an answer sends nothing, so a readable socket there means its end)."""
+        try:
+            readable, _, _ = select.select([self.sock], [], [], 0)
+            return bool(readable) and self.sock.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):  # reset, or already closed here
+            return True
 
     def refuse(self, reason: str) -> None:
         """Tell the peer why it is being disconnected (if it still listens)."""

@@ -209,3 +209,28 @@ def test_a_body_of_countless_tiny_maps_is_refused(make_server):
         sock.sendall(frame(body))
         msg_type, answer = read_until_closed(sock)
     assert msg_type is RLlink.ERROR and "more than 101000 maps and lists" in answer["message"]
+
+
+def test_a_simulator_that_leaves_while_waiting_for_weights_frees_its_slot(make_server):
+    """An on-policy simulator's message waits on the server for newer weights; its connection thread does not
+    read meanwhile. If that simulator closes (ExternalSimulator.stop()), the next one must be served, not refused as
+    busy until a sample() that only the next simulator could feed (the docs' example hung there for 60 s)."""
+    server = make_server(**LIMITS)
+    first = RLlinkClient(port=server.port, connect_timeout_s=5)
+    first.connect()
+    first.get_state()
+    sender = threading.Thread(target=lambda: pytest.raises(ConnectionError, first.send_episodes,
+                                                           [rllib_episode_state(3)], wait_for_state=True),
+                              daemon=True)
+    sender.start()
+    deadline = time.monotonic() + 5
+    while server._waiting_for_state is None and time.monotonic() < deadline:  # its message waits for weights
+        time.sleep(0.01)
+    assert server._waiting_for_state is not None
+    first.close()
+    second = RLlinkClient(port=server.port, connect_timeout_s=3)
+    second.connect()  # before: "Busy: a simulator is connected to this EnvRunner already"
+    second.send_episodes([rllib_episode_state(2)], wait_for_state=False)
+    assert sorted(len(e) for e in server.sample()) == [2, 3]  # the first one's message was kept: nothing lost
+    second.close()
+    sender.join(5)
