@@ -168,6 +168,13 @@ def env_config_key(env_config) -> Any:
     return describe(dict(env_config or {}))
 
 
+def env_config_changed(sampling_state: Dict[str, Any], env_config) -> bool:
+    """Whether a runner's saved sampling state holds envs made with other env_config settings than `env_config`
+    (a PBT exploit or reset_config changed them before the restore): their state holds the old settings (`self.size
+    = config["size"]`), so fresh episodes start on the envs made with the new ones instead."""
+    return "env_config" in sampling_state and sampling_state["env_config"] != env_config_key(env_config)
+
+
 def log_fresh_episodes(why: str) -> None:
     """Said once per restore, by the runner that starts fresh episodes."""
     logger.warning("Resuming with fresh episodes: when the checkpoint was saved, the env's state could not be "

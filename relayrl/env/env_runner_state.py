@@ -17,6 +17,7 @@ from relayrl.checkpoints.errors import CheckpointError
 from relayrl.checkpoints.env_state import (
     capture_vector_env_state,
     check_vector_env_state,
+    env_config_changed,
     env_config_key,
     fresh_episodes_seed,
     log_fresh_episodes,
@@ -174,7 +175,7 @@ class EnvRunnerState:
             self._needs_reset = False
         else:  # nothing ongoing saved (or envs whose state was not captured): the next sample() starts fresh ones
             self._needs_reset = True
-            if state.get("fresh_episodes") or self._env_config_changed(state):
+            if state.get("fresh_episodes") or env_config_changed(state, self.config.env_config):
                 self._stats._carried, self._prev_chunks = {}, {}  # (of the saved episodes, which do not go on)
                 self._seed = fresh_episodes_seed(self.config.seed, self.worker_index,
                                                  self.num_env_steps_sampled_lifetime)
@@ -183,13 +184,7 @@ class EnvRunnerState:
 
     def _restores_ongoing(self, state: Dict[str, Any]) -> bool:
         return (bool(state["ongoing"]) and self._is_sync() and len(state["episodes"]) == self.num_envs
-                and not self._env_config_changed(state))
-
-    def _env_config_changed(self, state: Dict[str, Any]) -> bool:
-        """Whether the saved envs were made with other env_config settings than this runner's (a PBT exploit or
-        reset_config changed them before the restore): their state, which holds those settings (`self.size =
-        config["size"]`), must not replace the envs made with the new ones; fresh episodes start instead."""
-        return "env_config" in state and state["env_config"] != env_config_key(self.config.env_config)
+                and not env_config_changed(state, self.config.env_config))
 
     @staticmethod
     def _stats_from_state(state: Dict[str, Any]) -> Dict[Any, tuple]:

@@ -23,6 +23,7 @@ from relayrl.checkpoints.codec import Encoder
 from relayrl.checkpoints.env_state import (
     capture_vector_env_state,
     check_vector_env_state,
+    env_config_changed,
     env_config_key,
     fresh_episodes_seed,
     log_fresh_episodes,
@@ -69,7 +70,7 @@ class PolicyRunnerState:
             self.metrics.check_state(state["metrics"], where / "metrics")
         sampling = state.get("sampling")
         if sampling is not None and self._can_store_sampling() and not sampling.get("fresh") \
-                and "fresh_episodes" not in sampling and not self._env_config_changed(sampling):
+                and "fresh_episodes" not in sampling and not env_config_changed(sampling, self.config.env_config):
             at = where / "sampling"
             require(len(sampling["episodes"]) == self.num_envs, at / "episodes",
                     f"the checkpoint has {len(sampling['episodes'])} ongoing episodes, this runner has "
@@ -144,16 +145,12 @@ class PolicyRunnerState:
                 "episodes": [_episode_state(e) for e in self._episodes],
                 "env_config": env_config_key(self.config.env_config)}
 
-    def _env_config_changed(self, state: dict[str, Any]) -> bool:
-        """Saved envs made with other env_config settings (a PBT exploit): fresh episodes on this runner's envs."""
-        return "env_config" in state and state["env_config"] != env_config_key(self.config.env_config)
-
     def _set_sampling_state(self, state: dict[str, Any]) -> None:
         if state.get("fresh"):
             self._restart_episodes(seed=self._first_seed)
             self._pending, self._num_finished, self._unroll_id = [], 0, int(state["unroll_id"])
             return
-        if "fresh_episodes" in state or self._env_config_changed(state):
+        if "fresh_episodes" in state or env_config_changed(state, self.config.env_config):
             self._restart_episodes(seed=fresh_episodes_seed(self.config.seed, self.worker_index,
                                                             self.global_vars["timestep"]))
             if "fresh_episodes" in state:
