@@ -100,3 +100,40 @@ def test_the_vector_env_plays_the_same_games_as_sync():
     finally:
         sync.close()
         vector.close()
+
+
+def test_on_the_same_games_the_fast_path_learns_exactly_what_sync_learns(monkeypatch):
+    """docs/atari.md#what-the-fast-path-learns: with the games made the same on both paths (no no-op starts, sticky
+    actions or FIRE at reset, and SYNC's stack padded with zeros as ale-py pads it) and one Learner thread, PPO on
+    ale-py's vector env and on SYNC's wrappers samples the same actions and ends with the same weights, bit for bit:
+    the runner's stepping, recording and the Learner's pipeline do not depend on the vector mode."""
+    import gymnasium as gym
+
+    class ZeroPadded(gym.wrappers.FrameStackObservation):
+        def __init__(self, env, stack_size, **_):
+            super().__init__(env, stack_size, padding_type="zero")
+
+    monkeypatch.setattr(gym.wrappers, "FrameStackObservation", ZeroPadded)
+
+    def train(mode):
+        config = (PPOConfig().environment("ALE/Pong-v5", clip_rewards=True, env_config={
+                      "repeat_action_probability": 0.0, "noop_max": 0, "fire_reset": False})
+                  .env_runners(num_envs_per_env_runner=2, rollout_fragment_length=32, gym_env_vectorize_mode=mode)
+                  .training(train_batch_size=64, minibatch_size=32, num_epochs=2)
+                  .learners(num_cpus_per_learner=1)
+                  .debugging(seed=0, logger_config={"type": "none"}))
+        algo = config.build_algo()
+        try:
+            stats = [algo.train()["learners"]["default_policy"] for _ in range(3)]
+            return stats, {k: v.clone() for k, v in algo.get_module().state_dict().items()}
+        finally:
+            algo.stop()
+
+    sync_stats, sync_weights = train("SYNC")
+    fast_stats, fast_weights = train("VECTOR_ENTRY_POINT")
+    for sync, fast in zip(sync_stats, fast_stats):
+        for key in ("policy_loss", "vf_loss", "entropy"):
+            assert float(fast[key]) == float(sync[key]), key
+    assert sync_weights.keys() == fast_weights.keys()
+    for name, tensor in sync_weights.items():
+        torch.testing.assert_close(fast_weights[name], tensor, rtol=0, atol=0, msg=name)
