@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import math
 from typing import Any, Mapping, Optional
 
 from relayrl.algorithms.base_options import BASE_GROUP_HELP, BASE_OPTIONS
 from relayrl.algorithms.legacy_keys import BASE_LEGACY_KEYS
 from relayrl.algorithms.config_builders import ConfigBuildersMixin
+from relayrl.algorithms.config_validation import ConfigValidationMixin
 from relayrl.algorithms.multi_agent_options import MULTI_AGENT_GROUP_HELP, MULTI_AGENT_OPTIONS
-from relayrl.algorithms.offline_evaluation_options import OFFLINE_EVALUATION_OPTIONS, check_offline_evaluation_values
-from relayrl.algorithms.offline_options import OFFLINE_GROUP_HELP, OFFLINE_OPTIONS, check_offline_values
+from relayrl.algorithms.offline_evaluation_options import OFFLINE_EVALUATION_OPTIONS
+from relayrl.algorithms.offline_options import OFFLINE_GROUP_HELP, OFFLINE_OPTIONS
 from relayrl.algorithms.options import (
     NotProvided,
     Option,
     OptionTable,
-    is_search_space,
     short_repr,
 )
 from relayrl.core.spaces import is_space
@@ -75,7 +74,7 @@ class _OptionAttribute:
         config._set_options({self.name: value})
 
 
-class AlgorithmConfig(ConfigBuildersMixin):
+class AlgorithmConfig(ConfigBuildersMixin, ConfigValidationMixin):
     """RLlib's AlgorithmConfig: chain builder calls, then build the algorithm.
 
     >>> config = PPOConfig().environment("CartPole-v1").training(lr=3e-4, num_epochs=6)
@@ -433,153 +432,6 @@ class AlgorithmConfig(ConfigBuildersMixin):
     def freeze(self) -> None:
         """Forbid further changes (the built algorithm relies on these values)."""
         self._is_frozen = True
-
-    def validate(self) -> None:
-        """Raise ValueError for anything that would fail later; call before building."""
-        self._validate_values()
-        if self.env is None and (self.observation_space is None or self.action_space is None):
-            raise ValueError("no environment set: call config.environment('CartPole-v1') or "
-                             "config.environment(MyEnvClass) (or set observation_space and "
-                             "action_space)")
-        self._validate_batch_sizes()
-        self._validate_multi_agent()
-        self._validate_evaluation()
-        if self.soft_horizon and self.horizon is None:
-            raise ValueError("soft_horizon=True needs a horizon: config.env_runners(horizon=N, soft_horizon=True)")
-        self._validate_model_and_exploration()
-        self._validate_offline()
-        from relayrl.algorithms.result_logger import check_logger_config
-
-        check_logger_config(self.logger_config)
-
-    def _validate_multi_agent(self) -> None:
-        if not self.is_multi_agent:
-            return
-        if not self.SUPPORTS_MULTI_AGENT:
-            name = type(self).__name__.replace("Config", "")
-            if self.TRAINS_ONE_MODULE_OFFLINE:
-                from relayrl.algorithms.offline_multi_agent import offline_module_id
-
-                offline_module_id(self)  # one trained module, which the single-agent rows train
-            elif self.READS_OFFLINE_DATA:
-                raise ValueError(f"{name} trains one single-agent module from offline data: multi-agent offline "
-                                 "input (config.multi_agent(policies=...)) is not supported yet. Train one module "
-                                 "per agent with a single-agent config, each from its agent's rows (recordings "
-                                 "name them in the `module_id` column).")
-            else:
-                raise ValueError(f"{name} does not train multi-agent configs (config.multi_agent(policies=...)) "
-                                 "yet; use one of relayrl's algorithms (PPO, IMPALA, APPO, DQN, SAC), or a "
-                                 "single-agent env.")
-        self._validate_policy_spec_configs()
-        to_train = self.policies_to_train
-        if to_train is not None and not callable(to_train):
-            unknown = [m for m in to_train if m not in self.policies]
-            if unknown:
-                raise ValueError(f"policies_to_train names {unknown}, which are not among the policies "
-                                 f"{list(self.policies)}.")
-
-    # Whether a PolicySpec's `config` sets its policy's settings (the Policy API's algorithms).
-    APPLIES_POLICY_SPEC_CONFIG = False
-
-    def _validate_policy_spec_configs(self) -> None:
-        """An RLModule policy's PolicySpec(config={...}) would be ignored (one set of settings trains every module):
-        refuse it rather than train with other settings than the user asked for."""
-        from relayrl.algorithms.config_builders import _is_old_stack_policy
-
-        if self.APPLIES_POLICY_SPEC_CONFIG:
-            return
-        for module_id, spec in self.policies.items():
-            if spec.config and not _is_old_stack_policy(spec.policy_class):
-                raise ValueError(
-                    f"policies[{module_id!r}] = PolicySpec(config={spec.config!r}): {type(self).__name__} trains "
-                    "every RLModule policy with the algorithm's settings, so per-policy settings would be ignored. "
-                    "Drop config= (set the values with config.training(...) for all policies); give a policy its own "
-                    "model with config.rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={"
-                    f"{module_id!r}: RLModuleSpec(model_config={{...}})}})).")
-
-    # Whether the algorithm trains from offline data (`input_`): BC, MARWIL, CQL, IQL set it.
-    READS_OFFLINE_DATA = False
-    # Whether, under config.multi_agent(...), the single-agent rows train its one trained module (BC, MARWIL).
-    TRAINS_ONE_MODULE_OFFLINE = False
-
-    @property
-    def is_offline(self) -> bool:
-        """Whether this config trains from offline files (`input_` is not 'sampler'; RLlib's property)."""
-        from relayrl.algorithms.offline_options import is_offline_input
-
-        return is_offline_input(self.input_)
-
-    def _validate_offline(self) -> None:
-        check_offline_values(self)
-        name = type(self).__name__.replace("Config", "")
-        check_offline_evaluation_values(self, name)
-        if self.is_offline and not self.READS_OFFLINE_DATA:
-            raise ValueError(f"{name} samples from its env and does not train from offline data (input_="
-                             f"{self.input_!r}): use BC, MARWIL, CQL or IQL for offline files, or keep "
-                             "input_='sampler' (record with config.offline_data(output=...)).")
-        if self.READS_OFFLINE_DATA and not self.is_offline:
-            raise ValueError(f"{name} trains from offline data: set config.offline_data(input_=[...paths of "
-                             "parquet files or folders...]) (command line: --input DIR; docs/offline.md).")
-        evaluation_env = self.env if self.env is not None else (self.evaluation_config or {}).get("env")
-        if self.READS_OFFLINE_DATA and self.evaluation_interval and evaluation_env is None:
-            raise ValueError(f"{name} evaluates in an env (evaluation_interval={self.evaluation_interval}), but "
-                             "none is set: config.environment('CartPole-v1') (the env gives the spaces too), "
-                             "evaluation_config={'env': ...}, or no evaluation.")
-
-    def _validate_evaluation(self) -> None:
-        if self.evaluation_duration == "auto" and not self.evaluation_parallel_to_training:
-            raise ValueError("evaluation_duration='auto' requires evaluation_parallel_to_training=True "
-                             "(it means: evaluate for as long as the parallel training step runs); set "
-                             "an int evaluation_duration or config.evaluation("
-                             "evaluation_parallel_to_training=True)")
-        if self.evaluation_config:
-            # Unknown keys and bad values raise here rather than when the algorithm is built.
-            self.overrides(**dict(self.evaluation_config))
-
-    def _validate_model_and_exploration(self) -> None:
-        """Bad model_config / exploration_config values raise here, naming the key, not deep in torch later."""
-        from relayrl.exploration.make_exploration import check_exploration_config
-        from relayrl.modules.default_model_config import check_model_config_values
-
-        check_model_config_values(self.model_config)
-        check_exploration_config(self.exploration_config, default=self.get_default_exploration_config())
-
-    def _validate_values(self) -> None:
-        # Re-check everything: attributes may have been mutated in place since they were set.
-        for option in self._option_table:
-            value = self._values[option.name]
-            if is_search_space(value):
-                raise ValueError(
-                    f"{option.name} is still a Ray Tune search space ({short_repr(value)}): Tune "
-                    "picks a value per trial, so pass the config to Tune (e.g. "
-                    "Tuner(PPO, param_space=config)) instead of building it directly")
-            self._values[option.name] = option.check_value(value)
-
-    def _validate_batch_sizes(self) -> None:
-        per_learner = self.train_batch_size_per_learner
-        if per_learner <= 0:
-            raise ValueError(f"train_batch_size ({self.train_batch_size}) // num_learners "
-                             f"({self.num_learners}) is 0: raise train_batch_size or set "
-                             "train_batch_size_per_learner")
-        if self.minibatch_size is not None and self.minibatch_size > per_learner:
-            raise ValueError(f"minibatch_size ({self.minibatch_size}) must be <= "
-                             f"train_batch_size_per_learner ({per_learner})")
-
-    def _validate_fragment_vs_batch(self) -> None:
-        """On-policy algorithms: an int rollout_fragment_length must fit the train batch."""
-        fragment = self.rollout_fragment_length
-        if fragment == "auto":
-            return
-        envs, runners = self.num_envs_per_env_runner, max(self.num_env_runners, 1)
-        per_round = fragment * envs * runners
-        total = self.total_train_batch_size
-        sampled = math.ceil(total / per_round) * per_round
-        if per_round > total or sampled - total > 0.1 * total:
-            raise ValueError(
-                f"rollout_fragment_length ({fragment}) x num_envs_per_env_runner ({envs}) x "
-                f"max(num_env_runners, 1) ({runners}) = {per_round} steps per sampling round "
-                f"does not fit the train batch of {total} steps (it would sample {sampled}); "
-                "set rollout_fragment_length='auto' or a divisor of the batch")
 
     def __repr__(self) -> str:
         changed = []
