@@ -144,7 +144,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmModuleChanges,
         self.env_runner_group = EnvRunnerGroup(config=config, on_env_runners_recreated=self._on_env_runners_recreated)
         spaces = self.env_runner_group.get_spaces()
         module_spec = config.get_module_spec_for_learner(spaces)
-        self.learner_group = config.build_learner_group(spaces=spaces, rl_module_spec=module_spec)
+        self.learner_group = config._learner_group_for_algorithm(spaces=spaces, rl_module_spec=module_spec)
         load_module_states(self.learner_group, config.rl_module_spec, module_spec)
         # Start every runner from the learner's initial weights.
         self.env_runner_group.sync_weights(from_worker_or_learner_group=self.learner_group)

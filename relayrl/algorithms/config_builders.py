@@ -4,6 +4,8 @@ Kept apart from the option table in algorithm_config.py so the config file holds
 """
 import dataclasses
 
+from relayrl.core.global_seed import seed_everything
+
 
 class ConfigBuildersMixin:
     """Methods that turn a validated config into runtime objects."""
@@ -105,12 +107,21 @@ class ConfigBuildersMixin:
         self._set_options({"learner_class": value})
 
     def build_learner_group(self, *, env=None, spaces=None, rl_module_spec=None):
+        """A LearnerGroup for these spaces; with `debugging(seed=...)` its weights are the same on every call."""
+        seed_everything(self.seed)  # as the Algorithm does at its start
+        return self._learner_group_for_algorithm(spaces=spaces, rl_module_spec=rl_module_spec)
+
+    def _learner_group_for_algorithm(self, *, spaces, rl_module_spec=None):
+        """The Algorithm's path: it seeded the generators at its start, so seeding again here would change the
+        random stream (and so the results) of every seeded run."""
         from relayrl.learner.learner_group import LearnerGroup
 
         return LearnerGroup(config=self, module_spec=rl_module_spec or self.get_module_spec_for_learner(spaces),
                             spaces=spaces)
 
     def build_learner(self, *, env=None, spaces=None):
+        """A built Learner for these spaces; with `debugging(seed=...)` its weights are the same on every call."""
+        seed_everything(self.seed)  # as the Algorithm does at its start
         learner = self.learner_class(config=self, module_spec=self.get_module_spec_for_learner(spaces), spaces=spaces)
         learner.build()
         return learner

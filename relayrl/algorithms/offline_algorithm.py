@@ -28,8 +28,8 @@ class OfflineAlgorithm:
         self._learner_results_pending = False
         self.env_runner_group = EnvRunnerGroup(config=config, local_env_runner=False, num_env_runners=0)
         spaces = offline_spaces(config)
-        self.learner_group = config.build_learner_group(spaces=spaces,
-                                                        rl_module_spec=config.get_module_spec_for_learner(spaces))
+        self.learner_group = config._learner_group_for_algorithm(
+            spaces=spaces, rl_module_spec=config.get_module_spec_for_learner(spaces))
         self.eval_env_runner_group = self._make_eval_env_runner_group(config)
         self.offline_data = make_offline_data(config, spaces["__env_single__"], self.learner_group)
         self.offline_eval_runner = None

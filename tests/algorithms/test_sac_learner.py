@@ -125,10 +125,12 @@ def test_discrete_losses_use_expectations_over_the_policy():
     alpha, p, p_next = 0.2, np.exp(logp), np.exp(logp_next)
     v_next = (p_next * (qt_next - alpha * logp_next)).sum(-1)
     y = batch["rewards"] + 0.95 ** batch["n_step"] * (1 - batch["terminateds"]) * v_next
-    assert losses["qf"] == pytest.approx(np.mean(batch["weights"] * 0.5 * (q1_taken - y) ** 2), rel=1e-5)
-    assert losses["policy"] == pytest.approx(np.mean((p * (alpha * logp - q)).sum(-1)), rel=1e-5)
+    # abs=1e-6: the policy and alpha losses are sums over actions that nearly cancel for some weights, where
+    # float32 rounding alone is a large part of a small result.
+    assert losses["qf"] == pytest.approx(np.mean(batch["weights"] * 0.5 * (q1_taken - y) ** 2), rel=1e-5, abs=1e-6)
+    assert losses["policy"] == pytest.approx(np.mean((p * (alpha * logp - q)).sum(-1)), rel=1e-5, abs=1e-6)
     expected_alpha = -np.mean(math.log(alpha) * ((p * logp).sum(-1) + 0.98 * math.log(3)))
-    assert losses["alpha"] == pytest.approx(expected_alpha, rel=1e-5)
+    assert losses["alpha"] == pytest.approx(expected_alpha, rel=1e-5, abs=1e-6)
     np.testing.assert_allclose(out[ACTION_PROBS], p, rtol=1e-5)
 
 
@@ -208,3 +210,21 @@ def test_state_round_trip_restores_alpha_and_weights():
     assert other.curr_log_alpha[MID].item() == pytest.approx(learner.curr_log_alpha[MID].item())
     for key, value in learner.module[MID].state_dict().items():
         torch.testing.assert_close(other.module[MID].state_dict()[key], value)
+
+
+def test_a_seeded_config_builds_the_same_learner_whatever_ran_before():
+    """debugging(seed=...) fixes the weights of config.build_learner() and build_learner_group(), as it fixes an
+    Algorithm's: before, they came from whatever torch's generator held (tests run in another order differed)."""
+    def weights(build):
+        torch.manual_seed(np.random.randint(1_000_000))  # whatever ran before
+        learner = build()
+        learner = getattr(learner, "_learner", None) or learner
+        return [p.detach().clone() for p in learner.module[MID].parameters()]
+
+    config = (SACConfig().environment(observation_space=OBS, action_space=DISCRETE)
+              .rl_module(model_config={"fcnet_hiddens": [16]}).debugging(seed=5))
+    spaces = {"__env_single__": (OBS, DISCRETE)}
+    first, second = (weights(lambda: config.build_learner(spaces=spaces)) for _ in range(2))
+    assert all(torch.equal(a, b) for a, b in zip(first, second))
+    group = weights(lambda: config.build_learner_group(spaces=spaces))
+    assert all(torch.equal(a, b) for a, b in zip(first, group))

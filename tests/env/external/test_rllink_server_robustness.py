@@ -231,6 +231,9 @@ def test_a_simulator_that_leaves_while_waiting_for_weights_frees_its_slot(make_s
     second = RLlinkClient(port=server.port, connect_timeout_s=3)
     second.connect()  # before: "Busy: a simulator is connected to this EnvRunner already"
     second.send_episodes([rllib_episode_state(2)], wait_for_state=False)
+    deadline = time.monotonic() + 5  # the second one's message is read by its connection's thread: wait for it
+    while server._pending_steps < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert sorted(len(e) for e in server.sample()) == [2, 3]  # the first one's message was kept: nothing lost
     second.close()
     sender.join(5)
