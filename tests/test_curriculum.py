@@ -47,7 +47,7 @@ def test_task_reaches_evaluation_runners():
 def test_task_survives_a_remote_runner_restart():
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     args = curriculum.add_rllib_example_script_args().parse_args([])
     config = (curriculum.build_config(args)
               .env_runners(num_env_runners=2, num_envs_per_env_runner=2, num_cpus_per_env_runner=0.5)

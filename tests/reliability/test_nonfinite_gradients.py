@@ -361,7 +361,7 @@ def local_ray(request):
     import sys
 
     ray.cloudpickle.register_pickle_by_value(sys.modules[request.module.__name__])  # ship the poisoned Learner
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
 

@@ -8,7 +8,7 @@ def ray_session():
     # A fresh cluster: actors another test left running would hold the CPUs Tune's trials wait for.
     if ray.is_initialized():
         ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
 

@@ -103,7 +103,7 @@ def slow_down(*, result, **kwargs):
     import time
     time.sleep(1.0)  # gives the test time to kill this driver mid-experiment
 
-ray.init(num_cpus=1, include_dashboard=False)
+ray.init(address="local", num_cpus=1, include_dashboard=False)
 config = (PPOConfig().environment(CountingEnv, env_config={{"episode_len": 5}})
           .env_runners(num_envs_per_env_runner=2).training(train_batch_size=40, minibatch_size=20, num_epochs=1)
           .rl_module(model_config={{"fcnet_hiddens": [8]}}).callbacks(on_train_result=slow_down))
