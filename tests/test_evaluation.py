@@ -1,4 +1,6 @@
 """Evaluation during training: interval, weight ordering, durations and rounding, overrides, custom fn."""
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -69,16 +71,22 @@ def learner_checksum(algo) -> float:
     return checksum(algo.learner_group.get_weights(inference_only=True))
 
 
-def test_results_only_every_interval_and_runners_are_separate():
-    algo = config(evaluation_interval=2, evaluation_duration=2).build_algo()
+def test_evaluation_every_interval_carried_between_and_runners_are_separate():
+    algo = config(evaluation_interval=2, evaluation_duration=2).callbacks(CountEvaluations).build_algo()
     try:
         assert algo.eval_env_runner_group is algo.evaluation_workers is not None
         assert algo.eval_env_runner_group is not algo.env_runner_group
         assert algo.eval_env_runner_group.local_env_runner is not algo.env_runner
-        has_eval = [("evaluation" in algo.train()) for _ in range(4)]
-        assert has_eval == [False, True, False, True]
-        result = algo.train()
-        assert "evaluation" not in result
+        first, second = algo.train(), algo.train()
+        assert "evaluation" not in first and CountEvaluations.starts == [2]
+        evaluated = copy.deepcopy(second["evaluation"])
+        second["evaluation"]["env_runners"]["episode_return_mean"] = -1.0  # a user's change to a returned result
+        # As RLlib 2.60: an iteration that does not evaluate carries the last evaluation's results, unchanged.
+        third = algo.train()
+        assert CountEvaluations.starts == [2] and third["evaluation"] == evaluated
+        fourth, fifth = algo.train(), algo.train()
+        assert CountEvaluations.starts == [2, 4] and fifth["evaluation"] == fourth["evaluation"]
+        assert fourth["evaluation"]["env_runners"]["num_episodes"] == 2
     finally:
         algo.stop()
     assert config().build_algo().eval_env_runner_group is None

@@ -2,6 +2,7 @@
 
 An algorithm is a config, a module, a loss (its Learner) and a `training_step`.
 """
+import copy
 import datetime
 import logging
 import time
@@ -67,6 +68,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmModuleChanges,
         self.config = config
         self.iteration = 0
         self._time_total_s = 0.0
+        self._last_evaluation_results: Optional[Dict[str, Any]] = None  # carried into iterations that do not evaluate
         self.metrics = ThreadSafeMetricsLogger()
         self._counters: Dict[str, int] = {}
         seed_everything(config.seed)
@@ -218,8 +220,11 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmModuleChanges,
         elapsed = time.perf_counter() - start
         self._time_total_s += elapsed
         result = self._compile_result(elapsed, calls)
-        if eval_results is not None:
+        if eval_results is not None:  # a copy: what callbacks change in this result is not carried on
+            self._last_evaluation_results = copy.deepcopy(eval_results)
             result[EVALUATION_RESULTS] = eval_results
+        elif self._last_evaluation_results is not None:  # as RLlib 2.60: the last evaluation's, until the next one
+            result[EVALUATION_RESULTS] = copy.deepcopy(self._last_evaluation_results)
         add_policy_reward_mean(result)
         if self.config.legacy_result_keys:
             add_legacy_result_keys(result)
@@ -258,7 +263,7 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmModuleChanges,
     def _compile_result(self, elapsed: float, calls: int) -> Dict[str, Any]:
         drop_untrained_modules_results(self.metrics, self.config)  # (e.g. a restored run's frozen policy's losses)
         result = self.metrics.reduce()
-        result.pop(EVALUATION_RESULTS, None)  # attached by train() only in iterations that evaluate
+        result.pop(EVALUATION_RESULTS, None)  # train() attaches the evaluation's own results
         env_results = result.setdefault(ENV_RUNNER_RESULTS, {})
         for key in EPISODE_KEYS:
             env_results.setdefault(key, float("nan"))

@@ -65,6 +65,14 @@ def _opt_type(value: Any) -> Mapping:
     raise ValueError(f"opt_type={value!r}: {_RMSPROP}")
 
 
+def _always_attach_evaluation_results(value: Any) -> Mapping:
+    if value:
+        return {}  # what train() does anyway: iterations that do not evaluate carry the last evaluation's results
+    raise ValueError("always_attach_evaluation_results=False cannot be had: as in RLlib 2.60, train()'s results "
+                     "carry the last evaluation's results in iterations that do not evaluate; to tell a fresh "
+                     "evaluation, use the on_evaluate_end callback (docs/evaluation.md). Remove the key.")
+
+
 def _rmsprop_setting(value: Any) -> Mapping:
     return {}  # meaningful only with opt_type="rmsprop", which is refused; with Adam old RLlib ignored it too
 
@@ -76,6 +84,9 @@ BASE_LEGACY_KEYS = (
               "video extra); monitor=False has no effect.", _monitor),
     LegacyKey("record_env", "record_env=True is record_video_every_n_episodes=1000 (a folder: also video_dir=it).",
               _record_env),
+    LegacyKey("always_attach_evaluation_results", "it is always so now: iterations that do not evaluate carry the "
+              "last evaluation's results under result['evaluation'] (RLlib 2.60 refuses the key; relayrl takes "
+              "True).", _always_attach_evaluation_results, builder="evaluation"),
     LegacyKey("opt_type", "opt_type='adam' is what relayrl's Learners use anyway; it has no effect.", _opt_type),
     *(LegacyKey(key, f"`{key}` was an RMSProp setting of opt_type='rmsprop' (ignored with Adam, as in old "
                      f"RLlib); {_RMSPROP}.", _rmsprop_setting)

@@ -119,6 +119,16 @@ def test_monitor_and_record_env_record_videos():
         PPOConfig.from_dict({"record_env": 3})
 
 
+def test_always_attach_evaluation_results_true_is_what_train_does_false_is_refused():
+    with pytest.warns(DeprecationWarning, match="carry the last evaluation's results"):
+        config = PPOConfig().evaluation(always_attach_evaluation_results=True, evaluation_interval=2)
+    assert config.evaluation_interval == 2
+    for make in (lambda: PPOConfig().evaluation(always_attach_evaluation_results=False),
+                 lambda: PPOConfig.from_dict({"always_attach_evaluation_results": False})):
+        with pytest.raises(UnknownOptionError, match="False cannot be had.*on_evaluate_end"):
+            make()
+
+
 def test_old_impala_optimizer_keys():
     with pytest.raises(UnknownOptionError, match=r"opt_type='rmsprop'.*configure_optimizers_for_module"):
         IMPALAConfig.from_dict({"opt_type": "rmsprop"})
