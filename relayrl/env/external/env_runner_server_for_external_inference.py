@@ -73,9 +73,13 @@ class EnvRunnerServerForExternalInference(EnvRunner):
         obs_space, act_space = self._spaces["__env_single__"]
         self._schema = EpisodeSchema(obs_space, act_space, self._module_outputs())
         self._state_message = self._make_state_message()
-        self._server = RLlinkServer(self.settings, self)
-        self.port = self._server.port  # the port it listens on (env_config["port"] 0: one the OS chose)
-        self._server.start()
+        # The driver's runner beside remote runners never samples (the actors do, on port + their worker index):
+        # it listens on no port, so no simulator can connect where nothing would read what it sends.
+        self._num_remote_runners = config.num_env_runners if worker_index == 0 else 0
+        self._server = None if self._num_remote_runners else RLlinkServer(self.settings, self)
+        self.port = None if self._server is None else self._server.port  # env_config["port"] 0: the OS's choice
+        if self._server is not None:
+            self._server.start()
 
     # -- EnvRunner -------------------------------------------------------------------------------
     def make_env(self) -> None:
@@ -100,6 +104,11 @@ class EnvRunnerServerForExternalInference(EnvRunner):
         How many steps a message holds is the simulator's choice (RLlib's clients send
         `config.get_rollout_fragment_length()` steps), so the arguments are ignored.
         """
+        if self._server is None:
+            raise RuntimeError(f"This EnvRunnerServerForExternalInference (worker_index 0, in the driver) does not "
+                               f"listen for simulators: the {self._num_remote_runners} remote EnvRunners do, on "
+                               "env_config['port'] + their worker index; sample from them (the Algorithm does), or "
+                               "set num_env_runners=0 to serve from the driver.")
         chunks, disconnects = self._wait_for_episodes()
         self._log_connection_metrics(disconnects)  # first: chunks of episodes dropped since count in no return
         steps = 0
@@ -124,7 +133,7 @@ class EnvRunnerServerForExternalInference(EnvRunner):
             self._release_waiting_simulator()
 
     def assert_healthy(self) -> None:
-        assert not self._stopped and self._server is not None, "The external-env server is stopped."
+        assert not self._stopped, "The external-env server is stopped."
 
     def foreach_env(self, func):
         raise ValueError("EnvRunnerServerForExternalInference has no env: the simulator runs it in its own process.")

@@ -87,3 +87,21 @@ def test_a_simulator_trusts_the_server_script_by_module_name(tmp_path, monkeypat
         assert simulator.runner.config.callbacks_class.__module__ == "server_script_62"
     finally:
         algo.stop()
+
+
+def test_the_drivers_runner_beside_remote_runners_listens_on_no_port(make_server):
+    """With num_env_runners=2 the actors (worker_index 1 and 2) serve simulators; the driver's runner (worker_index
+    0) never samples, so it opens no port a simulator could connect to and wait on forever."""
+    from relayrl.env.external.env_runner_server_for_external_inference import EnvRunnerServerForExternalInference
+
+    config = server_config().env_runners(num_env_runners=2)
+    driver = make_server(config=config)
+    assert driver.port is None
+    driver.assert_healthy()
+    with pytest.raises(RuntimeError, match="does not listen for simulators: the 2 remote EnvRunners do"):
+        driver.sample()
+    actor = EnvRunnerServerForExternalInference(config=config, worker_index=1)
+    try:
+        assert isinstance(actor.port, int) and actor.port > 0
+    finally:
+        actor.stop()
