@@ -141,6 +141,8 @@ def test_deprecated_alias_works_with_a_note():
     (["train", "PPO", "--lr", "1e-3"], "--env is required"),
     (["train", "--env", "CartPole-v1"], "name the algorithm first"),
     (["trian"], "Did you mean `train`?"),
+    (["train", "APPO", "--env", "CartPole-v1", "--use-lstm", "true"],
+     "`use_lstm` is a model setting: --model_config '{\"use_lstm\": VALUE}'"),
 ])
 def test_command_line_mistakes_exit_2(capsys, argv, expected):
     code, _, err = run_cli(capsys, *argv)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 import typing
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -220,6 +221,16 @@ def _all_flags(parser: argparse.ArgumentParser) -> list:
     return [flag for action in parser._actions for flag in action.option_strings]
 
 
+def _model_key_hint(arg: str) -> str:
+    """`--use_lstm true` names a DefaultModelConfig field, which the CLI takes inside --model_config's JSON."""
+    from relayrl.modules.default_model_config import DefaultModelConfig
+
+    name = arg.split("=")[0].lstrip("-").replace("-", "_")
+    if name not in {f.name for f in dataclasses.fields(DefaultModelConfig)}:
+        return ""
+    return f" `{name}` is a model setting: --model_config '{{\"{name}\": VALUE}}' (JSON, e.g. true, 256)."
+
+
 def parse_train_args(argv: list) -> TrainArgs:
     """Parse `relayrl train ...` arguments (argparse exits on --help and malformed flags)."""
     if not argv or argv[0].startswith("-"):
@@ -239,7 +250,8 @@ def parse_train_args(argv: list) -> TrainArgs:
     namespace, extras = parser.parse_known_args(argv[1:], namespace)
     if extras:
         flags = _all_flags(parser)
-        hints = "".join(did_you_mean(arg.split("=")[0], flags) for arg in extras if arg.startswith("-"))
+        hints = "".join(_model_key_hint(arg) or did_you_mean(arg.split("=")[0], flags)
+                        for arg in extras if arg.startswith("-"))
         parser.error(f"unrecognized arguments: {' '.join(extras)}.{hints}")
 
     overrides = {}
