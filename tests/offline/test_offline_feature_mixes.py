@@ -145,8 +145,8 @@ def test_async_algorithms_with_two_remote_runners_record_every_step(tmp_path, ra
         table = pq.read_table(files)
         # Runners keep sampling while the driver stops them: at least every counted step is in the files.
         if write_episodes:
-            steps = sum(len(episode_from_state(decode_episode_state(item))) for item in table.column("item").to_pylist())
-            assert steps >= sampled
+            items = table.column("item").to_pylist()
+            assert sum(len(episode_from_state(decode_episode_state(item))) for item in items) >= sampled
         else:
             assert table.num_rows >= sampled and _chained(table) > 0
         algo = (BCConfig().environment("CartPole-v1")
@@ -250,3 +250,14 @@ def test_cql_and_iql_on_dict_observations_through_flatten_observations(tmp_path,
             assert result["evaluation"]["env_runners"]["num_episodes"] == 1
         finally:
             algo.stop()
+
+
+@pytest.mark.parametrize("config_cls", [BCConfig, MARWILConfig])
+def test_recurrent_module_on_transition_rows_is_refused_naming_episode_rows(tmp_path, config_cls):
+    # Transition rows are one-step episodes: the LSTM trained on sequences of one step from the initial state,
+    # padded to max_seq_len, and never learned to use its memory.
+    folder = _record_cartpole(tmp_path, episodes=False, samples=1)
+    config = (config_cls().environment("CartPole-v1").rl_module(model_config={"use_lstm": True, "max_seq_len": 5})
+              .offline_data(input_=folder).debugging(seed=0, **QUIET))
+    with pytest.raises(ValueError, match=r"recurrent.*offline_data\(input_read_episodes=True\)"):
+        config.build_algo()
