@@ -2,6 +2,7 @@
 under MeanStdFilter, from IMPALA/APPO's remote runners and from a multi-agent recurrent PPO run; recurrent BC and
 MARWIL; CQL and IQL on Dict observations; remote Learners resumed in a new process; the command line with a user's
 env class; parallel evaluation's weights; episodes that span files."""
+import collections
 import glob
 import json
 import os
@@ -261,3 +262,88 @@ def test_recurrent_module_on_transition_rows_is_refused_naming_episode_rows(tmp_
               .offline_data(input_=folder).debugging(seed=0, **QUIET))
     with pytest.raises(ValueError, match=r"recurrent.*offline_data\(input_read_episodes=True\)"):
         config.build_algo()
+
+
+def _record_multi_agent_lstm(folder, *, episodes: bool) -> dict:
+    from relayrl.examples.envs.classes.multi_agent import MultiAgentCartPole
+
+    algo = (PPOConfig().environment(MultiAgentCartPole, env_config={"num_agents": 2})
+            .multi_agent(policies={"p0", "p1"}, policy_mapping_fn=lambda agent_id, *args, **kwargs: f"p{agent_id}")
+            .env_runners(num_envs_per_env_runner=1).training(train_batch_size=400, minibatch_size=100, num_epochs=1)
+            .rl_module(model_config={"fcnet_hiddens": [8], "use_lstm": True, "lstm_cell_size": 8, "max_seq_len": 10})
+            .offline_data(output=str(folder), output_write_episodes=episodes).debugging(seed=0, **QUIET).build_algo())
+    try:
+        return algo.train()
+    finally:
+        algo.stop()
+
+
+@pytest.mark.parametrize("episodes", [False, True])
+def test_multi_agent_recurrent_recording_splits_into_single_agent_datasets_bc_reads(tmp_path, episodes):
+    from relayrl.offline.reader import OfflineDataError
+    from relayrl.offline.split_by_module import split_by_module
+
+    result = _record_multi_agent_lstm(tmp_path / "rec", episodes=episodes)
+    table = pq.read_table(_files(tmp_path / "rec"))
+    if episodes:
+        states = [decode_episode_state(item) for item in table.column("item").to_pylist()]
+        steps = {m: sum(len(s["actions"]["data"]) for s in states if s["module_id"] == m) for m in ("p0", "p1")}
+        assert all("state_out" in s["extra_model_outputs"] for s in states)  # the recorder's LSTM states
+    else:
+        steps = collections.Counter(table.column("module_id").to_pylist())
+    # Every agent step is in the files: each module's steps are at least what the run sampled for it.
+    sampled = result["env_runners"]["num_module_steps_sampled_lifetime"]
+    assert all(steps[m] >= sampled[m] > 0 for m in ("p0", "p1"))
+
+    model = ({"fcnet_hiddens": [8], "use_lstm": True, "lstm_cell_size": 16, "max_seq_len": 5} if episodes
+             else {"fcnet_hiddens": [8]})
+
+    def bc(folder):
+        return (BCConfig().environment("CartPole-v1").rl_module(model_config=model)
+                .offline_data(input_=folder, input_read_episodes=episodes, dataset_num_iters_per_learner=2)
+                .training(train_batch_size=64).debugging(seed=0, **QUIET))
+
+    with pytest.raises(OfflineDataError, match="split_by_module"):  # read as it is: refused, naming the split
+        algo = bc(str(tmp_path / "rec")).build_algo()
+        try:
+            algo.train()
+        finally:
+            algo.stop()
+    folders = split_by_module(str(tmp_path / "rec"), str(tmp_path / "split"))
+    assert sorted(folders) == ["p0", "p1"]
+    for module_id, folder in folders.items():
+        # (Recurrent BC reads the episode rows with its own LSTM of another size: the recorder's states are
+        # dropped, as RLlib's prelearner_use_recorded_module_states=False does.)
+        algo = bc(folder).build_algo()
+        try:
+            assert algo.train()["num_env_steps_trained_lifetime"] == 128
+        finally:
+            algo.stop()
+        split_table = pq.read_table(_files(folder))
+        assert split_table.num_rows == (sum(1 for s in states if s["module_id"] == module_id) if episodes
+                                        else steps[module_id])
+
+
+def test_recurrent_bc_starts_sequences_from_its_own_initial_state_not_the_recorders(tmp_path):
+    # The recorder's LSTM (cell 8) wrote its state_out into the episode rows, and its 9-step rollout fragments cut
+    # episodes into chunks. BC's LSTM (cell 16) took the recorded states as its own (a shape error), and a chunk
+    # starting mid-episode without a recorded state stopped the update. RLlib's prelearner_use_recorded_module_states
+    # (False) drops them: every sequence starts from the trained module's initial state.
+    recorder = (PPOConfig().environment("CartPole-v1").env_runners(num_envs_per_env_runner=1, rollout_fragment_length=9)
+                .rl_module(model_config={"fcnet_hiddens": [8], "use_lstm": True, "lstm_cell_size": 8})
+                .offline_data(output=str(tmp_path)).debugging(seed=0, **QUIET).build_algo())
+    try:
+        for _ in range(20):
+            recorder.env_runner.sample()
+    finally:
+        recorder.stop()
+    states = [decode_episode_state(item) for item in pq.read_table(_files(tmp_path)).column("item").to_pylist()]
+    assert any(s["t_started"] > 0 for s in states) and all("state_out" in s["extra_model_outputs"] for s in states)
+    algo = (BCConfig().environment("CartPole-v1")
+            .rl_module(model_config={"fcnet_hiddens": [8], "use_lstm": True, "lstm_cell_size": 16, "max_seq_len": 5})
+            .offline_data(input_=str(tmp_path), input_read_episodes=True, dataset_num_iters_per_learner=4)
+            .training(train_batch_size=32).debugging(seed=0, **QUIET).build_algo())
+    try:
+        assert algo.train()["num_env_steps_trained_lifetime"] == 128
+    finally:
+        algo.stop()
