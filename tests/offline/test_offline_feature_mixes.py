@@ -159,10 +159,11 @@ def test_async_algorithms_with_two_remote_runners_record_every_step(tmp_path, ra
             algo.stop()
 
 
-def _record_cartpole(folder, *, episodes: bool, samples: int = 2, **env_runners) -> str:
+def _record_cartpole(folder, *, episodes: bool, samples: int = 2, rows_per_file: int = 10_000, **env_runners) -> str:
     algo = (PPOConfig().environment("CartPole-v1").env_runners(**env_runners)
             .training(train_batch_size=200, minibatch_size=200).rl_module(model_config={"fcnet_hiddens": [8]})
-            .offline_data(output=str(folder), output_write_episodes=episodes).debugging(seed=0, **QUIET).build_algo())
+            .offline_data(output=str(folder), output_write_episodes=episodes, output_max_rows_per_file=rows_per_file)
+            .debugging(seed=0, **QUIET).build_algo())
     try:
         for _ in range(samples):
             algo.env_runner.sample()
@@ -347,3 +348,77 @@ def test_recurrent_bc_starts_sequences_from_its_own_initial_state_not_the_record
         assert algo.train()["num_env_steps_trained_lifetime"] == 128
     finally:
         algo.stop()
+
+
+def _observation_rows(batches) -> list:
+    return sorted(row.tobytes() for obs in batches for row in np.asarray(obs, np.float32).reshape(-1, 4))
+
+
+@pytest.mark.parametrize("shuffle", [0, "auto"])
+def test_episodes_spanning_files_train_every_step_once_per_pass(tmp_path, shuffle):
+    # 10-step rollout fragments cut the episodes into chunks, 3 chunks a file: most episodes span files.
+    folder = _record_cartpole(tmp_path, episodes=True, samples=15, rows_per_file=3, num_envs_per_env_runner=2,
+                              rollout_fragment_length=10)
+    chunks = [episode_from_state(decode_episode_state(item))
+              for item in pq.read_table(_files(folder)).column("item").to_pylist()]
+    files_of = collections.defaultdict(set)
+    for path in _files(folder):
+        for item in pq.read_table(path).column("item").to_pylist():
+            files_of[decode_episode_state(item)["id_"]].add(path)
+    assert sum(len(files) > 1 for files in files_of.values()) >= 5
+    steps = sum(len(chunk) for chunk in chunks)
+    assert steps == 300
+    recorded = _observation_rows(chunk.get_observations(slice(0, len(chunk))) for chunk in chunks)
+
+    algo = (BCConfig().environment("CartPole-v1")
+            .offline_data(input_=folder, input_read_episodes=True, dataset_num_iters_per_learner=5,
+                          shuffle_buffer_size=shuffle)
+            .training(train_batch_size=30).debugging(seed=0, **QUIET).build_algo())
+    seen = []
+    module = algo.learner_group._learner.module[DEFAULT_MODULE_ID]
+    forward_train = module.forward_train
+    module.forward_train = lambda batch, **kw: seen.append(_array(batch["obs"])) or forward_train(batch, **kw)
+    try:
+        assert [algo.train()["num_env_steps_trained_lifetime"] for _ in range(2)] == [150, 300]
+    finally:
+        algo.stop()
+    trained = _observation_rows(seen)
+    if shuffle == 0:
+        assert trained == recorded  # 10 updates of 30 steps: the pass, every step once
+    else:  # the shuffle pool (larger than the data) tops up from the next pass before this one is out
+        assert len(trained) == 300 and set(trained) <= set(recorded)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config_cls", [CQLConfig, IQLConfig])
+def test_parallel_evaluation_on_a_remote_runner_uses_the_weights_before_the_step(tmp_path, ray_local, config_cls):
+    # RLlib's semantics: evaluation_parallel_to_training evaluates, during iteration i's update, the weights of
+    # iteration i - 1; sequential evaluation the weights iteration i ends with.
+    folder = str(tmp_path)
+    recorder = (SACConfig().environment("Pendulum-v1").rl_module(model_config={"fcnet_hiddens": [8]})
+                .offline_data(output=folder, output_write_episodes=False).debugging(seed=0, **QUIET).build_algo())
+    try:
+        recorder.env_runner.sample(num_timesteps=300)
+    finally:
+        recorder.stop()
+    for parallel in (True, False):
+        algo = (config_cls().environment("Pendulum-v1").rl_module(model_config={"fcnet_hiddens": [8]})
+                .offline_data(input_=folder, dataset_num_iters_per_learner=2).training(train_batch_size=64)
+                .evaluation(evaluation_interval=1, evaluation_duration=1, evaluation_num_env_runners=1,
+                            evaluation_parallel_to_training=parallel)
+                .debugging(seed=0, **QUIET).build_algo())
+        try:
+            weights = [algo.learner_group.get_weights()[DEFAULT_MODULE_ID]]
+            for iteration in range(1, 4):
+                result = algo.train()
+                weights.append(algo.learner_group.get_weights()[DEFAULT_MODULE_ID])
+                evaluated, = algo.eval_env_runner_group.foreach_env_runner(
+                    lambda runner: runner.module.get_state(), local_env_runner=False)
+                evaluated = evaluated.get(DEFAULT_MODULE_ID, evaluated)  # (the runner's inference-only module)
+                same = [i for i, w in enumerate(weights)
+                        if all(np.array_equal(_array(w[k]), _array(v)) for k, v in evaluated.items())]
+                assert same == [iteration - 1 if parallel else iteration], (parallel, iteration)
+                assert result["evaluation"]["env_runners"]["num_episodes"] == 1
+                assert result["training_iteration"] == iteration
+        finally:
+            algo.stop()
