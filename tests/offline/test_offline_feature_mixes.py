@@ -422,3 +422,87 @@ def test_parallel_evaluation_on_a_remote_runner_uses_the_weights_before_the_step
                 assert result["training_iteration"] == iteration
         finally:
             algo.stop()
+
+
+SIDE_ENVS_MODULE = '''
+import gymnasium as gym
+import numpy as np
+
+
+class SideEnv(gym.Env):
+    """Reward 1 for action 1 when obs[0] > 0 and action 0 otherwise; `max_steps` from env_config."""
+
+    def __init__(self, config=None):
+        self.max_steps = (config or {}).get("max_steps", 20)
+        self.observation_space = gym.spaces.Box(-1, 1, (2,), np.float32)
+        self.action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t, self.x = 0, self.np_random.uniform(-1, 1, 2).astype(np.float32)
+        return self.x, {}
+
+    def step(self, action):
+        reward = float((action == 1) == (self.x[0] > 0))
+        self.t, self.x = self.t + 1, self.np_random.uniform(-1, 1, 2).astype(np.float32)
+        return self.x, reward, False, self.t >= self.max_steps, {}
+'''
+
+
+def _expert_side_rows(folder) -> str:
+    """2,000 transition rows of SideEnv's optimal policy."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(0)
+    obs = rng.uniform(-1, 1, (2000, 2)).astype(np.float32)
+    os.makedirs(folder, exist_ok=True)
+    pq.write_table(pa.table({
+        "eps_id": [str(i // 20) for i in range(2000)], "obs": list(obs), "actions": (obs[:, 0] > 0).astype(np.int64),
+        "rewards": np.ones(2000), "new_obs": list(rng.uniform(-1, 1, (2000, 2)).astype(np.float32)),
+        "terminateds": np.zeros(2000, bool), "truncateds": np.arange(2000) % 20 == 19}), f"{folder}/rows.parquet")
+    return str(folder)
+
+
+def _cli_run_dir(tmp_path, name) -> tuple:
+    run_dir = tmp_path / name
+    return run_dir, ["--logger-config", json.dumps({"type": "json", "logdir": str(run_dir)})]
+
+
+def test_command_line_bc_then_evaluate_with_a_users_env_class(tmp_path, monkeypatch, capsys):
+    from relayrl.cli import main
+
+    (tmp_path / "side_envs_mixes.py").write_text(textwrap.dedent(SIDE_ENVS_MODULE))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    data = _expert_side_rows(tmp_path / "data")
+    run_dir, logdir = _cli_run_dir(tmp_path, "side")
+    assert main(["train", "BC", "--input", data, "--env", "side_envs_mixes:SideEnv", "--env-config",
+                 '{"max_steps": 10}', "--stop-iters", "2", "--dataset-num-iters-per-learner", "30", *logdir]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(run_dir), "--episodes", "3"]) == 2  # the checkpoint names a module not trusted
+    assert "--trust" in capsys.readouterr().err
+    assert main(["evaluate", str(run_dir), "--episodes", "3", "--trust", "side_envs_mixes"]) == 0
+    out = capsys.readouterr().out
+    assert "mean return over 3 episodes: 10.00" in out  # BC learned the rule: every step right, 10 steps each
+
+
+def test_command_line_bc_on_cartpole_rows_then_evaluate_and_bad_rows_in_one_line(tmp_path, capsys):
+    from relayrl.cli import main
+
+    folder = _record_cartpole(tmp_path / "rows", episodes=False, samples=1)
+    run_dir, logdir = _cli_run_dir(tmp_path, "cartpole")
+    assert main(["train", "BC", "--input", folder, "--env", "CartPole-v1", "--stop-iters", "1", *logdir]) == 0
+    assert main(["evaluate", str(run_dir), "--episodes", "1"]) == 0
+    assert "mean return over 1 episodes" in capsys.readouterr().out
+
+    # CartPole's rows read with another env's space: one line naming the file, row and column (a traceback before).
+    bad_dir, logdir = _cli_run_dir(tmp_path, "bad")
+    (tmp_path / "side_envs_bad.py").write_text(textwrap.dedent(SIDE_ENVS_MODULE))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        code = main(["train", "BC", "--input", folder, "--env", "side_envs_bad:SideEnv", "--stop-iters", "1",
+                     *logdir])
+    finally:
+        sys.path.remove(str(tmp_path))
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert "relayrl train BC: error: offline data: file" in err and "column 'obs'" in err
