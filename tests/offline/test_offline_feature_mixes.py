@@ -506,3 +506,53 @@ def test_command_line_bc_on_cartpole_rows_then_evaluate_and_bad_rows_in_one_line
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert "relayrl train BC: error: offline data: file" in err and "column 'obs'" in err
+
+
+REMOTE_LEARNERS_SCRIPT = '''
+import sys
+
+import numpy as np
+import ray
+
+from relayrl import Algorithm
+from relayrl.algorithms.bc import BCConfig
+
+mode, data, checkpoint, out = sys.argv[1:5]
+ray.init(address="local", num_cpus=2, include_dashboard=False)
+if mode == "first":
+    algo = (BCConfig().environment("CartPole-v1").learners(num_learners=2)
+            .offline_data(input_=data, input_reader="embedded", dataset_num_iters_per_learner=3)
+            .training(train_batch_size=64).debugging(seed=0, logger_config={"type": "none"}).build_algo())
+    for _ in range(2):
+        algo.train()
+    algo.save_to_path(checkpoint)
+else:
+    algo = Algorithm.from_checkpoint(checkpoint)
+for _ in range(2):
+    result = algo.train()
+weights = algo.learner_group.get_weights()["default_policy"]
+np.savez(out, trained=result["num_env_steps_trained_lifetime"], **{k: np.asarray(v) for k, v in weights.items()})
+algo.stop()
+ray.shutdown()
+'''
+
+
+@pytest.mark.slow
+def test_remote_learners_resume_their_pass_and_weights_in_a_new_process(tmp_path):
+    # Two remote Learners fed by the embedded reader in the driver: a checkpoint after 2 iterations, restored in a
+    # new process, trains 2 more to the weights of one 4-iteration run (the reader's position is in the checkpoint).
+    # (Through Ray Data the position is not stored: a restored run starts its pass over; docs/offline.md.)
+    pytest.importorskip("ray")
+    data = _record_cartpole(tmp_path / "rows", episodes=False, samples=1)
+    script, checkpoint = tmp_path / "remote_learners.py", tmp_path / "checkpoint"
+    script.write_text(REMOTE_LEARNERS_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))}
+    for mode in ("first", "resumed"):
+        done = subprocess.run([sys.executable, str(script), mode, data, str(checkpoint), str(tmp_path / f"{mode}.npz")],
+                              capture_output=True, text=True, timeout=300, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+    first, resumed = np.load(tmp_path / "first.npz"), np.load(tmp_path / "resumed.npz")
+    assert int(first["trained"]) == int(resumed["trained"]) == 4 * 3 * 64
+    assert sorted(first.files) == sorted(resumed.files)
+    for name in first.files:
+        np.testing.assert_array_equal(first[name], resumed[name])
