@@ -52,6 +52,8 @@ def _parts_by_module(table, path: str) -> dict:
 
 def _transition_parts(table) -> dict:
     pa, pc = require("pyarrow", "splitting"), require("pyarrow.compute", "splitting")
+    if table.column(_AGENT_ID).null_count == table.num_rows:  # single-agent rows (a split's output, say)
+        return {}
     parts = {}
     for module_id in table.column(_MODULE_ID).unique().to_pylist():
         if module_id is None:

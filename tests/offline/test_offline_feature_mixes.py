@@ -323,6 +323,8 @@ def test_multi_agent_recurrent_recording_splits_into_single_agent_datasets_bc_re
         split_table = pq.read_table(_files(folder))
         assert split_table.num_rows == (sum(1 for s in states if s["module_id"] == module_id) if episodes
                                         else steps[module_id])
+    with pytest.raises(ValueError, match="holds no multi-agent rows"):
+        split_by_module(folders["p0"], str(tmp_path / "again"))  # single-agent data: nothing to split
 
 
 def test_recurrent_bc_starts_sequences_from_its_own_initial_state_not_the_recorders(tmp_path):
