@@ -483,8 +483,8 @@ def test_command_line_bc_then_evaluate_with_a_users_env_class(tmp_path, monkeypa
     assert main(["evaluate", str(run_dir), "--episodes", "3"]) == 2  # the checkpoint names a module not trusted
     assert "--trust" in capsys.readouterr().err
     assert main(["evaluate", str(run_dir), "--episodes", "3", "--trust", "side_envs_mixes"]) == 0
-    out = capsys.readouterr().out
-    assert "mean return over 3 episodes: 10.00" in out  # BC learned the rule: every step right, 10 steps each
+    mean = float(capsys.readouterr().out.split("mean return over 3 episodes:")[1].split()[0])
+    assert mean >= 9  # BC learned the rule (chance: 5 of 10; an obs[0] near 0 may still go wrong)
 
 
 def test_command_line_bc_on_cartpole_rows_then_evaluate_and_bad_rows_in_one_line(tmp_path, capsys):
