@@ -10,6 +10,7 @@ timesteps read, as RLlib's does.
 """
 from typing import Any, Dict, Tuple
 
+from relayrl.algorithms.offline_recurrent_rows import check_recurrent_module_reads_episodes
 from relayrl.core.columns import DEFAULT_MODULE_ID
 from relayrl.metrics import LEARNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME, NUM_ENV_STEPS_TRAINED_LIFETIME
 
@@ -30,6 +31,11 @@ class OfflineAlgorithm:
         spaces = offline_spaces(config)
         self.learner_group = config._learner_group_for_algorithm(
             spaces=spaces, rl_module_spec=config.get_module_spec_for_learner(spaces))
+        try:
+            check_recurrent_module_reads_episodes(config, self.learner_group, type(self).__name__)
+        except ValueError:
+            self.learner_group.shutdown()  # remote Learners do not outlive a build that failed
+            raise
         self.eval_env_runner_group = self._make_eval_env_runner_group(config)
         self.offline_data = make_offline_data(config, spaces["__env_single__"], self.learner_group)
         self.offline_eval_runner = None

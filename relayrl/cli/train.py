@@ -188,6 +188,7 @@ def run_train(argv: list) -> int:
     args: TrainArgs = parse_train_args(argv)
     from relayrl.algorithms.resolved_defaults import resolve_defaults
     from relayrl.cli.display import Display  # rich is imported only when training
+    from relayrl.offline.reader import OfflineDataError
     from relayrl.env.vector_env import vectorize_mode_name
 
     table = args.config_class._option_table
@@ -233,6 +234,10 @@ def run_train(argv: list) -> int:
                 display.iteration(run)
     except KeyboardInterrupt:
         run.stopped_by = "interrupted"
+    except OfflineDataError as err:  # bad rows in --input (found when read): their file, row, column and the fix
+        if os.environ.get("RELAYRL_TRACEBACK"):
+            raise
+        raise UserError(str(err), prog=f"relayrl train {args.algorithm}") from None
     finally:
         run.finish()
         try:

@@ -16,6 +16,16 @@ def batch_size_of(module_batch: Dict[str, Any]) -> int:
     return 0
 
 
+def timesteps_of(module_batch: Dict[str, Any]) -> int:
+    """Timesteps of a module's batch that the loss counts: a recurrent batch's padding and the steps its loss mask
+    leaves out (e.g. MARWIL's added bootstrap steps) do not count."""
+    seq_lens = module_batch.get(Columns.SEQ_LENS)
+    if not isinstance(seq_lens, torch.Tensor):
+        return batch_size_of(module_batch)
+    mask = module_batch.get(Columns.LOSS_MASK)
+    return int(mask.sum()) if isinstance(mask, torch.Tensor) else int(seq_lens.sum())
+
+
 def _rows(module_batch: Dict[str, Any]) -> int:
     if Columns.SEQ_LENS in module_batch:
         return int(module_batch[Columns.SEQ_LENS].shape[0])
@@ -80,8 +90,11 @@ def iterate_minibatches(batch: Dict[str, Dict[str, Any]], *, num_epochs: int, mi
     Each epoch gathers every column once in shuffled order; minibatches are then contiguous views,
     so a minibatch costs no copies (the same rows as indexing with the permutation's slices).
     """
-    if num_epochs == 1 and not shuffle and all(  # one minibatch of every row (off-policy updates): the batch itself
-            not minibatch_size or minibatch_size >= batch_size_of(module_batch) for module_batch in batch.values()):
+    # One minibatch of every row (off-policy and offline updates): the batch itself. A recurrent batch counts its
+    # timesteps, not its padded slots, which may outnumber minibatch_size: flooring to whole sequences dropped
+    # sequences the batch was read for (BC on 64 timesteps of episodes trained ~55).
+    if num_epochs == 1 and not shuffle and all(
+            not minibatch_size or minibatch_size >= timesteps_of(module_batch) for module_batch in batch.values()):
         yield batch
         return
     for _ in range(num_epochs):

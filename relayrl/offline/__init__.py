@@ -11,4 +11,5 @@ Nothing here is imported by `import relayrl`; pyarrow loads when a reader or wri
   Ray Data path is relayrl/distributed/offline_ray_data.py.
 - episode_rows.py, compression.py: RLlib's episode rows (msgpack) and LZ4-compressed columns, read safely.
 - minari_bridge.py: reading and writing Minari datasets.
+- split_by_module.py: a multi-agent recording as one single-agent dataset per module.
 """

@@ -96,6 +96,11 @@ class RowHandler:
             if episode.agent_id is not None:
                 raise OfflineDataError(f"offline data: {rows.where(i)}, column 'item': the episode is agent "
                                        f"{episode.agent_id!r}'s part of a multi-agent episode: {MULTI_AGENT_FIX}")
+            if not self.config.prelearner_use_recorded_module_states:
+                # RLlib's default: the recording module's recurrent states are not the trained module's; each
+                # sequence starts from the trained module's initial state.
+                for column in (Columns.STATE_IN, Columns.STATE_OUT):
+                    episode.extra_model_outputs.pop(column, None)
             episodes.append(as_module_episode(episode, self.prelearner.module_id))
         return episodes
 

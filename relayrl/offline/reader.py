@@ -18,8 +18,9 @@ _READ_ROWS = 4096  # rows per record batch read from a file
 _AGENT_ID = "agent_id"
 
 MULTI_AGENT_FIX = ("reading multi-agent recordings is not supported yet (recording them is). Train one "
-                   "single-agent module per agent: split the rows by their `module_id` column (pyarrow or pandas) "
-                   "into one dataset each.")
+                   "single-agent module per module of the recording: `from relayrl.offline.split_by_module import "
+                   "split_by_module; folders = split_by_module(input_, output_folder)` writes one single-agent "
+                   "dataset per module (its rows without the agent), to read with input_=folders[module_id].")
 
 
 class OfflineDataError(ValueError):
