@@ -26,27 +26,39 @@ from relayrl.algorithms.options import (
 from relayrl.core.columns import Columns
 
 
+def _is_path(value: Any) -> bool:
+    """A non-empty str, or a pathlib.Path (any os.PathLike naming a str path)."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    return isinstance(value, str) and value != ""
+
+
 def _is_input(value: Any) -> bool:
-    if isinstance(value, str):
-        return value != ""
-    return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(v, str) and v for v in value)
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(_is_path(v) for v in value)
+    return _is_path(value)
 
 
 def _normalize_input(value: Any) -> Any:
-    return list(value) if isinstance(value, tuple) else value
+    """Paths as str (the config is stored as JSON); a tuple as a list."""
+    if isinstance(value, (list, tuple)):
+        return [os.fspath(v) for v in value]
+    return os.fspath(value)
 
 
-_INPUT = Check("'sampler' (sample from the env), a path, glob or URI of parquet (or old-stack JSON) files (str), "
-               "or a non-empty list of them", _is_input, Any, _normalize_input)
+_INPUT = Check("'sampler' (sample from the env), a path, glob or URI of parquet (or old-stack JSON) files (str or "
+               "pathlib.Path), or a non-empty list of them", _is_input, Any, _normalize_input)
 def _absolute_local_path(value: Any) -> Any:
     """A relative local folder made absolute here, in the driver: remote EnvRunners may run in another folder."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
     if isinstance(value, str) and "://" not in value:
         return os.path.abspath(os.path.expanduser(value))
     return value
 
 
-_OUTPUT = Check("None (record nothing), or a folder path or URI (str) the EnvRunners write their episodes to",
-                lambda v: v is None or (isinstance(v, str) and v != ""), Any, _absolute_local_path)
+_OUTPUT = Check("None (record nothing), or a folder path (str or pathlib.Path) or URI the EnvRunners write their "
+                "episodes to", lambda v: v is None or _is_path(v), Any, _absolute_local_path)
 _COLUMNS = Check("a list of column names (str)",
                  lambda v: isinstance(v, (list, tuple)) and all(isinstance(c, str) for c in v), list, list)
 _FILESYSTEM = Check("None (local paths and URIs pyarrow knows), 's3', 'gcs' or a pyarrow.fs.FileSystem",

@@ -2,6 +2,7 @@
 timesteps counted), evaluation in an env, checkpoints, the CLI (also IQL's; its other tests: test_iql.py), and the
 errors of configs that cannot work."""
 import json
+import pathlib
 
 import gymnasium as gym
 import numpy as np
@@ -60,6 +61,21 @@ def test_spaces_instead_of_an_env(cartpole_rows):
     algo = config.build_algo()
     try:
         assert algo.env_runner is None and algo.train()["num_env_steps_trained_lifetime"] == 16
+    finally:
+        algo.stop()
+
+
+def test_paths_may_be_pathlib_paths(cartpole_rows, tmp_path):
+    """input_ and output take pathlib.Path (users' scripts build paths so); the config keeps them as str."""
+    env = gym.make("CartPole-v1")
+    config = (BCConfig().environment(observation_space=env.observation_space, action_space=env.action_space)
+              .offline_data(input_=[pathlib.Path(cartpole_rows)], output=tmp_path / "out")
+              .training(train_batch_size=16).rl_module(model_config={"fcnet_hiddens": [8]})
+              .debugging(seed=0, logger_config={"type": "none"}))
+    assert config.input_ == [str(cartpole_rows)] and config.output == str(tmp_path / "out")
+    algo = config.build_algo()
+    try:
+        assert algo.train()["num_env_steps_trained_lifetime"] == 16
     finally:
         algo.stop()
 
