@@ -14,12 +14,26 @@ def check_recurrent_module_reads_episodes(config, learner_group, algorithm_name:
     stateful = learner_group.foreach_learner(lambda learner: bool(learner.module.is_stateful()))[0]
     if not stateful:
         return
+    problem = (f"{algorithm_name}'s module is recurrent (use_lstm=True or a stateful RLModule): it learns from "
+               "sequences of consecutive steps, but transition rows are single steps, so every sequence would be "
+               "one step from the initial state.")
+    if _holds_only_transitions(config):
+        raise ValueError(f"{problem} Minari datasets and RLlib's old-stack JSON are read as transition rows only: "
+                         "use a stateless module (model_config use_lstm=False).")
     raise ValueError(
-        f"{algorithm_name}'s module is recurrent (use_lstm=True or a stateful RLModule): it learns from sequences "
-        "of consecutive steps, but transition rows (input_read_episodes=False) are single steps, so every "
-        "sequence would be one step from the initial state. Record episode rows (config.offline_data("
-        "output_write_episodes=True), the default) and read them with config.offline_data("
-        "input_read_episodes=True), or use a stateless module (model_config use_lstm=False).")
+        f"{problem} Record episode rows (config.offline_data(output_write_episodes=True), the default) and read "
+        "them with config.offline_data(input_read_episodes=True), or use a stateless module (model_config "
+        "use_lstm=False).")
+
+
+def _holds_only_transitions(config) -> bool:
+    """Minari datasets and old-stack SampleBatch JSON, which have no episode-row form."""
+    from relayrl.offline.files import JSON_SUFFIXES
+    from relayrl.offline.minari_bridge import MINARI_PREFIX
+
+    inputs = [config.input_] if isinstance(config.input_, str) else list(config.input_)
+    named = any(i.startswith(MINARI_PREFIX) or i.endswith(JSON_SUFFIXES) for i in inputs)
+    return named or config.input_read_method == "read_json" or bool(config.input_read_sample_batches)
 
 
 __all__ = ["check_recurrent_module_reads_episodes"]

@@ -263,6 +263,10 @@ def test_recurrent_module_on_transition_rows_is_refused_naming_episode_rows(tmp_
               .offline_data(input_=folder).debugging(seed=0, **QUIET))
     with pytest.raises(ValueError, match=r"recurrent.*offline_data\(input_read_episodes=True\)"):
         config.build_algo()
+    # Minari datasets and old-stack JSON have no episode rows: the advice is the stateless module only.
+    json_config = config.copy(copy_frozen=False).offline_data(input_=str(tmp_path / "data.json"))
+    with pytest.raises(ValueError, match=r"old-stack JSON are read as transition rows only: use a stateless module"):
+        json_config.build_algo()
 
 
 def _record_multi_agent_lstm(folder, *, episodes: bool) -> dict:
