@@ -1,0 +1,260 @@
+""""They resume tomorrow": a user's script (its own classes defined in it) trains 2 iterations and saves in one
+process; a second process imports that script, restores (`Algorithm.from_checkpoint(path, trusted=[script])`) and
+trains 1 more. What should continue is compared across the two processes: the iteration count, the env steps, the
+weights before the next update, and each feature mix's own state."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+# Shared by every script: digests and counters printed as one JSON line, and the default save / resume steps.
+_PRELUDE = '''
+import hashlib
+import json
+import sys
+
+import gymnasium as gym
+import numpy as np
+
+from relayrl import Algorithm
+
+
+def weights_digest(algo):
+    digest = hashlib.sha256()
+    for module_id, weights in sorted(algo.get_weights().items()):
+        for name, array in sorted(weights.items()):
+            digest.update(f"{module_id}/{name}".encode())
+            digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
+def facts(algo):
+    return {"iteration": algo.iteration, "weights": weights_digest(algo),
+            "env_steps": algo._counters.get("num_env_steps_sampled_lifetime", 0), **mix_facts(algo)}
+
+
+def mix_facts(algo):  # a script adds its mix's own state
+    return {}
+
+
+def save(path):
+    algo = make_config().build_algo()
+    for _ in range(2):
+        algo.train()
+    algo.save_to_path(path)
+    out = facts(algo)
+    algo.train()  # the run without the interruption, for comparison
+    out["after"] = facts(algo)
+    algo.stop()
+    return out
+
+
+def restore(path):  # a script may restore another way (build_algo + restore_from_path)
+    return Algorithm.from_checkpoint(path, trusted=[sys.modules[__name__]])
+
+
+def resume(path):
+    algo = restore(path)
+    out = facts(algo)
+    result = algo.train()
+    out.update(next_iteration=result["training_iteration"],
+               next_env_steps=result["num_env_steps_sampled_lifetime"], after=facts(algo))
+    algo.stop()
+    return out
+'''
+
+_MAIN = '''
+
+if __name__ == "__main__":
+    print("FACTS", json.dumps(save(sys.argv[1])))
+'''
+
+_RESUME = "import json, sys, user_script; print('FACTS', json.dumps(user_script.resume(sys.argv[1])))"
+
+
+def _facts(run):
+    assert run.returncode == 0, run.stderr[-4000:]
+    return json.loads([line for line in run.stdout.splitlines() if line.startswith("FACTS ")][-1][6:])
+
+
+def save_and_resume(tmp_path, script: str, timeout=120):
+    """Writes `user_script.py` (the prelude, `script`, a `__main__` that saves), runs it, then resumes in a new
+    process that imports it; returns (facts when saved, facts when resumed, the resuming process's stderr)."""
+    (tmp_path / "user_script.py").write_text(_PRELUDE + textwrap.dedent(script) + _MAIN)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path)] + sys.path), "OMP_NUM_THREADS": "1"}
+    path = str(tmp_path / "checkpoint")
+    run = dict(cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout)
+    saved = _facts(subprocess.run([sys.executable, "user_script.py", path], **run))
+    second = subprocess.run([sys.executable, "-c", _RESUME, path], **run)
+    return saved, _facts(second), second.stderr
+
+
+def assert_continues(saved, resumed, steps_per_iteration=None, identical=True):
+    assert resumed["iteration"] == saved["iteration"] == 2
+    assert resumed["env_steps"] == saved["env_steps"] > 0
+    assert resumed["weights"] == saved["weights"]  # before the next update
+    assert resumed["next_iteration"] == 3 and resumed["next_env_steps"] > saved["env_steps"]
+    if steps_per_iteration is not None:
+        assert resumed["next_env_steps"] == saved["env_steps"] + steps_per_iteration
+    assert resumed["after"]["weights"] != saved["weights"]  # and it trained on
+    if identical:  # as the uninterrupted run did
+        assert resumed["after"] == saved["after"]
+
+
+# 1. Multi-agent PPO: the script's MultiAgentEnv and mapping function, two policies, one trained, one with an LSTM.
+_MULTI_AGENT = '''
+from relayrl import MultiAgentEnv, PPOConfig
+from relayrl.modules.rl_module_spec import MultiRLModuleSpec, RLModuleSpec
+
+
+class TwoWalkers(MultiAgentEnv):
+    """Two agents on a line; each is rewarded for stepping right, the episode ends after 6 steps."""
+
+    def __init__(self, config=None):
+        super().__init__()
+        self.agents = self.possible_agents = ["a0", "a1"]
+        self.observation_spaces = {a: gym.spaces.Box(-10, 10, (2,), np.float32) for a in self.agents}
+        self.action_spaces = {a: gym.spaces.Discrete(2) for a in self.agents}
+
+    def reset(self, *, seed=None, options=None):
+        self.t, self.pos = 0, {a: 0.0 for a in self.agents}
+        return {a: self._obs(a) for a in self.agents}, {}
+
+    def _obs(self, agent):
+        return np.array([self.pos[agent], self.t], np.float32)
+
+    def step(self, actions):
+        self.t += 1
+        for agent, action in actions.items():
+            self.pos[agent] += 1.0 if action == 1 else -1.0
+        rewards = {a: float(actions[a] == 1) for a in actions}
+        done = self.t >= 6
+        return ({a: self._obs(a) for a in actions}, rewards, {"__all__": done}, {"__all__": False}, {})
+
+
+def map_agent(agent_id, episode=None, **kwargs):
+    return "learner" if agent_id == "a0" else "fixed"
+
+
+def make_config():
+    return (PPOConfig().environment(TwoWalkers)
+            .env_runners(num_envs_per_env_runner=2, rollout_fragment_length=12)
+            .training(train_batch_size=24, minibatch_size=12, num_epochs=1)
+            .multi_agent(policies={"learner", "fixed"}, policy_mapping_fn=map_agent,
+                         policies_to_train=["learner"])
+            .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
+                "learner": RLModuleSpec(model_config={"use_lstm": True, "lstm_cell_size": 8, "max_seq_len": 4,
+                                                      "fcnet_hiddens": [8]}),
+                "fixed": RLModuleSpec(model_config={"fcnet_hiddens": [8]})}))
+            .debugging(seed=3, logger_config={"type": "none"}))
+
+
+def mix_facts(algo):
+    trained = algo.config.policies_to_train
+    return {"mapping": algo.config.policy_mapping_fn("a1") + "/" + algo.config.policy_mapping_fn("a0"),
+            "env": algo.config.env.__name__, "to_train": sorted(trained) if trained else None,
+            "fixed": hashlib.sha256(np.concatenate([np.ravel(w) for _, w in
+                                    sorted(algo.get_weights(["fixed"])["fixed"].items())]).tobytes()).hexdigest()}
+'''
+
+
+def test_multi_agent_ppo_with_a_script_env_mapping_fn_and_one_lstm_policy(tmp_path):
+    saved, resumed, _ = save_and_resume(tmp_path, _MULTI_AGENT)
+    assert_continues(saved, resumed)
+    assert resumed["mapping"] == "fixed/learner" and resumed["env"] == "TwoWalkers"
+    assert resumed["to_train"] == saved["to_train"] == ["learner"]
+    assert resumed["after"]["fixed"] == resumed["fixed"] == saved["fixed"]  # the untrained policy stays as it was
+
+
+# 2. A curriculum: the seed's `on_train_result` sets a task on the script's env class with `foreach_env`.
+_CURRICULUM = '''
+import collections
+
+from relayrl import PPOConfig, RLlibCallback
+
+
+class LevelEnv(gym.Env):
+    """A corridor whose length grows with the task level (the level is part of the observation)."""
+
+    def __init__(self, config=None):
+        self.task = (config or {}).get("start_level", 0)
+        self.observation_space = gym.spaces.Box(0, 20, (2,), np.float32)
+        self.action_space = gym.spaces.Discrete(2)
+        if HOLDS_AN_OBJECT:
+            self.recent = collections.deque(maxlen=3)  # an object a checkpoint cannot store: envs start fresh
+
+    def set_task(self, task):
+        self.task = task
+
+    def reset(self, *, seed=None, options=None):
+        self.pos = 0
+        return np.array([self.pos, self.task], np.float32), {}
+
+    def step(self, action):
+        self.pos += int(action)
+        done = self.pos >= 2 + self.task
+        return np.array([self.pos, self.task], np.float32), float(done), done, False, {}
+
+
+class Curriculum(RLlibCallback):
+    """The seed's callback: one level more per iteration (up to 3), set on every sub-env."""
+
+    def on_train_result(self, *, algorithm, result, **kwargs):
+        task = min(algorithm.iteration, 3)
+        algorithm.env_runner_group.foreach_env(lambda env: env.set_task(task))
+
+
+def make_config():
+    return (PPOConfig().environment(LevelEnv).env_runners(num_envs_per_env_runner=2)
+            .training(train_batch_size=32, minibatch_size=16, num_epochs=1)
+            .rl_module(model_config={"fcnet_hiddens": [8]}).callbacks(Curriculum)
+            .debugging(seed=1, logger_config={"type": "none"}))
+
+
+def mix_facts(algo):
+    return {"levels": algo.env_runner_group.foreach_env(lambda env: env.unwrapped.task)}
+'''
+
+
+# The documented way to keep the level where the envs start fresh: the callbacks hold it (get_state / set_state go
+# into the checkpoint) and re-apply it in on_checkpoint_loaded.
+_REAPPLIED = """
+
+class Curriculum(RLlibCallback):
+    def __init__(self):
+        self.level = 0
+
+    def on_train_result(self, *, algorithm, result, **kwargs):
+        self.level = min(self.level + 1, 3)
+        level = self.level
+        algorithm.env_runner_group.foreach_env(lambda env: env.set_task(level))
+
+    def get_state(self):
+        return {"level": self.level}
+
+    def set_state(self, state):
+        self.level = state["level"]
+
+    def on_checkpoint_loaded(self, *, algorithm, **kwargs):
+        level = self.level
+        algorithm.env_runner_group.foreach_env(lambda env: env.set_task(level))
+"""
+
+
+def test_a_curriculums_level_is_kept_with_the_envs_state(tmp_path):
+    saved, resumed, _ = save_and_resume(tmp_path, "HOLDS_AN_OBJECT = False\n" + _CURRICULUM)
+    assert saved["levels"] == resumed["levels"] == [[2, 2]]  # the level is part of the envs' captured state
+    assert_continues(saved, resumed)  # bit for bit, episodes included
+
+
+def test_a_curriculums_level_on_fresh_envs_is_reapplied_by_on_checkpoint_loaded(tmp_path):
+    saved, resumed, log = save_and_resume(tmp_path, "HOLDS_AN_OBJECT = True\n" + _CURRICULUM)
+    assert saved["levels"] == [[2, 2]] and resumed["levels"] == [[0, 0]]  # envs made anew: the level is lost,
+    assert "Resuming with fresh episodes" in log and "on_checkpoint_loaded" in log  # and the log says how to keep it
+    saved, resumed, _ = save_and_resume(tmp_path, "HOLDS_AN_OBJECT = True\n" + _CURRICULUM + _REAPPLIED)
+    assert saved["levels"] == resumed["levels"] == [[2, 2]]
+    assert_continues(saved, resumed, identical=False)
+    assert resumed["after"]["levels"] == saved["after"]["levels"] == [[3, 3]]
