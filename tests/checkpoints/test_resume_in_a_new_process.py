@@ -40,6 +40,27 @@ def mix_facts(algo):  # a script adds its mix's own state
     return {}
 
 
+def tree_digest(tree):
+    """A state (dicts, lists, numbers, arrays) as one hash: equal states, equal digests."""
+    digest = hashlib.sha256()
+
+    def visit(value):
+        if isinstance(value, dict):
+            for key in sorted(value, key=str):
+                digest.update(repr(key).encode())
+                visit(value[key])
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                visit(item)
+        elif isinstance(value, np.ndarray) or hasattr(value, "numpy"):
+            array = np.asarray(value)
+            digest.update(f"{array.dtype}{array.shape}".encode() + np.ascontiguousarray(array).tobytes())
+        else:
+            digest.update(repr(value).encode())
+    visit(tree)
+    return digest.hexdigest()
+
+
 def save(path):
     algo = make_config().build_algo()
     for _ in range(2):
@@ -258,3 +279,75 @@ def test_a_curriculums_level_on_fresh_envs_is_reapplied_by_on_checkpoint_loaded(
     assert saved["levels"] == resumed["levels"] == [[2, 2]]
     assert_continues(saved, resumed, identical=False)
     assert resumed["after"]["levels"] == saved["after"]["levels"] == [[3, 3]]
+
+
+# 3. DQN with prioritized replay on 2 remote EnvRunners (Ray), resumed on a laptop: num_env_runners=0, the user's
+# own config, restore_from_path.
+_DQN_TO_A_LAPTOP = '''
+from relayrl import DQNConfig
+
+
+class Drift(gym.Env):
+    """A 1-d walk: +1 for moving right, 10 steps an episode."""
+
+    def __init__(self, config=None):
+        self.observation_space = gym.spaces.Box(-10, 10, (1,), np.float32)
+        self.action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        self.x, self.t = 0.0, 0
+        return np.array([self.x], np.float32), {}
+
+    def step(self, action):
+        self.x += 1.0 if action == 1 else -1.0
+        self.t += 1
+        return np.array([self.x], np.float32), float(action), False, self.t >= 10, {}
+
+
+def make_config(num_env_runners=0):
+    return (DQNConfig().environment(Drift).env_runners(num_env_runners=num_env_runners, rollout_fragment_length=8)
+            .training(train_batch_size=16, num_steps_sampled_before_learning_starts=16,
+                      replay_buffer_config={"type": "PrioritizedEpisodeReplayBuffer", "capacity": 1000})
+            .rl_module(model_config={"fcnet_hiddens": [8], "head_fcnet_hiddens": [8]})
+            .reporting(min_sample_timesteps_per_iteration=32)
+            .debugging(seed=2, logger_config={"type": "none"}))
+
+
+_save = save
+
+
+def save(path):
+    import ray
+
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    make_config.__defaults__ = (2,)  # on the cluster
+    try:
+        return _save(path)
+    finally:
+        ray.shutdown()
+
+
+def restore(path):
+    algo = make_config(num_env_runners=0).build_algo()  # on the laptop: the user's own config, no Ray
+    algo.restore_from_path(path)
+    return algo
+
+
+def mix_facts(algo):
+    buffer = algo.local_replay_buffer
+    return {"buffer_type": type(buffer).__name__, "buffer": tree_digest(buffer.get_state()),
+            "buffer_steps": buffer.get_num_timesteps(), "remote_runners": algo.env_runner_group.num_remote_env_runners(),
+            "trained": algo._counters.get("num_env_steps_trained_lifetime", 0)}
+'''
+
+
+@pytest.mark.slow
+def test_dqn_prioritized_replay_saved_on_remote_runners_resumes_without_ray(tmp_path):
+    pytest.importorskip("ray")
+    saved, resumed, _ = save_and_resume(tmp_path, _DQN_TO_A_LAPTOP, timeout=300)
+    assert saved["remote_runners"] == 2 and resumed["remote_runners"] == 0
+    assert_continues(saved, resumed, identical=False)
+    assert resumed["buffer_type"] == "PrioritizedEpisodeReplayBuffer"
+    assert resumed["buffer"] == saved["buffer"] and resumed["buffer_steps"] == saved["buffer_steps"] > 0
+    assert resumed["trained"] == saved["trained"] > 0
+    assert resumed["after"]["buffer_steps"] == saved["buffer_steps"] + resumed["next_env_steps"] - saved["env_steps"]
