@@ -351,3 +351,72 @@ def test_dqn_prioritized_replay_saved_on_remote_runners_resumes_without_ray(tmp_
     assert resumed["buffer"] == saved["buffer"] and resumed["buffer_steps"] == saved["buffer_steps"] > 0
     assert resumed["trained"] == saved["trained"] > 0
     assert resumed["after"]["buffer_steps"] == saved["buffer_steps"] + resumed["next_env_steps"] - saved["env_steps"]
+
+
+# 4. SAC with the script's own env-to-module connector class (built by a lambda, as RLlib's examples do) after
+# observation_filter="MeanStdFilter".
+_SAC_CONNECTOR = '''
+from relayrl import SACConfig
+from relayrl.checkpoints import CheckpointError
+from relayrl.connectors import ConnectorV2
+
+
+class ClipAndCount(ConnectorV2):
+    """Clips each new observation into [-clip, clip] in the episode and counts them (its checkpointed state)."""
+
+    def __init__(self, input_observation_space=None, input_action_space=None, *, clip=2.0, **kwargs):
+        self.clip, self.seen = clip, 0
+        super().__init__(input_observation_space, input_action_space, **kwargs)
+
+    def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, **kwargs):
+        for episode in self.single_agent_episode_iterator(episodes):
+            obs = episode.get_observations(-1)
+            episode.set_observations(new_data=np.clip(obs, -self.clip, self.clip).astype(np.float32), at_indices=-1)
+            self.seen += 1
+        return batch
+
+    def get_state(self, components=None, *, not_components=None, **kwargs):
+        return {"seen": self.seen}
+
+    def set_state(self, state):
+        self.seen = state["seen"]
+
+
+def make_config():
+    return (SACConfig().environment("Pendulum-v1")
+            .env_runners(observation_filter="MeanStdFilter", num_envs_per_env_runner=2,
+                         env_to_module_connector=lambda env, spaces, device: ClipAndCount(clip=1.5))
+            .training(train_batch_size=16, num_steps_sampled_before_learning_starts=32)
+            .rl_module(model_config={"fcnet_hiddens": [8], "head_fcnet_hiddens": [8]})
+            .reporting(min_sample_timesteps_per_iteration=32)
+            .debugging(seed=4, logger_config={"type": "none"}))
+
+
+def restore(path):
+    global refusal
+    try:
+        Algorithm.from_checkpoint(path, trusted=[sys.modules[__name__]])
+    except CheckpointError as error:  # a lambda is not stored by name: it is given again
+        refusal = str(error)
+    return Algorithm.from_checkpoint(path, config_overrides={
+        "env_to_module_connector": lambda env, spaces, device: ClipAndCount(clip=1.5)})
+
+
+refusal = None
+
+
+def mix_facts(algo):
+    pieces = list(algo.env_runner._env_to_module)
+    return {"pieces": [type(p).__name__ for p in pieces][:2], "refusal": refusal,
+            "seen": next(p.seen for p in pieces if isinstance(p, ClipAndCount)),
+            "filter": tree_digest(next(p for p in pieces if type(p).__name__ == "MeanStdFilter").get_state())}
+'''
+
+
+def test_sac_with_a_script_connector_class_and_mean_std_filter(tmp_path):
+    saved, resumed, _ = save_and_resume(tmp_path, _SAC_CONNECTOR)
+    assert "env_to_module_connector" in resumed["refusal"] and "config_overrides" in resumed["refusal"]
+    assert resumed["pieces"] == saved["pieces"] == ["MeanStdFilter", "ClipAndCount"]
+    assert resumed["filter"] == saved["filter"] and resumed["seen"] == saved["seen"] > 0
+    resumed["after"]["refusal"] = None  # (a fact of the resuming process only)
+    assert_continues(saved, resumed)
