@@ -338,10 +338,10 @@ def restore(path):
 
 
 def mix_facts(algo):
-    buffer = algo.local_replay_buffer
+    buffer, runners = algo.local_replay_buffer, algo.env_runner_group
     return {"buffer_type": type(buffer).__name__, "buffer": tree_digest(buffer.get_state()),
-            "buffer_steps": buffer.get_num_timesteps(), "remote_runners": algo.env_runner_group.num_remote_env_runners(),
-            "trained": algo._counters.get("num_env_steps_trained_lifetime", 0)}
+            "buffer_steps": buffer.get_num_timesteps(), "remote_runners": runners.num_remote_env_runners(),
+            "trained": algo._counters["num_env_steps_trained_lifetime"]}
 '''
 
 
@@ -529,6 +529,8 @@ def make_config():
 def restore(path):
     if RESTORE_BY == "from_checkpoint":
         return Algorithm.from_checkpoint(path, trusted=[sys.modules[__name__]])
+    if RESTORE_BY == "ChainPG.from_checkpoint":  # the class it is called on counts as trusted
+        return ChainPG.from_checkpoint(path, trusted=[Chain])
     algo = make_config().build_algo()
     algo.restore_from_path(path)
     return algo
@@ -543,11 +545,49 @@ def mix_facts(algo):
 '''
 
 
-@pytest.mark.parametrize("restore_by", ["from_checkpoint", "restore_from_path"])
+@pytest.mark.parametrize("restore_by", ["from_checkpoint", "ChainPG.from_checkpoint", "restore_from_path"])
 def test_a_script_policy_class_and_algorithm_on_discrete_observations(tmp_path, restore_by):
     """The checkpoint names the script's algorithm `__main__:ChainPG`; the resuming process has it as
-    `user_script:ChainPG` (it was refused: "holds a __main__:ChainPG, which cannot be restored into a ChainPG")."""
+    `user_script:ChainPG` (it was refused: "holds a __main__:ChainPG, which cannot be restored into a ChainPG";
+    and `ChainPG.from_checkpoint` did not count ChainPG as trusted)."""
     saved, resumed, _ = save_and_resume(tmp_path, f"RESTORE_BY = {restore_by!r}\n" + _POLICY_API)
     assert resumed["algorithm"] == "ChainPG" and resumed["policy"] == "ChainPolicy"
     assert resumed["policy_state"] == saved["policy_state"] and resumed["global_timestep"] == saved["global_timestep"]
     assert_continues(saved, resumed)
+
+
+_ON_REMOTE_RUNNERS = """
+
+_make_config, _save, _restore = make_config, save, restore
+
+
+def make_config():
+    return _make_config().env_runners(num_env_runners=2)
+
+
+def with_ray(step):
+    def run(path):
+        import ray
+
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+        try:
+            return step(path)
+        finally:
+            ray.shutdown()
+    return run
+
+
+save = with_ray(_save)
+resume = with_ray(resume)
+"""
+
+
+@pytest.mark.slow
+def test_a_curriculums_level_on_remote_runners_is_reapplied_by_on_checkpoint_loaded(tmp_path):
+    """Remote runners' envs are not in the checkpoint: the callbacks' level goes back to them (22 s on 2 cores)."""
+    pytest.importorskip("ray")
+    script = "HOLDS_AN_OBJECT = False\n" + _CURRICULUM + _REAPPLIED + _ON_REMOTE_RUNNERS
+    saved, resumed, _ = save_and_resume(tmp_path, script, timeout=300)
+    assert saved["levels"] == resumed["levels"] == [[2, 2], [2, 2]]  # two runners, two sub-envs each
+    assert resumed["after"]["levels"] == [[3, 3], [3, 3]]
+    assert_continues(saved, resumed, identical=False)
