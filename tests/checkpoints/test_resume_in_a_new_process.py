@@ -346,7 +346,7 @@ def mix_facts(algo):
 
 
 @pytest.mark.slow
-def test_dqn_prioritized_replay_saved_on_remote_runners_resumes_without_ray(tmp_path):
+def test_dqn_prioritized_replay_saved_on_remote_runners_resumes_without_ray(tmp_path):  # (9-12 s: Ray's start)
     pytest.importorskip("ray")
     saved, resumed, _ = save_and_resume(tmp_path, _DQN_TO_A_LAPTOP, timeout=300)
     assert saved["remote_runners"] == 2 and resumed["remote_runners"] == 0
@@ -584,7 +584,7 @@ resume = with_ray(resume)
 
 @pytest.mark.slow
 def test_a_curriculums_level_on_remote_runners_is_reapplied_by_on_checkpoint_loaded(tmp_path):
-    """Remote runners' envs are not in the checkpoint: the callbacks' level goes back to them (22 s on 2 cores)."""
+    """Remote runners' envs are not in the checkpoint: the callbacks' level goes back to them (15 s on 2 idle cores, 22 s under load)."""
     pytest.importorskip("ray")
     script = "HOLDS_AN_OBJECT = False\n" + _CURRICULUM + _REAPPLIED + _ON_REMOTE_RUNNERS
     saved, resumed, _ = save_and_resume(tmp_path, script, timeout=300)
