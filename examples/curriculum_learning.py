@@ -32,6 +32,20 @@ class CurriculumCallbacks(RLlibCallback):
         if algorithm.eval_env_runner_group is not None:
             algorithm.eval_env_runner_group.foreach_env(lambda env: env.set_task(task))
 
+    # The task index goes into checkpoints (a callbacks object's get_state) and back to the envs after a restore:
+    # restored runners may make their envs anew (remote runners always do), at the first task.
+    def get_state(self):
+        return {"task_index": self.task_index}
+
+    def set_state(self, state):
+        self.task_index = state["task_index"]
+
+    def on_checkpoint_loaded(self, *, algorithm, **kwargs):
+        task = TASKS[self.task_index]
+        algorithm.env_runner_group.foreach_env(lambda env: env.set_task(task))
+        if algorithm.eval_env_runner_group is not None:
+            algorithm.eval_env_runner_group.foreach_env(lambda env: env.set_task(task))
+
     def on_env_runners_recreated(self, *, algorithm, env_runner_group, env_runner_indices, **kwargs):
         """A crashed remote runner came back with fresh envs: give them the current task too."""
         task = TASKS[self.task_index]

@@ -28,6 +28,23 @@ def test_task_switches_on_the_return_threshold_and_reaches_every_sub_env():
         algo.stop()
 
 
+def test_the_task_comes_back_after_a_restore(tmp_path):
+    """The callbacks' task index is in the checkpoint and on_checkpoint_loaded gives the task to the new envs (the
+    index went back to 0 and the next on_train_result set the first task again)."""
+    args = curriculum.add_rllib_example_script_args().parse_args([])
+    config = curriculum.build_config(args)
+    algo, fresh = config.build_algo(), config.build_algo()
+    try:
+        algo.callbacks.on_train_result(algorithm=algo, result={"env_runners": {"episode_return_mean": 1.0}})
+        path = algo.save_to_path(str(tmp_path / "checkpoint"))
+        fresh.restore_from_path(path)
+        assert fresh.callbacks.task_index == 1
+        assert fresh.env_runner_group.foreach_env(lambda env: env.get_task()) == [[6, 6, 6, 6]]
+    finally:
+        algo.stop()
+        fresh.stop()
+
+
 def test_the_callback_runs_inside_train():
     result = curriculum.main(["--stop-iters", "2"])
     assert result["training_iteration"] == 2 and result["curriculum_task"] in curriculum.TASKS

@@ -203,7 +203,10 @@ def algorithm_from_checkpoint(cls, path, *, config=None, config_overrides: Optio
     path = os.fspath(path)
     manifest = read_manifest(path)
     # The classes the caller passes are trusted: the one it loads with and its config's algorithm class.
-    trust = Trust(trusted, also=[cls, getattr(config, "algo_class", None)])
+    # `MyAlgo.from_checkpoint(path)` names the user's MyAlgo (not relayrl's own classes: a script's `class PPO(PPO)`
+    # saved as `__main__:PPO` is not relayrl's PPO).
+    own_class = issubclass(cls, Algorithm) and cls.__module__.partition(".")[0] != "relayrl"
+    trust = Trust(trusted, also=[cls, getattr(config, "algo_class", None)], called_on=cls if own_class else None)
     algo_cls = checkpoint_class(manifest, cls if issubclass(cls, Algorithm) else Algorithm, path, trust)
     state = read_state(path, manifest)
     overrides = dict(config_overrides or {})

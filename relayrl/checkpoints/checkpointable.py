@@ -149,11 +149,18 @@ def checked_restore(obj, state: Dict[str, Any], where: Where) -> None:
 def check_class(manifest: Dict[str, Any], obj, root) -> None:
     """The checkpoint was written by `obj`'s class or one of its bases (compared by name: nothing is imported)."""
     stored = manifest.get("class")
-    lineage = [class_path(c) for c in type(obj).__mro__]
-    if stored not in lineage:
+    if not any(names_class(stored, c) for c in type(obj).__mro__):
         raise CheckpointError(f"{pathlib.Path(root) / MANIFEST}: the checkpoint holds a {stored}, which cannot be "
                               f"restored into a {type(obj).__name__} ({class_path(obj)}); build a "
                               f"{str(stored).rpartition(':')[2] or '?'} to restore it.")
+
+
+def names_class(stored, klass: type) -> bool:
+    """`stored` is `klass`'s "module:qualname", or `__main__:qualname` for a class of the script that saved the
+    checkpoint, which the restoring process imported from that script (`from train import MyAlgo`): matched by its
+    name, as `trusted=` matches the script's classes."""
+    module, _, qualname = str(stored).partition(":")
+    return stored == class_path(klass) or (module == "__main__" and qualname == klass.__qualname__)
 
 
 def checkpoint_class(manifest: Dict[str, Any], expected: type, path, trust: Trust) -> type:

@@ -60,10 +60,13 @@ class Trust:
     """The caller's allow-list plus relayrl's list; `resolve(name, what=...)` gives the object or raises.
 
     `also`: further objects the caller passed (the class it loads with, its config's algorithm class).
+    `called_on`: the Algorithm subclass `from_checkpoint` was called on: it also stands for the saving script's
+    `__main__:Name` of that name (the restoring script imported it from the saving one).
     `for_kinds(kinds)`: the same trust where only relayrl classes of those kinds may be named.
     """
 
-    def __init__(self, trusted: Optional[Iterable[Union[str, Any]]] = None, *, also: Iterable[Any] = ()):
+    def __init__(self, trusted: Optional[Iterable[Union[str, Any]]] = None, *, also: Iterable[Any] = (),
+                 called_on: Optional[type] = None):
         if isinstance(trusted, Trust):
             self._objects, self._modules = dict(trusted._objects), list(trusted._modules)
             self._given = dict(trusted._given)
@@ -91,6 +94,10 @@ class Trust:
         for item in also:
             if item is not None:
                 self._add(item)
+        if called_on is not None:  # `MyAlgo.from_checkpoint(path)` names MyAlgo, as trusted=[MyAlgo] does
+            self._add(called_on)
+            if all(called_on is not other for other in self._given.get(called_on.__qualname__, ())):
+                self._given.setdefault(called_on.__qualname__, []).append(called_on)
         self._kinds: Optional[FrozenSet[str]] = None  # None: relayrl classes of any kind
 
     def _add(self, obj: Any) -> None:

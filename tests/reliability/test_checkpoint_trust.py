@@ -261,3 +261,5 @@ def test_a_class_a_script_saved_resolves_when_passed_from_that_script_imported()
         Trust(also=[CountingCallbacks]).resolve("__main__:CountingCallbacks", what="x")  # only what the caller named
     with pytest.raises(CheckpointError, match="`__main__` is the script"):
         Trust(trusted=[CountingCallbacks]).resolve("__main__:OtherClass", what="x")
+    # `MyAlgo.from_checkpoint(path)`: the class it is called on is named by the caller too.
+    assert Trust(called_on=CountingCallbacks).resolve("__main__:CountingCallbacks", what="x") is CountingCallbacks

@@ -41,6 +41,29 @@ class IMPALALearner(Learner):
         self.when_config_changes("entropy_coeff", self._set_entropy_coeff)
         self.weights_seq_no = 0  # updates so far: the version of the weights the EnvRunners get
 
+    # The update count is checkpointed: restored runners carry the algorithm's restored count in their samples,
+    # and a Learner counting from 0 again reported a negative policy lag (diff_num_grad_updates_vs_sampler_policy).
+    def get_state(self, components=None, *, not_components=None, **kwargs) -> Dict[str, Any]:
+        from relayrl.checkpoints.checkpointable import selected
+
+        state = super().get_state(components, not_components=not_components, **kwargs)
+        if selected(WEIGHTS_SEQ_NO, components, not_components):
+            state[WEIGHTS_SEQ_NO] = self.weights_seq_no
+        return state
+
+    def check_state(self, state: Dict[str, Any], where) -> None:
+        from relayrl.checkpoints.state_checks import check_int
+
+        if isinstance(state, dict) and WEIGHTS_SEQ_NO in state:
+            check_int(state[WEIGHTS_SEQ_NO], where / WEIGHTS_SEQ_NO, low=0)
+            state = {k: v for k, v in state.items() if k != WEIGHTS_SEQ_NO}
+        super().check_state(state, where)
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        super().set_state(state)
+        if WEIGHTS_SEQ_NO in state:  # (checkpoints written before it was stored leave it as it is)
+            self.weights_seq_no = int(state[WEIGHTS_SEQ_NO])
+
     def _set_entropy_coeff(self, entropy_coeff, timestep: int) -> None:
         self.entropy_coeff_scheduler = Scheduler(entropy_coeff)
         self._entropy_coeff = self.entropy_coeff_scheduler.get(timestep)
