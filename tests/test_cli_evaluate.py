@@ -82,3 +82,23 @@ def test_evaluate_acts_with_the_checkpoints_learner_weights_not_a_stale_runners(
     finally:
         algo.stop()
     assert evaluate_checkpoint(path, episodes=2, trusted=[_RewardsAction1]) == [10.0, 10.0]
+
+
+def test_evaluate_does_not_print_trainings_fresh_episodes_note(tmp_path, capsys, caplog):
+    """A checkpoint whose envs' state was not captured (ASYNC sub-envs) notes on restore that training resumes with
+    fresh episodes; relayrl evaluate steps an env of its own, so it leaves that note out."""
+    from relayrl import Algorithm
+
+    algo = (PPOConfig().environment("CartPole-v1")
+            .env_runners(num_envs_per_env_runner=2, gym_env_vectorize_mode="ASYNC")
+            .training(train_batch_size=128, minibatch_size=64, num_epochs=1)
+            .debugging(seed=0, logger_config={"type": "none"}).build_algo())
+    algo.train()
+    path = algo.save(str(tmp_path / "ckpt")).checkpoint.path
+    algo.stop()
+    caplog.set_level("WARNING", logger="relayrl")
+    assert main(["evaluate", path, "--episodes", "1"]) == 0
+    assert "mean return over 1 episodes" in capsys.readouterr().out
+    assert "Resuming with fresh episodes" not in caplog.text
+    Algorithm.from_checkpoint(path).stop()  # a training restore still says it
+    assert "Resuming with fresh episodes" in caplog.text

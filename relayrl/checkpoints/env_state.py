@@ -175,13 +175,16 @@ def env_config_changed(sampling_state: Dict[str, Any], env_config) -> bool:
     return "env_config" in sampling_state and sampling_state["env_config"] != env_config_key(env_config)
 
 
+FRESH_EPISODES_NOTE = ("Resuming with fresh episodes: when the checkpoint was saved, the env's state could not be "
+                       "captured (%s). Weights, optimizer, counters, connector states and replay buffers are restored; "
+                       "what was set on the envs after they were made (a curriculum's set_task) is not: re-apply it "
+                       "in your callbacks' on_checkpoint_loaded (docs/checkpoints.md, 'A curriculum after a "
+                       "restore').")
+
+
 def log_fresh_episodes(why: str) -> None:
     """Said once per restore, by the runner that starts fresh episodes."""
-    logger.warning("Resuming with fresh episodes: when the checkpoint was saved, the env's state could not be "
-                   "captured (%s). Weights, optimizer, counters, connector states and replay buffers are restored; "
-                   "what was set on the envs after they were made (a curriculum's set_task) is not: re-apply it in "
-                   "your callbacks' on_checkpoint_loaded (docs/checkpoints.md, 'A curriculum after a restore').",
-                   why)
+    logger.warning(FRESH_EPISODES_NOTE, why)
 
 
 def fresh_episodes_seed(config_seed: Optional[int], worker_index: int, env_steps: int) -> Optional[int]:

@@ -8,6 +8,8 @@ from the stored config (greedy unless --explore), prints each episode's return a
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import os
 import tempfile
 from typing import List, Optional, Sequence
@@ -79,6 +81,25 @@ def find_checkpoint(path: str, prog: str = PROG) -> str:
     return os.path.join(path, found[-1])
 
 
+class _FreshEpisodesNoteFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        from relayrl.checkpoints.env_state import FRESH_EPISODES_NOTE
+
+        return record.msg is not FRESH_EPISODES_NOTE
+
+
+@contextlib.contextmanager
+def _without_the_fresh_episodes_note():
+    """The restored runner's note that training resumes with fresh episodes (and how to keep a curriculum's level)
+    concerns training; `relayrl evaluate` steps an env of its own, so the note would only confuse."""
+    relayrl_logger, note_filter = logging.getLogger("relayrl"), _FreshEpisodesNoteFilter()
+    relayrl_logger.addFilter(note_filter)
+    try:
+        yield
+    finally:
+        relayrl_logger.removeFilter(note_filter)
+
+
 def evaluate_checkpoint(checkpoint: str, *, episodes: int = 5, video_dir: Optional[str] = None, render: bool = False,
                         explore: bool = False, seed: int = 0, trusted=()) -> List[float]:
     """The returns of `episodes` episodes of the checkpoint's policy (and their videos in `video_dir`)."""
@@ -88,7 +109,8 @@ def evaluate_checkpoint(checkpoint: str, *, episodes: int = 5, video_dir: Option
 
     writer = _VideoWriter(video_dir) if video_dir else None  # first: an unwritable folder fails before any work
     # The policy runs in this process: no remote EnvRunners or Learners (a run trained with them started Ray here).
-    algo = Algorithm.from_checkpoint(checkpoint, trusted=list(trusted) or None, config_overrides=IN_PROCESS)
+    with _without_the_fresh_episodes_note():  # the episodes below run on their own env, not the runner's
+        algo = Algorithm.from_checkpoint(checkpoint, trusted=list(trusted) or None, config_overrides=IN_PROCESS)
     try:
         if algo.learner_group is not None:  # act with the Learner's weights: the trained ones (a remote IMPALA
             algo.sync_weights()             # run's checkpoint before 2026-12-05 held an untrained local runner)
