@@ -7,9 +7,9 @@ hidden), grouped by builder method. Values are parsed and checked by `Option.par
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import typing
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Optional
 
