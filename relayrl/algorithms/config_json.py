@@ -12,11 +12,12 @@ import os
 from typing import Any, Dict, Optional
 
 from relayrl.checkpoints import by_name
-from relayrl.checkpoints.checkpointable import check_class, checked_restore, checkpoint_class
+from relayrl.checkpoints.checkpointable import check_class, checked_restore, checkpoint_class, manifest_class_where
 from relayrl.checkpoints.errors import CheckpointError
 from relayrl.checkpoints.format import class_path, read_manifest, read_state
 from relayrl.checkpoints.state_checks import Where
 from relayrl.checkpoints.trust import Trust
+from relayrl.checkpoints.untrusted_names import NameCheck
 
 # The kinds of relayrl class (checkpoints/nameable.py) a stored option may name; the other options name none (a
 # class or function there resolves only when the caller trusts it).
@@ -63,19 +64,9 @@ def config_from_json(data: Any, overrides: Optional[Dict[str, Any]] = None, *, t
         raise CheckpointError(f"{where}: `class` {data['class']!r} is not an AlgorithmConfig.")
     overrides = dict(overrides or {})
     table = config_cls._option_table
-    owner = config_cls.__name__
-    override_names = {table.resolve(k, owner=owner).name for k in overrides}
-    stored = {}
-    for key, value in data["options"].items():
-        try:
-            option = table.resolve(key, owner=owner)
-        except ValueError as error:  # an unknown key: the checkpoint is not this config class's
-            raise CheckpointError(f"{where}: {error}") from None
-        if option.name not in override_names and option.name not in _RESTORE_TIME_OPTIONS:
-            stored[key] = value  # (an overridden option's stored value is never looked up)
+    stored = _stored_options(data["options"], table, config_cls.__name__, overrides, where)
     options = {}
-    for key, value in stored.items():
-        option = table.resolve(key, owner=owner)
+    for key, (option, value) in stored.items():
         options[key] = _rebuild_option(table, option, value, trust, where / "options" / key)
         _require_storable(key, options[key])
         options[key] = _resolve_names(table, option, options[key], trust, where / "options" / key)
@@ -91,6 +82,105 @@ def config_from_json(data: Any, overrides: Optional[Dict[str, Any]] = None, *, t
     if data.get("algo_class") is not None:
         config.algo_class = by_name.rebuild(data["algo_class"], trust.for_kinds(("algorithm",)), where / "algo_class")
     return config
+
+
+def _stored_options(stored: Dict[str, Any], table, owner: str, overrides: Dict[str, Any], where: Where, *,
+                    strict: bool = True) -> Dict:
+    """{key: (option, stored value)} of the options a load looks up: not those given again in `overrides` (an
+    overridden option's stored value is never looked up), nor those that say how one restore goes. `strict=False`:
+    a key `table` does not know gives (None, value) instead of an error."""
+    override_names = {getattr(_option_or_none(table, k, owner, strict), "name", None) for k in overrides}
+    options = {}
+    for key, value in stored.items():
+        try:
+            option = _option_or_none(table, key, owner, strict)
+        except ValueError as error:  # an unknown key: the checkpoint is not this config class's
+            raise CheckpointError(f"{where}: {error}") from None
+        if option is None or (option.name not in override_names and option.name not in _RESTORE_TIME_OPTIONS):
+            options[key] = (option, value)
+    return options
+
+
+def _option_or_none(table, key: str, owner: str, strict: bool):
+    try:
+        return table.resolve(key, owner=owner)
+    except ValueError:
+        if strict:
+            raise
+        return None
+
+
+def refused_names_in_config(data: Any, overrides: Optional[Dict[str, Any]], *, trust: Trust, where: Where,
+                            check: NameCheck) -> None:
+    """Add to `check` every name in the stored config `data` that `config_from_json` would refuse, each where
+    it would report it. Names only: nothing they name is imported (the config class, which the trust allows,
+    is looked up for its option table; a refused one leaves the base AlgorithmConfig's). A malformed config adds
+    nothing: `config_from_json` reports it."""
+    from relayrl.algorithms.algorithm_config import AlgorithmConfig
+
+    if not isinstance(data, dict) or not isinstance(data.get("options"), dict):
+        return
+    class_trust = trust.for_kinds(("algorithm config",))
+    check.name(data.get("class", ""), class_trust, str(where / "class"))
+    config_cls = AlgorithmConfig
+    if not class_trust.refuses(data.get("class", "")):
+        try:
+            config_cls = class_trust.resolve(data.get("class", ""), what=str(where / "class"))
+        except CheckpointError:
+            return  # (refused for another reason: the load says why)
+        if not (isinstance(config_cls, type) and issubclass(config_cls, AlgorithmConfig)):
+            return
+    table = config_cls._option_table
+    try:
+        stored = _stored_options(data["options"], table, config_cls.__name__, dict(overrides or {}), where,
+                                 strict=config_cls is not AlgorithmConfig)
+    except (CheckpointError, ValueError):
+        return
+    for key, (option, value) in stored.items():
+        if option is None:  # a subclass's option, its class refused: its `__import__` names all the same
+            check.described(value, trust.for_kinds(()), where / "options" / key)
+        else:
+            _option_names(table, option, value, trust, where / "options" / key, check)
+    if data.get("algo_class") is not None:
+        check.described(data["algo_class"], trust.for_kinds(("algorithm",)), where / "algo_class")
+
+
+def _option_names(table, option, value: Any, trust: Trust, where: Where, check: NameCheck) -> None:
+    """The refused names in one stored option: its `__import__` ones and the string paths it declares."""
+    if option.name == "evaluation_config" and isinstance(value, dict):  # option overrides: each with its kinds
+        for key, item in value.items():
+            try:
+                inner = table.resolve(key, owner="evaluation_config")
+            except ValueError:
+                continue  # (the load reports it)
+            _option_names(table, inner, item, trust, where / key, check)
+        return
+    trust = trust.for_kinds(OPTION_KINDS.get(option.name, ()))
+    check.described(value, trust, where)
+    if option.resolve_names is not None:
+        try:
+            option.resolve_names(value, _NamesFound(trust, where, check))
+        except Exception:  # noqa: BLE001 -- (_Named, or a malformed value that the load reports with its error)
+            pass
+
+
+class _Named(Exception):
+    """Ends an option's `resolve_names` at the name it would look up: the check only notes it."""
+
+
+class _NamesFound:
+    """`_NamesThrough` for the check: notes the name (or env module) that would be looked up, looks up nothing."""
+
+    def __init__(self, trust: Trust, where: Where, check: NameCheck):
+        self.trust, self.where, self.check = trust, where, check
+
+    def __call__(self, path: str, what: str) -> Any:
+        self.check.name(path, self.trust, f"{self.where} ({what})")
+        raise _Named
+
+    def import_env_module(self, module_name: str):
+        self.check.env_module(module_name, self.trust, str(self.where))
+        raise _Named
 
 
 def _option_of(table, key: str, where: Where):
@@ -207,11 +297,19 @@ def algorithm_from_checkpoint(cls, path, *, config=None, config_overrides: Optio
     # saved as `__main__:PPO` is not relayrl's PPO).
     own_class = issubclass(cls, Algorithm) and cls.__module__.partition(".")[0] != "relayrl"
     trust = Trust(trusted, also=[cls, getattr(config, "algo_class", None)], called_on=cls if own_class else None)
-    algo_cls = checkpoint_class(manifest, cls if issubclass(cls, Algorithm) else Algorithm, path, trust)
     state = read_state(path, manifest)
     overrides = dict(config_overrides or {})
     if env is not None:
         overrides["env"] = env
+    # Every name this trust refuses, in one error, before any is looked up (a new process would otherwise meet
+    # them one at a time: the env class, then the mapping function, ...).
+    check = NameCheck()
+    check.name(manifest.get("class", ""), trust, manifest_class_where(path))
+    if config is None:
+        refused_names_in_config(state.get("config"), overrides, trust=trust,
+                                where=Where.checkpoint(path) / "config", check=check)
+    check.raise_if_any(path)
+    algo_cls = checkpoint_class(manifest, cls if issubclass(cls, Algorithm) else Algorithm, path, trust)
     if config is None:
         if "config" not in state:
             raise CheckpointError(f"{path} holds no config: pass Algorithm.from_checkpoint(path, config=...).")

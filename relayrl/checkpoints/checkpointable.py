@@ -10,6 +10,7 @@ from relayrl.checkpoints.format import MANIFEST, class_path, read_manifest, read
 from relayrl.checkpoints.save_result import as_path
 from relayrl.checkpoints.state_checks import Where, unexpected_error
 from relayrl.checkpoints.trust import Trust
+from relayrl.checkpoints.untrusted_names import NameCheck
 
 CTOR_KEY = "__ctor__"  # metadata entry: the constructor arguments from get_ctor_args_and_kwargs()
 CTOR_KINDS = ("model config",)  # the relayrl classes constructor arguments may name (an RLModule's model_config)
@@ -103,10 +104,14 @@ class Checkpointable:
         path = as_path(path)
         manifest = read_manifest(path)
         trust = Trust(trusted, also=[cls])
-        klass = checkpoint_class(manifest, cls, path, trust)
         stored_ctor = manifest.get("metadata", {}).get(CTOR_KEY, {"args": [], "kwargs": {}})
-        ctor = by_name.rebuild(stored_ctor, trust.for_kinds(CTOR_KINDS),
-                               Where(str(pathlib.Path(path) / MANIFEST), "metadata.__ctor__"))
+        ctor_where = Where(str(pathlib.Path(path) / MANIFEST), "metadata.__ctor__")
+        check = NameCheck()  # every name the trust refuses, in one error, before any is looked up
+        check.name(manifest.get("class", ""), trust, manifest_class_where(path))
+        check.described(stored_ctor, trust.for_kinds(CTOR_KINDS), ctor_where)
+        check.raise_if_any(path)
+        klass = checkpoint_class(manifest, cls, path, trust)
+        ctor = by_name.rebuild(stored_ctor, trust.for_kinds(CTOR_KINDS), ctor_where)
         if not isinstance(ctor, dict) or not isinstance(ctor.get("args"), list) or not isinstance(
                 ctor.get("kwargs"), dict):
             raise CheckpointError(f"{pathlib.Path(path) / MANIFEST}: malformed constructor arguments.")
@@ -163,10 +168,15 @@ def names_class(stored, klass: type) -> bool:
     return stored == class_path(klass) or (module == "__main__" and qualname == klass.__qualname__)
 
 
+def manifest_class_where(path) -> str:
+    """Where a checkpoint names its class, for errors."""
+    return f"{pathlib.Path(path) / MANIFEST} (`class`)"
+
+
 def checkpoint_class(manifest: Dict[str, Any], expected: type, path, trust: Trust) -> type:
     """The class the checkpoint was written by, checked to be `expected` or a subclass."""
     # Looked up through the trust (relayrl's list, `expected` itself, what the caller trusts); then checked.
-    klass = trust.resolve(manifest.get("class", ""), what=f"{pathlib.Path(path) / MANIFEST} (`class`)")
+    klass = trust.resolve(manifest.get("class", ""), what=manifest_class_where(path))
     if not (isinstance(klass, type) and issubclass(klass, expected)):
         raise CheckpointError(f"{pathlib.Path(path) / MANIFEST}: the checkpoint holds a {manifest.get('class')}, "
                               f"not a {expected.__name__}; load it with that class's from_checkpoint().")

@@ -18,7 +18,7 @@ import importlib
 import inspect
 import re
 import sys
-from typing import Any, Dict, FrozenSet, Iterable, Optional, Union
+from typing import Any, Dict, FrozenSet, Iterable, Iterator, Optional, Union
 
 from relayrl.checkpoints.errors import CheckpointError
 from relayrl.checkpoints.nameable import ENV_MODULES, is_declared
@@ -28,6 +28,10 @@ _DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 # "callbacks", ...): where a config holds a callbacks class, a checkpoint may name only a class of that kind.
 KIND_ATTRIBUTE = "_checkpoint_kind"
 _CLI = "relayrl.__main__"  # the command line: importing it would run it
+# The rules a name may resolve by (Trust._rules), in the order they are tried.
+_OBJECT, _GIVEN, _SCRIPT_MODULE, _ENV_CREATOR, _TRUSTED_MODULE, _DECLARED = (
+    "an object passed", "a script's class passed", "a trusted script", "a registered env creator",
+    "a trusted module", "relayrl's list")
 
 
 def checkpoint_kind(obj: Any) -> Optional[str]:
@@ -113,19 +117,21 @@ class Trust:
     def trusts_module(self, module_name: str) -> bool:
         return any(module_name == m or module_name.startswith(m + ".") for m in self._modules)
 
+    def allows_env_module(self, module_name: str) -> bool:
+        """Whether a checkpoint's gymnasium "module:EnvId" env string may import `module_name` (decided on the name
+        alone): one this process imported already (importing it again runs nothing), one on relayrl's list
+        (nameable.ENV_MODULES) or one the caller trusts (`trusted=["my_envs"]`)."""
+        return module_name in sys.modules or bool(_DOTTED.match(module_name)) and (
+            module_name in ENV_MODULES or self.trusts_module(module_name))
+
     def import_env_module(self, module_name: str, *, what: str):
-        """The module a checkpoint's gymnasium "module:EnvId" env string names (importing it registers EnvId): one
-        this process imported already (importing it again runs nothing), one on relayrl's list
-        (nameable.ENV_MODULES) or one the caller trusts (`trusted=["my_envs"]`); anything else is refused."""
+        """The module a checkpoint's gymnasium "module:EnvId" env string names (importing it registers EnvId), if
+        `allows_env_module`; anything else is refused."""
         if module_name in sys.modules:
             return sys.modules[module_name]
-        if _DOTTED.match(module_name) and (module_name in ENV_MODULES or self.trusts_module(module_name)):
+        if self.allows_env_module(module_name):
             return importlib.import_module(module_name)
-        raise CheckpointError(
-            f"{what} names the env module `{module_name}`, which this process has not imported and which is not on "
-            "relayrl's list of env modules a checkpoint may import (relayrl/checkpoints/nameable.py's ENV_MODULES), "
-            "so nothing is imported. If you trust it, import it before loading or pass "
-            f"from_checkpoint(path, trusted=['{module_name}']).")
+        raise CheckpointError(env_module_refusal(module_name, what))
 
     def resolve(self, name: str, *, what: str) -> Any:
         """The object `name` ("module:qualname") stands for; `what` says where the checkpoint names it."""
@@ -137,39 +143,81 @@ class Trust:
             raise CheckpointError(f"{what}: looking up `{name}` failed ({type(error).__name__}: {error}); "
                                   "nothing from the checkpoint was loaded.") from None
 
-    def _resolve(self, name: str, what: str) -> Any:
-        module_name, qualname = split_name(name)
-        if module_name == _CLI or module_name.startswith(_CLI + "."):
-            raise CheckpointError(f"{what} names `{name}`, in relayrl's command line (relayrl.__main__), which a "
-                                  "checkpoint never names: the checkpoint was changed by hand or is corrupt.")
+    def refuses(self, name: Any) -> bool:
+        """Whether `resolve(name)` refuses `name` as neither relayrl's nor the caller's (the message of
+        `refusal`), decided on the name alone: nothing is imported. False for a name refused for another reason
+        (not a "module:qualname" name, one in relayrl.__main__, a relayrl class of the wrong kind: each keeps its
+        own error) and for a script's `__main__:Name` while the caller trusts modules (only importing them tells
+        whether one defines it)."""
+        try:
+            module_name, qualname = split_name(name)
+        except CheckpointError:
+            return False
+        return not _is_cli(module_name) and next(self._rules(name, module_name, qualname), None) is None
+
+    def _rules(self, name: str, module_name: str, qualname: str) -> Iterator[str]:
+        """The rules that may resolve `name`, in the order `_resolve` tries them, chosen by the name alone
+        (nothing is imported): none for a name that is neither relayrl's nor the caller's. `refuses` and
+        `_resolve` both go by it, so the names a check reports are those a load refuses."""
         if name in self._objects:
-            return self._objects[name]
+            yield _OBJECT
         if module_name == "__main__" and len(self._given.get(qualname, ())) == 1:
             # Saved by a script (its `__main__`), restored by another that imported the class from that script
-            # and passed it in `trusted` (as the message below says to): the caller named this very class.
-            return self._given[qualname][0]
-        if module_name == "__main__":  # or the script itself is trusted by name (trusted=["train"], --trust train)
-            found = [obj for obj in (_defined_in(m, qualname) for m in self._modules) if obj is not None]
-            if len(found) == 1:
-                return found[0]
-        if self._kinds is None or "env" in self._kinds:
-            creator = _registered_env_creators().get(name)
-            if creator is not None:
-                return creator
+            # and passed it in `trusted` (as the refusal says to): the caller named this very class.
+            yield _GIVEN
+        if module_name == "__main__" and self._modules:
+            yield _SCRIPT_MODULE  # the script itself may be trusted by name (trusted=["train"], --trust train)
+        if (self._kinds is None or "env" in self._kinds) and name in _registered_env_creators():
+            yield _ENV_CREATOR
         if self.trusts_module(module_name):
-            return _import(module_name, qualname, name, what)
+            yield _TRUSTED_MODULE
         if is_declared(module_name, qualname):
-            obj = getattr(importlib.import_module(module_name), qualname)
-            kind = checkpoint_kind(obj)
-            if self._kinds is not None and kind not in self._kinds:
-                allowed = " or ".join(sorted(self._kinds)) + " classes" if self._kinds else "no relayrl class"
-                raise CheckpointError(f"{what} names `{name}`, a relayrl {kind} class; here a checkpoint may name "
-                                      f"{allowed}: the checkpoint was changed by hand or is corrupt.")
-            return obj
-        raise CheckpointError(_not_nameable(name, module_name, qualname, what))
+            yield _DECLARED
+
+    def _resolve(self, name: str, what: str) -> Any:
+        module_name, qualname = split_name(name)
+        if _is_cli(module_name):
+            raise CheckpointError(f"{what} names `{name}`, in relayrl's command line (relayrl.__main__), which a "
+                                  "checkpoint never names: the checkpoint was changed by hand or is corrupt.")
+        for rule in self._rules(name, module_name, qualname):
+            if rule == _OBJECT:
+                return self._objects[name]
+            if rule == _GIVEN:
+                return self._given[qualname][0]
+            if rule == _SCRIPT_MODULE:
+                found = [obj for obj in (_defined_in(m, qualname) for m in self._modules) if obj is not None]
+                if len(found) == 1:
+                    return found[0]
+            elif rule == _ENV_CREATOR:
+                return _registered_env_creators()[name]
+            elif rule == _TRUSTED_MODULE:
+                return _import(module_name, qualname, name, what)
+            elif rule == _DECLARED:
+                obj = getattr(importlib.import_module(module_name), qualname)
+                kind = checkpoint_kind(obj)
+                if self._kinds is not None and kind not in self._kinds:
+                    allowed = " or ".join(sorted(self._kinds)) + " classes" if self._kinds else "no relayrl class"
+                    raise CheckpointError(f"{what} names `{name}`, a relayrl {kind} class; here a checkpoint may "
+                                          f"name {allowed}: the checkpoint was changed by hand or is corrupt.")
+                return obj
+        raise CheckpointError(refusal(name, what))
 
 
-def _not_nameable(name: str, module_name: str, qualname: str, what: str) -> str:
+def _is_cli(module_name: str) -> bool:
+    return module_name == _CLI or module_name.startswith(_CLI + ".")
+
+
+def env_module_refusal(module_name: str, what: str) -> str:
+    """Why the env module `module_name` (which `Trust.allows_env_module` does not allow) is refused, and the fix."""
+    return (f"{what} names the env module `{module_name}`, which this process has not imported and which is not on "
+            "relayrl's list of env modules a checkpoint may import (relayrl/checkpoints/nameable.py's ENV_MODULES), "
+            "so nothing is imported. If you trust it, import it before loading or pass "
+            f"from_checkpoint(path, trusted=['{module_name}']).")
+
+
+def refusal(name: str, what: str) -> str:
+    """Why `name` (which `Trust.refuses`), named by the checkpoint at `what`, is refused, and the fix."""
+    module_name, qualname = split_name(name)
     short = qualname.rsplit(".", 1)[-1]
     if module_name == "relayrl.testing" or module_name.startswith("relayrl.testing."):
         why = ("relayrl.testing holds test helpers (some create files or end the process), which a checkpoint never "

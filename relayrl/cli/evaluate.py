@@ -48,15 +48,20 @@ def run_evaluate(argv: Sequence[str]) -> int:
         returns = evaluate_checkpoint(checkpoint, episodes=args.episodes, video_dir=args.video_dir,
                                       render=args.render, explore=args.explore, seed=args.seed, trusted=args.trust)
     except CheckpointError as error:  # a tampered, corrupt or foreign checkpoint: its one-line reason, no traceback
-        raise UserError(_for_the_command_line(str(error)), prog=PROG) from None
+        raise UserError(_for_the_command_line(error), prog=PROG) from None
     for i, ret in enumerate(returns):
         print(f"episode {i}: return {ret:.2f}")
     print(f"mean return over {len(returns)} episodes: {sum(returns) / len(returns):.2f}")
     return 0
 
 
-def _for_the_command_line(message: str) -> str:
+def _for_the_command_line(error) -> str:
     """A name the checkpoint may not use is trusted from Python with `trusted=`; here with --trust."""
+    from relayrl.checkpoints.untrusted_names import UntrustedNames
+
+    if isinstance(error, UntrustedNames):  # every name the checkpoint holds that is not trusted: their modules
+        return error.for_the_command_line()
+    message = str(error)
     if "trusted=" not in message:
         return message
     return (f"{message} From the command line: --trust MODULE (importable here, e.g. through PYTHONPATH); for a class "

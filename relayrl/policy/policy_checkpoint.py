@@ -10,6 +10,7 @@ from relayrl.checkpoints.errors import CheckpointError
 from relayrl.checkpoints.format import read_manifest, read_state, write_checkpoint
 from relayrl.checkpoints.state_checks import Where, unexpected_error
 from relayrl.checkpoints.trust import Trust
+from relayrl.checkpoints.untrusted_names import NameCheck
 
 
 def write_policy_checkpoint(policy, export_dir: str, state: dict[str, Any]) -> str:
@@ -31,7 +32,11 @@ def read_policy_checkpoint(path: str, *, trusted=None):
     # A policy's config is its algorithm's config dict: it may name what the algorithm's options name (callbacks,
     # exploration, ...).
     kinds = {"policy spec", "policy", *(kind for option_kinds in OPTION_KINDS.values() for kind in option_kinds)}
-    spec = rebuild(state.get("policy_spec"), Trust(trusted).for_kinds(kinds), where)
+    trust = Trust(trusted).for_kinds(kinds)
+    check = NameCheck()  # every name the trust refuses, in one error, before any is looked up
+    check.described(state.get("policy_spec"), trust, where)
+    check.raise_if_any(path)
+    spec = rebuild(state.get("policy_spec"), trust, where)
     if not isinstance(spec, PolicySpec):
         raise where.error(f"expected a stored PolicySpec, found {type(spec).__name__}: the checkpoint is corrupt.")
     cls = spec.policy_class

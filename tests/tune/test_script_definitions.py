@@ -37,7 +37,10 @@ def test_a_checkpoint_written_where_the_script_class_came_by_value_loads_with_tr
     algo.train()
     path = algo.save_to_path(str(tmp_path / "checkpoint"))
     algo.stop()
-    with pytest.raises(CheckpointError, match=r"trusted=\[ScriptEnvNotInThisMain\]\), or give") as refusal:
+    # Both names in one refusal (not one at a time), with the fix for both.
+    with pytest.raises(CheckpointError, match=r"ScriptEnvNotInThisMain`.*ScriptCallbacksNotInThisMain`.*"
+                                              r"trusted=\[ScriptEnvNotInThisMain, ScriptCallbacksNotInThisMain\]"
+                       ) as refusal:
         Algorithm.from_checkpoint(path)
     assert "trusted=['__main__']" not in str(refusal.value)  # ('__main__' is the loading script, not the saving one)
     restored = Algorithm.from_checkpoint(path, trusted=[env_cls, callbacks_cls])
