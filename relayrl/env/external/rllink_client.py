@@ -59,15 +59,19 @@ class RLlinkClient:
         """The server's AlgorithmConfig. It comes as data: a class it names resolves only to relayrl's own, to
         ones this process imported, or to what `trusted` lists (as for checkpoints: docs/checkpoints.md);
         `config_overrides` gives options the data cannot hold (lambdas)."""
-        from relayrl.algorithms.config_json import config_from_json
+        from relayrl.algorithms.config_json import config_from_json, refused_names_in_config
         from relayrl.checkpoints.errors import CheckpointError
         from relayrl.checkpoints.state_checks import Where
         from relayrl.checkpoints.trust import Trust
+        from relayrl.checkpoints.untrusted_names import NameCheck
 
         body = self._request({"type": RLlink.GET_CONFIG.name}, RLlink.SET_CONFIG)
+        trust, where = Trust(trusted), Where("the server's config (SET_CONFIG)")
         try:
-            return config_from_json(body.get("config"), config_overrides, trust=Trust(trusted),
-                                    where=Where("the server's config (SET_CONFIG)"))
+            check = NameCheck()  # every name the simulator does not trust, in one error, before any is looked up
+            refused_names_in_config(body.get("config"), config_overrides, trust=trust, where=where, check=check)
+            check.raise_if_any("the server's config (SET_CONFIG)")
+            return config_from_json(body.get("config"), config_overrides, trust=trust, where=where)
         except CheckpointError as error:
             raise ValueError(f"Cannot use the server's config: {error} (Here: pass what it names to the simulator, "
                              "ExternalSimulator(..., trusted=[...], config_overrides={...}), or on the command line "

@@ -105,3 +105,21 @@ def test_the_drivers_runner_beside_remote_runners_listens_on_no_port(make_server
         assert isinstance(actor.port, int) and actor.port > 0
     finally:
         actor.stop()
+
+
+def test_a_simulator_is_told_every_untrusted_name_of_the_servers_config_at_once():
+    """The server script's callbacks and Learner classes reach the simulator as `__main__:Name`: one error names
+    both (before, the simulator met them one at a time), with the fix for both."""
+    from relayrl.algorithms.ppo.ppo_learner import PPOTorchLearner
+
+    callbacks = type("ScriptCallbacks", (RLlibCallback,), {"__module__": "__main__", "__qualname__": "ScriptCallbacks"})
+    learner = type("ScriptLearner", (PPOTorchLearner,), {"__module__": "__main__", "__qualname__": "ScriptLearner"})
+    algo = server_config().callbacks(callbacks).learners(learner_class=learner).build_algo()
+    try:
+        with pytest.raises(ValueError, match=r"names 2 classes.*ExternalSimulator\(\.\.\., trusted=") as refused:
+            ExternalSimulator("CartPole-v1", port=algo.env_runner.port)
+        message = str(refused.value)
+        assert "`__main__:ScriptCallbacks`" in message and "`__main__:ScriptLearner`" in message
+        assert "trusted=[ScriptLearner, ScriptCallbacks]" in message
+    finally:
+        algo.stop()
