@@ -206,9 +206,9 @@ def check_model_config_values(model_config: Mapping, name: str = "model_config",
         if is_search_space(value):
             if search_spaces_allowed:
                 continue
-            raise ValueError(f"{name}['{key}'] is still a Ray Tune search space ({short_repr(value)}): Tune picks a value "
-                             "per trial, so pass the config to Tune (e.g. Tuner(PPO, param_space=config)) instead "
-                             "of building it directly")
+            raise ValueError(f"{name}['{key}'] is still a Ray Tune search space ({short_repr(value)}): Tune picks "
+                             "a value per trial, so pass the config to Tune (e.g. Tuner(PPO, param_space=config)) "
+                             "instead of building it directly")
         try:
             ok = test(value)
         except Exception:  # a test tripping over an odd type means "not allowed"

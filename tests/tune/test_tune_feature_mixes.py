@@ -7,12 +7,14 @@ import hashlib
 import json
 import os
 import sys
+import time
 
 import gymnasium as gym
 import numpy as np
 import pytest
 
-from relayrl import PPO, MultiAgentEnv, PPOConfig
+from relayrl import IMPALA, PPO, IMPALAConfig, MultiAgentEnv, PPOConfig
+from relayrl.algorithms.bc import BC, BCConfig
 from relayrl.testing.envs import CountingEnv
 
 tune = pytest.importorskip("ray.tune")
@@ -247,21 +249,36 @@ def test_pbt_ranks_on_the_evaluation_metric_and_evaluates_with_the_cloned_weight
 
 # -- 5. IMPALA trials with a remote EnvRunner each, two trials on 2 CPUs ---------------------------------------------
 
-@pytest.mark.slow  # ~20 s
-def test_impala_trials_with_remote_runners_share_two_cpus(ray_session, tmp_path):
-    from relayrl import IMPALA, IMPALAConfig
+class TimedIMPALA(IMPALA):
+    def step(self):
+        result = super().step()
+        result["custom"] = {"wall_time": time.time()}
+        return result
 
+
+@pytest.mark.slow  # ~15 s
+def test_impala_trials_with_a_remote_runner_each_fit_two_cpus_with_fractions(ray_session, tmp_path):
     config = (IMPALAConfig().environment(CountingEnv, env_config={"episode_len": 5})
               .env_runners(num_env_runners=1, rollout_fragment_length=10)
               .training(train_batch_size=20, lr=tune.grid_search([1e-3, 1e-4]))
               .rl_module(model_config={"fcnet_hiddens": [8]}).debugging(seed=0))
-    # One CPU for the trial's process and one for its runner: 2 CPUs run the trials one after the other.
-    assert IMPALA.default_resource_request(config.copy(copy_frozen=False).training(lr=1e-3)).bundles == \
+    # By default a trial asks 1 CPU for its own process (which trains) and 1 for its runner, as RLlib's do: on
+    # 2 CPUs the trials run one after the other. Fractions (docs/tune.md) let both run at once.
+    assert TimedIMPALA.default_resource_request(config.copy(copy_frozen=False).training(lr=1e-3)).bundles == \
         [{"CPU": 1}, {"CPU": 1}]
-    results = tune.Tuner(IMPALA, param_space=config,
-                         run_config=_run_config(tmp_path, "impala", stop={"training_iteration": 2})).fit()
+    config = config.env_runners(num_cpus_per_env_runner=0.5).learners(num_cpus_per_learner=0.5)
+    assert TimedIMPALA.default_resource_request(config.copy(copy_frozen=False).training(lr=1e-3)).bundles == \
+        [{"CPU": 0.5}, {"CPU": 0.5}]
+    results = tune.Tuner(TimedIMPALA, param_space=config,
+                         run_config=_run_config(tmp_path, "impala", stop={"training_iteration": 3})).fit()
     assert results.num_errors == 0 and len(results) == 2
-    assert all(r.metrics["training_iteration"] == 2 for r in results)
+    spans = []
+    for result in results:
+        walls = result.metrics_dataframe["custom/wall_time"]
+        assert result.metrics["training_iteration"] == 3
+        spans.append((walls.min(), walls.max()))
+    (first_a, last_a), (first_b, last_b) = spans
+    assert first_a < last_b and first_b < last_a, "the two trials did not run at the same time"
 
 
 # -- 6. A stop criterion on the evaluation metric with evaluation_interval=2 ------------------------------------------
@@ -277,3 +294,71 @@ def test_a_stop_on_the_evaluation_metric_waits_for_the_first_evaluation(ray_sess
     assert metrics["training_iteration"] == 2 and metrics["evaluation"]["env_runners"]["episode_return_mean"] == 15
     first = json.loads(open(os.path.join(results[0].path, "result.json")).readline())
     assert "evaluation" not in first
+
+
+# -- 2. Tune over an offline algorithm: a grid over lr, evaluation in the env, an interrupted experiment restored -----
+
+class BCFailingOnce(BC):
+    """BC whose iteration 3 fails once: a crash that interrupts the experiment."""
+
+    marker_path = None  # set by the test before Tune ships the class
+
+    def step(self):
+        result = super().step()
+        if result["training_iteration"] == 3 and not os.path.exists(self.marker_path):
+            open(self.marker_path, "w").close()
+            raise RuntimeError("deliberate failure in iteration 3")
+        return result
+
+
+@pytest.fixture(scope="module")
+def cartpole_rows(tmp_path_factory):
+    """~400 CartPole-v1 transition rows from an untrained PPO policy (as tests/offline/conftest.py records)."""
+    folder = tmp_path_factory.mktemp("cartpole_rows")
+    algo = (PPOConfig().environment("CartPole-v1").env_runners(num_envs_per_env_runner=2)
+            .training(train_batch_size=200, minibatch_size=200).rl_module(model_config={"fcnet_hiddens": [8]})
+            .offline_data(output=str(folder), output_write_episodes=False)
+            .debugging(seed=0, logger_config={"type": "none"}).build_algo())
+    try:
+        for _ in range(2):
+            algo.env_runner.sample()
+    finally:
+        algo.stop()
+    return str(folder)
+
+
+@pytest.mark.slow  # ~30 s
+def test_tune_over_bc_restores_an_interrupted_experiment_where_its_data_pass_was(ray_session, cartpole_rows, tmp_path):
+    def bc_config(lr):
+        return (BCConfig().environment("CartPole-v1").offline_data(input_=cartpole_rows)
+                .training(train_batch_size=32, lr=lr).rl_module(model_config={"fcnet_hiddens": [8]})
+                .evaluation(evaluation_interval=1, evaluation_duration=2).debugging(seed=0))
+
+    BCFailingOnce.marker_path = str(tmp_path / "failed_once")
+    trainable = BCFailingOnce
+    run_config = _run_config(tmp_path, "bc", stop={"training_iteration": 4},
+                             checkpoint_config=tune.CheckpointConfig(checkpoint_frequency=1, checkpoint_at_end=True))
+    first = tune.Tuner(trainable, param_space=bc_config(tune.grid_search([1e-3, 1e-4])),
+                       tune_config=tune.TuneConfig(metric="evaluation/env_runners/episode_return_mean", mode="max"),
+                       run_config=run_config).fit()
+    assert first.num_errors >= 1  # the experiment was interrupted at iteration 3 (one trial; the other ran on)
+    results = tune.Tuner.restore(str(tmp_path / "results" / "bc"), trainable=trainable, resume_errored=True).fit()
+    assert results.num_errors == 0 and len(results) == 2
+    best = results.get_best_result()
+    assert best.metrics["evaluation"]["env_runners"]["num_episodes"] >= 2
+    for result in results:
+        assert result.metrics["training_iteration"] == 4 and len(result.best_checkpoints) == 4
+        restored = BC.from_checkpoint(result.checkpoint.path, trusted=[trainable])  # (the test's class)
+        try:
+            resumed = restored.get_weights()["default_policy"]
+        finally:
+            restored.stop()
+        # The restored trial read on from where its checkpoint was in the data: the weights of a run never stopped.
+        algo = bc_config(result.config["lr"]).build_algo()
+        try:
+            for _ in range(4):
+                algo.train()
+            uninterrupted = algo.get_weights()["default_policy"]
+        finally:
+            algo.stop()
+        assert _hash(resumed) == _hash(uninterrupted)
