@@ -104,7 +104,7 @@ class RecordingMultiAgentPPO(PPO):
         return result
 
 
-@pytest.mark.slow  # ~25 s
+@pytest.mark.slow  # 27-30 s (load 4-8, 2 cores)
 def test_pbt_on_two_policies_clones_both_and_keeps_the_frozen_one_frozen(ray_session, tmp_path):
     RecordingMultiAgentPPO.log_path = str(tmp_path / "events.jsonl")
     metric = "env_runners/module_episode_returns_mean/learner"  # RLlib's per-module key
@@ -177,7 +177,7 @@ def test_default_model_config_takes_a_search_value_and_to_dict_gives_tune_a_dict
     assert PPOConfig().rl_module(model_config=plain).to_dict()["model_config"] == plain
 
 
-@pytest.mark.slow  # ~15 s
+@pytest.mark.slow  # 13-20 s
 def test_use_lstm_searched_in_a_dict_and_in_a_default_model_config(ray_session, tiny_ppo_config, tmp_path):
     from relayrl import DefaultModelConfig
 
@@ -219,7 +219,7 @@ class EvaluatingPPO(PPO):
         return result
 
 
-@pytest.mark.slow  # ~40 s for both
+@pytest.mark.slow  # 31-40 s for both
 @pytest.mark.parametrize("evaluation_runners", [0, 1])
 def test_pbt_ranks_on_the_evaluation_metric_and_evaluates_with_the_cloned_weights(
         ray_session, tiny_ppo_config, tmp_path, evaluation_runners):
@@ -256,7 +256,7 @@ class TimedIMPALA(IMPALA):
         return result
 
 
-@pytest.mark.slow  # ~15 s
+@pytest.mark.slow  # ~16 s
 def test_impala_trials_with_a_remote_runner_each_fit_two_cpus_with_fractions(ray_session, tmp_path):
     config = (IMPALAConfig().environment(CountingEnv, env_config={"episode_len": 5})
               .env_runners(num_env_runners=1, rollout_fragment_length=10)
@@ -327,7 +327,7 @@ def cartpole_rows(tmp_path_factory):
     return str(folder)
 
 
-@pytest.mark.slow  # ~30 s
+@pytest.mark.slow  # 11-20 s, plus ~10 s recording the rows
 def test_tune_over_bc_restores_an_interrupted_experiment_where_its_data_pass_was(ray_session, cartpole_rows, tmp_path):
     def bc_config(lr):
         return (BCConfig().environment("CartPole-v1").offline_data(input_=cartpole_rows)
