@@ -379,8 +379,15 @@ class AlgorithmConfig(ConfigBuildersMixin, ConfigValidationMixin):
     # -- dicts ----------------------------------------------------------------------------------
 
     def to_dict(self) -> dict:
-        """{option key: value} for every option, flat, as RLlib's to_dict ("lambda" for lambda_)."""
-        return {o.dict_key: _copy_value(self._values[o.name]) for o in self._option_table}
+        """{option key: value} for every option, flat, as RLlib's to_dict ("lambda" for lambda_).
+
+        A DefaultModelConfig holding Ray Tune search values comes as a dict, which Tune resolves
+        (relayrl/tune/model_config_search.py)."""
+        from relayrl.tune.model_config_search import model_config_for_tune
+
+        values = {o.dict_key: _copy_value(self._values[o.name]) for o in self._option_table}
+        values["model_config"] = model_config_for_tune(values["model_config"], self._MODEL_CONFIG_DEFAULTS)
+        return values
 
     def update_from_dict(self, config_dict: Mapping) -> "AlgorithmConfig":
         """Set options from a flat dict (keys from to_dict() or aliases); unknown keys raise.

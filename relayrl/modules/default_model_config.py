@@ -49,7 +49,9 @@ class DefaultModelConfig:
     lstm_bias_initializer_kwargs: Optional[dict] = None
 
     def __post_init__(self) -> None:
-        check_model_config_values({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
+        # Ray Tune search values pass: Tune resolves them per trial (relayrl/tune/model_config_search.py).
+        check_model_config_values({f.name: getattr(self, f.name) for f in dataclasses.fields(self)},
+                                  search_spaces_allowed=True)
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
@@ -187,17 +189,26 @@ _RULES = {
 }
 
 
-def check_model_config_values(model_config: Mapping, name: str = "model_config", fix: Optional[str] = None) -> None:
+def check_model_config_values(model_config: Mapping, name: str = "model_config", fix: Optional[str] = None,
+                              search_spaces_allowed: bool = False) -> None:
     """Raise ValueError naming the first DefaultModelConfig field whose value the default modules cannot use.
 
     Keys that are not DefaultModelConfig fields are left alone (a custom RLModule may read its own). `name`
     and `fix` ("... {key} ... {example} ...") word the error for another dict with these keys (the old stack's
-    `model`).
+    `model`). A Ray Tune search value passes where `search_spaces_allowed`, else it raises saying to use Tune.
     """
+    from relayrl.algorithms.options import is_search_space, short_repr
+
     for key, (test, allowed, example) in _RULES.items():
         if key not in model_config:
             continue
         value = model_config[key]
+        if is_search_space(value):
+            if search_spaces_allowed:
+                continue
+            raise ValueError(f"{name}['{key}'] is still a Ray Tune search space ({short_repr(value)}): Tune picks "
+                             "a value per trial, so pass the config to Tune (e.g. Tuner(PPO, param_space=config)) "
+                             "instead of building it directly")
         try:
             ok = test(value)
         except Exception:  # a test tripping over an odd type means "not allowed"
