@@ -386,7 +386,7 @@ class AlgorithmConfig(ConfigBuildersMixin, ConfigValidationMixin):
         from relayrl.tune.model_config_search import model_config_for_tune
 
         values = {o.dict_key: _copy_value(self._values[o.name]) for o in self._option_table}
-        values["model_config"] = model_config_for_tune(values["model_config"], self._MODEL_CONFIG_DEFAULTS)
+        values["model_config"] = model_config_for_tune(values["model_config"])
         return values
 
     def update_from_dict(self, config_dict: Mapping) -> "AlgorithmConfig":

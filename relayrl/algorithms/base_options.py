@@ -39,9 +39,16 @@ _INT_OR_AUTO = either(POSITIVE_INT, one_of("auto"))
 # RLlib's num_cpus_per_learner: a Ray resource, so fractions are allowed (remote Learners sharing a core).
 _CPUS_OR_AUTO = either(Check("a positive number of CPUs (fractions allowed, e.g. 0.5)", POSITIVE_FLOAT.test, float),
                        one_of("auto"))
+def _model_config_from_tune(value: Any) -> Any:
+    from relayrl.tune.model_config_search import model_config_from_tune
+
+    return model_config_from_tune(value)  # (a DefaultModelConfig with search values, resolved by Tune)
+
+
 _MODEL_CONFIG = Check("a dict or a dataclass instance such as DefaultModelConfig(...)",
                       lambda v: isinstance(v, Mapping) or (dataclasses.is_dataclass(v)
-                                                           and not isinstance(v, type)), dict)
+                                                           and not isinstance(v, type)), dict,
+                      _model_config_from_tune)
 
 
 def _is_callback_class(value: Any) -> bool:

@@ -163,10 +163,18 @@ def test_default_model_config_takes_a_search_value_and_to_dict_gives_tune_a_dict
     model = DefaultModelConfig(use_lstm=tune.choice([True, False]), fcnet_hiddens=[8])
     config = PPOConfig().environment("CartPole-v1").rl_module(model_config=model)
     as_dict = config.to_dict()["model_config"]
-    # The passed fields and PPO's own model defaults' keys at the dataclass's values (taken as is).
-    assert set(as_dict) == {"use_lstm", "fcnet_hiddens", "vf_share_layers"}
-    assert as_dict["fcnet_hiddens"] == [8] and as_dict["vf_share_layers"] is True
-    assert isinstance(as_dict["use_lstm"], tune.search.sample.Categorical)
+    # The passed fields, marked as a DefaultModelConfig's; Tune resolves the dict.
+    assert set(as_dict) == {"__default_model_config__", "use_lstm", "fcnet_hiddens"}
+    assert as_dict["fcnet_hiddens"] == [8] and isinstance(as_dict["use_lstm"], tune.search.sample.Categorical)
+    # A trial's resolved dict becomes that DefaultModelConfig again, with the same fields given: the defaults a
+    # stateful module resolves for the others apply as without Tune (PPO's LSTM fcnet_hiddens=[] is not blocked).
+    trial = PPOConfig().environment("CartPole-v1").update_from_dict({"model_config": {**as_dict, "use_lstm": True}})
+    resolved = trial._values["model_config"]
+    assert isinstance(resolved, DefaultModelConfig) and resolved.use_lstm is True
+    assert trial.given_model_fields() == {"use_lstm", "fcnet_hiddens"}
+    without_tune = PPOConfig().environment("CartPole-v1").rl_module(
+        model_config=DefaultModelConfig(use_lstm=True, fcnet_hiddens=[8]))
+    assert trial.model_config == without_tune.model_config
     with pytest.raises(ValueError, match=r"model_config\['use_lstm'\] is still a Ray Tune search space.*Tuner"):
         config.build_algo()
     with pytest.raises(ValueError, match=r"model_config\['use_lstm'\] is still a Ray Tune search space"):
@@ -191,7 +199,9 @@ def test_use_lstm_searched_in_a_dict_and_in_a_default_model_config(ray_session, 
                              run_config=_run_config(tmp_path, name, stop={"training_iteration": 1})).fit()
         assert results.num_errors == 0 and len(results) == 2
         for result in results:
-            assert result.metrics["custom"]["lstm"] is result.config["model_config"]["use_lstm"]
+            model_config = result.config["model_config"]  # (the dataclass comes back as one: a DefaultModelConfig)
+            use_lstm = model_config.use_lstm if name == "dataclass" else model_config["use_lstm"]
+            assert result.metrics["custom"]["lstm"] is use_lstm
             seen.append((name, result.metrics["custom"]["lstm"]))
     assert sorted(seen) == [("dataclass", False), ("dataclass", True), ("dict", False), ("dict", True)]
 
