@@ -36,6 +36,21 @@ class ModelCatalog:
         ModelCatalog._custom_action_dists[action_dist_name] = action_dist_class
 
     @staticmethod
+    def registrations() -> dict[str, dict[str, type]]:
+        """What this process registered; the worker set ships it to its Ray actors (RLlib shares it through
+        Ray's registry), so `custom_model="name"` resolves in remote runners too."""
+        return {"models": dict(ModelCatalog._custom_models),
+                "action_dists": dict(ModelCatalog._custom_action_dists)}
+
+    @staticmethod
+    def add_registrations(registrations: dict[str, dict[str, type]]) -> None:
+        """Register what `registrations()` returned in another process (names registered here stay)."""
+        for name, cls in (registrations or {}).get("models", {}).items():
+            ModelCatalog._custom_models.setdefault(name, cls)
+        for name, cls in (registrations or {}).get("action_dists", {}).items():
+            ModelCatalog._custom_action_dists.setdefault(name, cls)
+
+    @staticmethod
     def get_action_dist(action_space: gym.Space, config: dict, dist_type=None, framework: str = "torch",
                         **kwargs) -> tuple[type, int]:
         """(dist class, number of model outputs it needs) for `action_space`."""

@@ -13,12 +13,15 @@ from relayrl.policy.sample_batch import concat_samples
 
 
 def policy_runner_class(policy_specs: dict[str, Any], mapping_fn: Callable | None, multi_agent: bool) -> type:
-    """A PolicyRunner subclass that knows its policies (it travels to Ray actors by value)."""
+    """A PolicyRunner subclass that knows its policies and the ModelCatalog's custom models (it travels to Ray
+    actors by value, and they register those models before building the policies)."""
+    from relayrl.policy.models.catalog import ModelCatalog
     from relayrl.policy.rollout.multi_agent_policy_runner import MultiAgentPolicyRunner
 
     mapping = staticmethod(mapping_fn) if mapping_fn is not None else None
     base = MultiAgentPolicyRunner if multi_agent else PolicyRunner
-    return type(base.__name__, (base,), {"POLICY_SPECS": dict(policy_specs), "POLICY_MAPPING_FN": mapping})
+    return type(base.__name__, (base,), {"POLICY_SPECS": dict(policy_specs), "POLICY_MAPPING_FN": mapping,
+                                           "MODEL_CATALOG": ModelCatalog.registrations()})
 
 
 def env_is_multi_agent(config) -> bool:
@@ -124,7 +127,10 @@ class PolicyWorkerSet:
                                                        timeout=self.config.sample_timeout_s) if r.ok]
         return out
 
-    foreach_env_runner = foreach_worker
+    def foreach_env_runner(self, func: Callable, local_env_runner: bool = True, healthy_only: bool = True,
+                           **kwargs) -> list:
+        """RLlib's EnvRunnerGroup name and keywords for foreach_worker (as the evaluation runners take them)."""
+        return self.foreach_worker(func, local_worker=local_env_runner, healthy_only=healthy_only)
 
     def set_training_iteration(self, iteration: int) -> None:
         """The Algorithm's iteration in progress, for the runner that records videos (its files name it)."""
