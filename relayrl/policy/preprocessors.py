@@ -82,7 +82,7 @@ def restore_original_dimensions(obs, obs_space: gym.Space, reshape=None):
 
 
 def _unpack(flat, space: gym.Space, reshape):
-    batch_dims = list(flat.shape[:-1])
+    batch_dims = [-1 if d is None else int(d) for d in flat.shape[:-1]]  # (None: a traced TF batch dimension)
     parts = space.spaces.items() if isinstance(space, gym.spaces.Dict) else enumerate(space.spaces)
     unpacked, offset = {}, 0
     for key, sub in parts:
