@@ -366,3 +366,14 @@ def test_recurrent_custom_model_state_round_trips_through_compute_single_action(
         assert "state_in_0" in batch and batch["state_in_0"].shape[1:] == (8,)
     finally:
         algo.stop()
+
+
+def test_runners_carry_only_the_custom_models_their_policies_name():
+    """Another registered model (e.g. one of a module Ray's workers cannot import) must not travel with them."""
+    from relayrl.policy.rollout.worker_set import policy_runner_class
+
+    ModelCatalog.register_custom_model("feature_mix_unused", GRUModel)
+    config = (PolicyAlgorithmConfig(algo_class=PGAlgo).environment("CartPole-v1")
+              .training(model={"custom_model": "feature_mix_model"}))
+    runner_class = policy_runner_class({"default_policy": PolicySpec(policy_class=PGPolicyV2)}, None, False, config)
+    assert runner_class.MODEL_CATALOG == {"models": {"feature_mix_model": CartPoleModel}, "action_dists": {}}

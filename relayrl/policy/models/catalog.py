@@ -36,11 +36,15 @@ class ModelCatalog:
         ModelCatalog._custom_action_dists[action_dist_name] = action_dist_class
 
     @staticmethod
-    def registrations() -> dict[str, dict[str, type]]:
-        """What this process registered; the worker set ships it to its Ray actors (RLlib shares it through
-        Ray's registry), so `custom_model="name"` resolves in remote runners too."""
-        return {"models": dict(ModelCatalog._custom_models),
-                "action_dists": dict(ModelCatalog._custom_action_dists)}
+    def registrations(names=None) -> dict[str, dict[str, type]]:
+        """What this process registered (only `names`, if given); the worker set ships the names its policies'
+        configs use to its Ray actors (RLlib shares them through Ray's registry), so `custom_model="name"`
+        resolves in remote runners too. (Only those: another registered class may not unpickle there.)"""
+        def chosen(registry):
+            return {k: v for k, v in registry.items() if names is None or k in names}
+
+        return {"models": chosen(ModelCatalog._custom_models),
+                "action_dists": chosen(ModelCatalog._custom_action_dists)}
 
     @staticmethod
     def add_registrations(registrations: dict[str, dict[str, type]]) -> None:

@@ -12,16 +12,22 @@ from relayrl.policy.rollout.policy_runner import PolicyRunner
 from relayrl.policy.sample_batch import concat_samples
 
 
-def policy_runner_class(policy_specs: dict[str, Any], mapping_fn: Callable | None, multi_agent: bool) -> type:
-    """A PolicyRunner subclass that knows its policies and the ModelCatalog's custom models (it travels to Ray
-    actors by value, and they register those models before building the policies)."""
+def policy_runner_class(policy_specs: dict[str, Any], mapping_fn: Callable | None, multi_agent: bool,
+                        config=None) -> type:
+    """A PolicyRunner subclass that knows its policies and the ModelCatalog's custom models and action dists
+    their configs name (it travels to Ray actors by value; they register those before building the policies)."""
     from relayrl.policy.models.catalog import ModelCatalog
     from relayrl.policy.rollout.multi_agent_policy_runner import MultiAgentPolicyRunner
+    from relayrl.policy.rollout.policy_map import policy_config
 
+    names = set()
+    for spec in policy_specs.values() if config is not None else ():
+        model = policy_config(config, spec)["model"]
+        names |= {model.get("custom_model"), model.get("custom_action_dist")}
     mapping = staticmethod(mapping_fn) if mapping_fn is not None else None
     base = MultiAgentPolicyRunner if multi_agent else PolicyRunner
     return type(base.__name__, (base,), {"POLICY_SPECS": dict(policy_specs), "POLICY_MAPPING_FN": mapping,
-                                           "MODEL_CATALOG": ModelCatalog.registrations()})
+                                           "MODEL_CATALOG": ModelCatalog.registrations(names)})
 
 
 def env_is_multi_agent(config) -> bool:
@@ -50,7 +56,7 @@ class PolicyWorkerSet:
                  on_sampled: Callable | None = None):
         check_policy_runner_options(config)
         self.config = config
-        self.runner_cls = policy_runner_class(policy_specs, mapping_fn, env_is_multi_agent(config))
+        self.runner_cls = policy_runner_class(policy_specs, mapping_fn, env_is_multi_agent(config), config)
         self._local = self.runner_cls(config=config, worker_index=0, num_workers=config.num_env_runners)
         self._actors = None
         if config.num_env_runners > 0:
