@@ -136,6 +136,13 @@ def test_torch_policy_v2_default_model_and_wrong_overrides():
     action, state, extra = policy.compute_single_action(np.zeros(3, np.float32))
     assert action in (0, 1) and "action_logp" in extra
 
+    class AlwaysOne(DefaultModelPolicy):  # RLlib's keyword signature; obs_batch is the input dict
+        def action_distribution_fn(self, model, *, obs_batch, state_batches, **kwargs):
+            assert obs_batch["obs"].shape == (1, 3) and "explore" in kwargs
+            return torch.tensor([[-50.0, 50.0]]), self.dist_class, []
+
+    assert AlwaysOne(space, actions, {}).compute_single_action(np.zeros(3, np.float32), explore=True)[0] == 1
+
     class BothOverrides(DefaultModelPolicy):
         def make_model(self):
             return None
