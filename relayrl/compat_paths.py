@@ -157,7 +157,7 @@ RLLIB_PATHS: Dict[str, Exports] = {
     "relayrl.evaluation.episode": _same("relayrl.policy.rollout.episode", "PolicyEpisode"),
     # the old API stack's Policy API (relayrl/policy/)
     "relayrl.policy.torch_policy_template": _same("relayrl.policy.policy_template", "build_torch_policy"),
-    "relayrl.policy.torch_policy_v2": _same("relayrl.policy.torch_policy", "TorchPolicy"),
+    "relayrl.policy.torch_policy_v2": _same("relayrl.policy.torch_policy_v2_subclassing", "TorchPolicyV2"),
     "relayrl.execution": _same(_EXECUTION, "synchronous_parallel_sample", "train_one_step",
                                "multi_gpu_train_one_step", "standardize_fields"),
     "relayrl.execution.rollout_ops": _same(_EXECUTION, "synchronous_parallel_sample", "standardize_fields"),

@@ -84,6 +84,21 @@ class AlgorithmModuleChanges:
         `policy_state` (the module's weights) set if given. A Policy class or object has no place here."""
         from relayrl.modules.rl_module_spec import RLModuleSpec
 
+        if getattr(self, "_policy_based", False):  # the old stack's Policies (relayrl/policy/policy_addition.py)
+            from relayrl.policy.policy_addition import add_policy_to_policy_algorithm
+
+            if module_spec is not None:
+                raise ValueError(f"add_policy({policy_id!r}): {type(self).__name__} runs old-stack Policies; give "
+                                 "policy_cls or policy, not module_spec.")
+            unknown = sorted(set(kwargs) - {"add_to_env_runners", "add_to_eval_env_runners", "evaluation_workers"})
+            if unknown:
+                raise TypeError(f"add_policy() got unexpected keyword arguments {unknown}.")
+            return add_policy_to_policy_algorithm(
+                self, policy_id, policy_cls, policy, observation_space=observation_space, action_space=action_space,
+                config=config, policy_state=policy_state, policy_mapping_fn=policy_mapping_fn,
+                policies_to_train=policies_to_train, add_to_env_runners=kwargs.get("add_to_env_runners", True),
+                add_to_eval_env_runners=bool(kwargs.get("add_to_eval_env_runners",
+                                                        kwargs.get("evaluation_workers", True))))
         if policy_cls is not None or policy is not None:
             raise ValueError(f"add_policy({policy_id!r}): {type(self).__name__} runs RLModules, not old-stack "
                              "Policies; pass module_spec=RLModuleSpec(...) (or nothing: the algorithm's default "

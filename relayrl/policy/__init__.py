@@ -9,7 +9,7 @@ _NAMES = {
     "Policy": "relayrl.policy.policy",
     "PolicySpec": "relayrl.core.policy_spec",
     "TorchPolicy": "relayrl.policy.torch_policy",
-    "TorchPolicyV2": "relayrl.policy.torch_policy",
+    "TorchPolicyV2": "relayrl.policy.torch_policy_v2_subclassing",
     "EagerTFPolicy": "relayrl.policy.eager_tf_policy",  # needs TensorFlow (the tf extra)
     "SampleBatch": "relayrl.policy.sample_batch",
     "MultiAgentBatch": "relayrl.policy.sample_batch",
@@ -26,7 +26,6 @@ __all__ = sorted(_NAMES)
 def __getattr__(name):
     if name not in _NAMES:
         raise AttributeError(f"module 'relayrl.policy' has no attribute '{name}'")
-    source = "TorchPolicy" if name == "TorchPolicyV2" else name
-    value = getattr(importlib.import_module(_NAMES[name]), source)
+    value = getattr(importlib.import_module(_NAMES[name]), name)
     globals()[name] = value
     return value

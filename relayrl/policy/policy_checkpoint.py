@@ -11,11 +11,21 @@ from relayrl.checkpoints.format import read_manifest, read_state, write_checkpoi
 from relayrl.checkpoints.state_checks import Where, unexpected_error
 from relayrl.checkpoints.trust import Trust
 from relayrl.checkpoints.untrusted_names import NameCheck
+from relayrl.core.policy_spec import PolicySpec
+
+
+# The algorithm's multi-agent setup, in every policy's config: it names the other policies' classes and the
+# mapping function, which one policy does not need, and restoring it would need them all trusted.
+MULTI_AGENT_SETUP_KEYS = ("policies", "policy_mapping_fn", "policies_to_train", "multiagent")
 
 
 def write_policy_checkpoint(policy, export_dir: str, state: dict[str, Any]) -> str:
     state = dict(state)
-    state["policy_spec"] = describe(state["policy_spec"])
+    spec = state["policy_spec"]
+    if isinstance(spec.config, dict):
+        spec = PolicySpec(spec.policy_class, spec.observation_space, spec.action_space,
+                          {k: v for k, v in spec.config.items() if k not in MULTI_AGENT_SETUP_KEYS})
+    state["policy_spec"] = describe(spec)
     return write_checkpoint(export_dir, state, cls=type(policy), metadata={"type": "Policy"})
 
 
@@ -26,7 +36,6 @@ def read_policy_checkpoint(path: str, *, trusted=None):
     state = read_state(path, manifest)
     where = Where.checkpoint(path) / "policy_spec"
     from relayrl.algorithms.config_json import OPTION_KINDS
-    from relayrl.core.policy_spec import PolicySpec
     from relayrl.policy.policy import Policy
 
     # A policy's config is its algorithm's config dict: it may name what the algorithm's options name (callbacks,

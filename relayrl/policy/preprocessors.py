@@ -69,4 +69,32 @@ def _flatten_batch(space: gym.Space, batch) -> np.ndarray:
     return batch.reshape(len(batch), -1).astype(np.float32, copy=False)
 
 
-__all__ = ["Preprocessor", "get_preprocessor"]
+def restore_original_dimensions(obs, obs_space: gym.Space, reshape=None):
+    """Flat observations `[..., size]` of a preprocessed Dict / Tuple space -> that structure of parts
+    (`obs_space.original_space`, or `obs_space` itself), each `[..., *part shape]` (a Discrete part stays
+    one-hot), as RLlib's `restore_original_dimensions` hands `input_dict["obs"]` to a custom model; other
+    observations, and ones already in parts, are returned as they are. `reshape(x, shape)` defaults to
+    `x.reshape(shape)` (give `tf.reshape` for TF tensors)."""
+    space = getattr(obs_space, "original_space", obs_space)
+    if not isinstance(space, _FLATTENED) or isinstance(obs, (dict, list, tuple)):
+        return obs
+    return _unpack(obs, space, reshape or (lambda x, shape: x.reshape(shape)))
+
+
+def _unpack(flat, space: gym.Space, reshape):
+    batch_dims = [-1 if d is None else int(d) for d in flat.shape[:-1]]  # (None: a traced TF batch dimension)
+    parts = space.spaces.items() if isinstance(space, gym.spaces.Dict) else enumerate(space.spaces)
+    unpacked, offset = {}, 0
+    for key, sub in parts:
+        size = int(gym.spaces.flatdim(sub))
+        piece = flat[..., offset:offset + size]
+        offset += size
+        if isinstance(sub, _FLATTENED):
+            unpacked[key] = _unpack(piece, sub, reshape)
+        else:
+            shape = (size,) if isinstance(sub, _ONE_HOT) else tuple(sub.shape)
+            unpacked[key] = reshape(piece, batch_dims + list(shape))
+    return unpacked if isinstance(space, gym.spaces.Dict) else tuple(unpacked.values())
+
+
+__all__ = ["Preprocessor", "get_preprocessor", "restore_original_dimensions"]

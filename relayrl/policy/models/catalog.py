@@ -36,6 +36,25 @@ class ModelCatalog:
         ModelCatalog._custom_action_dists[action_dist_name] = action_dist_class
 
     @staticmethod
+    def registrations(names=None) -> dict[str, dict[str, type]]:
+        """What this process registered (only `names`, if given); the worker set ships the names its policies'
+        configs use to its Ray actors (RLlib shares them through Ray's registry), so `custom_model="name"`
+        resolves in remote runners too. (Only those: another registered class may not unpickle there.)"""
+        def chosen(registry):
+            return {k: v for k, v in registry.items() if names is None or k in names}
+
+        return {"models": chosen(ModelCatalog._custom_models),
+                "action_dists": chosen(ModelCatalog._custom_action_dists)}
+
+    @staticmethod
+    def add_registrations(registrations: dict[str, dict[str, type]]) -> None:
+        """Register what `registrations()` returned in another process (names registered here stay)."""
+        for name, cls in (registrations or {}).get("models", {}).items():
+            ModelCatalog._custom_models.setdefault(name, cls)
+        for name, cls in (registrations or {}).get("action_dists", {}).items():
+            ModelCatalog._custom_action_dists.setdefault(name, cls)
+
+    @staticmethod
     def get_action_dist(action_space: gym.Space, config: dict, dist_type=None, framework: str = "torch",
                         **kwargs) -> tuple[type, int]:
         """(dist class, number of model outputs it needs) for `action_space`."""

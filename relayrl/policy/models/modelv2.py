@@ -8,6 +8,8 @@ the last forward pass's inputs.
 import gymnasium as gym
 import numpy as np
 
+from relayrl.policy.preprocessors import restore_original_dimensions
+
 
 # the columns from_batch hands to forward() (besides state_in_*): what the default models may read
 _FROM_BATCH = ("obs", "prev_actions", "prev_rewards")
@@ -60,6 +62,8 @@ class ModelV2:
         restored = dict(input_dict)
         obs = restored["obs"]
         restored["obs_flat"] = self._flatten_obs(obs)
+        # as RLlib: a custom model reads a Dict / Tuple observation's parts from `obs` (the runners flattened it)
+        restored["obs"] = restore_original_dimensions(restored["obs_flat"], self.obs_space, self._reshape)
         if state is None:
             state = [input_dict[k] for k in _state_keys(input_dict, "state_in_")]
         if seq_lens is None and hasattr(input_dict, "get"):
@@ -80,6 +84,13 @@ class ModelV2:
 
     def _flatten_obs(self, obs):
         return obs  # the torch model flattens
+
+    def _reshape(self, value, shape):
+        if self.framework in ("tf", "tf2"):
+            import tensorflow as tf
+
+            return tf.reshape(value, shape)
+        return value.reshape(shape)
 
 
 def _state_keys(input_dict, prefix: str) -> list[str]:

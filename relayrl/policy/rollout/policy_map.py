@@ -1,4 +1,5 @@
 """Building a runner's policies from {policy_id: PolicySpec} and the algorithm's config."""
+import copy
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -7,6 +8,7 @@ import numpy as np
 import torch
 
 from relayrl.core.policy_spec import PolicySpec
+from relayrl.policy.models.catalog import MODEL_DEFAULTS
 from relayrl.policy.policy_config_checks import PolicyConfig
 from relayrl.policy.preprocessors import get_preprocessor
 
@@ -22,7 +24,8 @@ def policy_config(config, spec: PolicySpec) -> dict[str, Any]:
     model = values.pop("model", None)
     if model is None:
         model = dict(values.get("model_config") or {})
-    values["model"] = dict(model or {})
+    # as RLlib's config.model: the defaults under the user's keys, so `config["model"]["max_seq_len"]` works
+    values["model"] = {**copy.deepcopy(MODEL_DEFAULTS), **(model or {})}
     values["in_evaluation"] = bool(getattr(config, "in_evaluation", False))
     values.update(spec.config or {})
     return values
@@ -59,8 +62,9 @@ def build_policy_map(specs: dict[str, PolicySpec], config, agent_spaces: dict[An
     return policy_map, preprocessors
 
 
-def trainable_policy_ids(config, policy_map: dict[str, Any]) -> list[str]:
-    to_train = getattr(config, "policies_to_train", None)
+def trainable_policy_ids(config, policy_map: dict[str, Any], override=None) -> list[str]:
+    """The policies `policies_to_train` names; `override`: what an add_policy call set (policy_addition.py)."""
+    to_train = override if override is not None else getattr(config, "policies_to_train", None)
     if to_train is None:
         return list(policy_map)
     if callable(to_train):

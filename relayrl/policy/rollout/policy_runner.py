@@ -22,6 +22,7 @@ from relayrl.env.env_stepper import EnvStepper
 from relayrl.env.episode_stats import EpisodeStats
 from relayrl.env.vector_env import batch_actions, infos_per_env
 from relayrl.metrics.metrics_logger import MetricsLogger
+from relayrl.policy.models.catalog import ModelCatalog
 from relayrl.policy.policy_callbacks import PolicyCallbacks, episode_kwargs
 from relayrl.policy.rollout.episode import SINGLE_AGENT_ID, PolicyEpisode
 from relayrl.policy.rollout.one_env_step import OneEnvNumpyStep
@@ -38,6 +39,7 @@ class PolicyRunner(PolicyRunnerState):
     POLICY_SPECS: dict[str, Any] = {}
     POLICY_MAPPING_FN: Callable | None = None
     MULTI_AGENT = False  # which vector env the stepper builds
+    MODEL_CATALOG: dict[str, dict[str, type]] = {}  # the driver's ModelCatalog registrations (worker_set.py)
 
     def __init__(self, *, config, worker_index: int = 0, num_workers: int | None = None,
                  recreated_worker: bool = False):
@@ -58,6 +60,7 @@ class PolicyRunner(PolicyRunnerState):
         """What every runner keeps (config, index, metrics, callbacks, global vars, its envs); returns its seed."""
         self.config = config
         self.worker_index = worker_index
+        ModelCatalog.add_registrations(self.MODEL_CATALOG)  # in a Ray actor, the driver's custom models
         self.num_workers = config.num_env_runners if num_workers is None else num_workers
         self.recreated_worker = recreated_worker
         self.metrics = MetricsLogger()
@@ -105,7 +108,7 @@ class PolicyRunner(PolicyRunnerState):
     def policies_to_train(self) -> list[str]:
         from relayrl.policy.rollout.policy_map import trainable_policy_ids
 
-        return trainable_policy_ids(self.config, self.policy_map)
+        return trainable_policy_ids(self.config, self.policy_map, getattr(self, "policies_to_train_override", None))
 
     def get_weights(self, policies: list[str] | None = None) -> dict[str, Any]:
         return {pid: self.policy_map[pid].get_weights() for pid in (policies or self.policy_map)}

@@ -12,13 +12,22 @@ from relayrl.policy.rollout.policy_runner import PolicyRunner
 from relayrl.policy.sample_batch import concat_samples
 
 
-def policy_runner_class(policy_specs: dict[str, Any], mapping_fn: Callable | None, multi_agent: bool) -> type:
-    """A PolicyRunner subclass that knows its policies (it travels to Ray actors by value)."""
+def policy_runner_class(policy_specs: dict[str, Any], mapping_fn: Callable | None, multi_agent: bool,
+                        config=None) -> type:
+    """A PolicyRunner subclass that knows its policies and the ModelCatalog's custom models and action dists
+    their configs name (it travels to Ray actors by value; they register those before building the policies)."""
+    from relayrl.policy.models.catalog import ModelCatalog
     from relayrl.policy.rollout.multi_agent_policy_runner import MultiAgentPolicyRunner
+    from relayrl.policy.rollout.policy_map import policy_config
 
+    names = set()
+    for spec in policy_specs.values() if config is not None else ():
+        model = policy_config(config, spec)["model"]
+        names |= {model.get("custom_model"), model.get("custom_action_dist")}
     mapping = staticmethod(mapping_fn) if mapping_fn is not None else None
     base = MultiAgentPolicyRunner if multi_agent else PolicyRunner
-    return type(base.__name__, (base,), {"POLICY_SPECS": dict(policy_specs), "POLICY_MAPPING_FN": mapping})
+    return type(base.__name__, (base,), {"POLICY_SPECS": dict(policy_specs), "POLICY_MAPPING_FN": mapping,
+                                           "MODEL_CATALOG": ModelCatalog.registrations(names)})
 
 
 def env_is_multi_agent(config) -> bool:
@@ -47,7 +56,7 @@ class PolicyWorkerSet:
                  on_sampled: Callable | None = None):
         check_policy_runner_options(config)
         self.config = config
-        self.runner_cls = policy_runner_class(policy_specs, mapping_fn, env_is_multi_agent(config))
+        self.runner_cls = policy_runner_class(policy_specs, mapping_fn, env_is_multi_agent(config), config)
         self._local = self.runner_cls(config=config, worker_index=0, num_workers=config.num_env_runners)
         self._actors = None
         if config.num_env_runners > 0:
@@ -124,7 +133,10 @@ class PolicyWorkerSet:
                                                        timeout=self.config.sample_timeout_s) if r.ok]
         return out
 
-    foreach_env_runner = foreach_worker
+    def foreach_env_runner(self, func: Callable, local_env_runner: bool = True, healthy_only: bool = True,
+                           **kwargs) -> list:
+        """RLlib's EnvRunnerGroup name and keywords for foreach_worker (as the evaluation runners take them)."""
+        return self.foreach_worker(func, local_worker=local_env_runner, healthy_only=healthy_only)
 
     def set_training_iteration(self, iteration: int) -> None:
         """The Algorithm's iteration in progress, for the runner that records videos (its files name it)."""
