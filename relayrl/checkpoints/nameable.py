@@ -163,6 +163,7 @@ NOT_NAMEABLE: Dict[str, str] = {
     "relayrl.policy.policy:Policy": _ABSTRACT,
     "relayrl.policy.model_policy:ModelPolicy": _ABSTRACT + " (the templates' base)",
     "relayrl.policy.torch_policy:TorchPolicy": _ABSTRACT + " (build_torch_policy's base)",
+    "relayrl.policy.torch_policy_v2_subclassing:TorchPolicyV2": _ABSTRACT + " (RLlib's subclassing form)",
     "relayrl.policy.eager_tf_policy:EagerTFPolicy": _ABSTRACT + " (build_tf_policy's base)",
     "relayrl.env.multi_agent_env:MultiAgentEnv": _ABSTRACT,
     f"{_EXAMPLES}.rl_modules.classes.rock_paper_scissors_heuristic_rlm:_Heuristic": _ABSTRACT,
