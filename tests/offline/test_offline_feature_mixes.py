@@ -4,6 +4,7 @@ MARWIL; CQL and IQL on Dict observations; remote Learners resumed in a new proce
 env class; parallel evaluation's weights; episodes that span files."""
 import collections
 import glob
+import inspect
 import json
 import os
 import subprocess
@@ -22,6 +23,7 @@ from relayrl.algorithms.marwil import MARWILConfig
 from relayrl.connectors.env_to_module.flatten_observations import FlattenObservations
 from relayrl.core.columns import DEFAULT_MODULE_ID
 from relayrl.offline.episode_rows import decode_episode_state, episode_from_state
+from test_offline_combinations import SideEnv
 
 pq = pytest.importorskip("pyarrow.parquet")
 
@@ -430,29 +432,8 @@ def test_parallel_evaluation_on_a_remote_runner_uses_the_weights_before_the_step
             algo.stop()
 
 
-SIDE_ENVS_MODULE = '''
-import gymnasium as gym
-import numpy as np
-
-
-class SideEnv(gym.Env):
-    """Reward 1 for action 1 when obs[0] > 0 and action 0 otherwise; `max_steps` from env_config."""
-
-    def __init__(self, config=None):
-        self.max_steps = (config or {}).get("max_steps", 20)
-        self.observation_space = gym.spaces.Box(-1, 1, (2,), np.float32)
-        self.action_space = gym.spaces.Discrete(2)
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self.t, self.x = 0, self.np_random.uniform(-1, 1, 2).astype(np.float32)
-        return self.x, {}
-
-    def step(self, action):
-        reward = float((action == 1) == (self.x[0] > 0))
-        self.t, self.x = self.t + 1, self.np_random.uniform(-1, 1, 2).astype(np.float32)
-        return self.x, reward, False, self.t >= self.max_steps, {}
-'''
+# A user's env module for the command line: test_offline_combinations.py's SideEnv, written out as a file.
+SIDE_ENVS_MODULE = "import gymnasium as gym\nimport numpy as np\n\n\n" + inspect.getsource(SideEnv)
 
 
 def _expert_side_rows(folder) -> str:
