@@ -39,6 +39,8 @@ _INT_OR_AUTO = either(POSITIVE_INT, one_of("auto"))
 # RLlib's num_cpus_per_learner: a Ray resource, so fractions are allowed (remote Learners sharing a core).
 _CPUS_OR_AUTO = either(Check("a positive number of CPUs (fractions allowed, e.g. 0.5)", POSITIVE_FLOAT.test, float),
                        one_of("auto"))
+
+
 def _model_config_from_tune(value: Any) -> Any:
     from relayrl.tune.model_config_search import model_config_from_tune
 

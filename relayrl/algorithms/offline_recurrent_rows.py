@@ -28,11 +28,11 @@ def check_recurrent_module_reads_episodes(config, learner_group, algorithm_name:
 
 def _holds_only_transitions(config) -> bool:
     """Minari datasets and old-stack SampleBatch JSON, which have no episode-row form."""
-    from relayrl.offline.files import JSON_SUFFIXES
     from relayrl.offline.minari_bridge import MINARI_PREFIX
+    from relayrl.offline.sample_batch_json import is_json_file
 
     inputs = [config.input_] if isinstance(config.input_, str) else list(config.input_)
-    named = any(i.startswith(MINARI_PREFIX) or i.endswith(JSON_SUFFIXES) for i in inputs)
+    named = any(i.startswith(MINARI_PREFIX) or is_json_file(i) for i in inputs)  # (as the reader tells JSON)
     return named or config.input_read_method == "read_json" or bool(config.input_read_sample_batches)
 
 
