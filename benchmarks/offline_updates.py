@@ -3,13 +3,15 @@
     .venv/bin/python benchmarks/offline_updates.py [--algo bc|cql|iql|both|all] [--updates 300] [--rounds 3]
                                                    [--rows 20000] [--d3rlpy /work/peers/d3/bin/python]
                                                    [--baseline DIR] [--matmul-precision medium]
+                                                   [--threads 1|default]
 
 The data: `--rows` transitions recorded with relayrl's writer (CartPole-v1 from an untrained PPO policy for BC,
 Pendulum-v1 from an untrained SAC policy for CQL and IQL), read by relayrl from the parquet files and by d3rlpy
 from an .npz export of the same rows. Both sides: two 256-unit relu layers (BC: a policy head; CQL: an actor and
 twin critics, 10 sampled actions for the conservative term; IQL: an actor, twin critics and a value network, the
 paper's and d3rlpy's tau 0.005, beta 3, expectile 0.7), 256-row batches, single-threaded (OMP_NUM_THREADS=1,
-torch.set_num_threads(1)), `--warmup` updates before the timed window. relayrl's window runs train() with
+torch.set_num_threads(1); `--threads default`: each library's own default on this machine, relayrl's "auto"
+Learner threads and d3rlpy's torch threads, the cores), `--warmup` updates before the timed window. relayrl's window runs train() with
 dataset_num_iters_per_learner = the update count (reading, checking and the Learner pipeline included); d3rlpy's
 runs its `fit` loop (replay-buffer sampling included). Each side runs in its own process per round and the
 rounds alternate (relayrl, d3rlpy, relayrl, ...); each prints a RESULT line, and the last line is one RESULT json
@@ -31,6 +33,9 @@ import tempfile
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
+# As this process started: `import relayrl` (make_data) sets OMP_WAIT_POLICY for itself, and each side's process
+# must start with its own library's default (relayrl's passive waits, torch's spinning ones for d3rlpy).
+USERS_WAIT_POLICY = os.environ.get("OMP_WAIT_POLICY")
 ENVS = {"bc": "CartPole-v1", "cql": "Pendulum-v1", "iql": "Pendulum-v1"}
 CHOICES = {"both": ("bc", "cql"), "all": ("bc", "cql", "iql")}
 
@@ -63,13 +68,14 @@ def make_data(folder: pathlib.Path, algo: str, rows: int) -> pathlib.Path:
     return out
 
 
-def relayrl_worker(algo: str, data: str, updates: int, warmup: int, matmul_precision: str) -> dict:
+def relayrl_worker(algo: str, data: str, updates: int, warmup: int, matmul_precision: str, threads: str) -> dict:
     """relayrl's timed window (runs in its own process, like d3rlpy's)."""
+    from relayrl import BCConfig, CQLConfig, IQLConfig  # before torch, as a user's script (OpenMP's passive waits)
     import torch
 
-    torch.set_num_threads(1)
+    if threads == "1":
+        torch.set_num_threads(1)
     torch.set_float32_matmul_precision(matmul_precision)
-    from relayrl import BCConfig, CQLConfig, IQLConfig
 
     if algo == "bc":
         config = BCConfig().rl_module(model_config={"fcnet_hiddens": [256, 256], "fcnet_activation": "relu"})
@@ -96,11 +102,17 @@ def relayrl_worker(algo: str, data: str, updates: int, warmup: int, matmul_preci
         built.stop()
     return {"peer": "relayrl", "algo": algo, "updates": updates, "seconds": round(seconds, 3),
             "updates_per_s": round(updates / seconds, 2), "cpu_updates_per_s": round(updates / cpu_seconds, 2),
-            "fast_path": fast, "matmul_precision": torch.get_float32_matmul_precision()}
+            "fast_path": fast, "matmul_precision": torch.get_float32_matmul_precision(), "threads": threads}
 
 
-def _run(cmd, pythonpath=HERE.parent) -> dict:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(pythonpath)}
+def _run(cmd, threads: str, pythonpath=HERE.parent) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(pythonpath)}
+    env.pop("OMP_NUM_THREADS", None)
+    env.pop("OMP_WAIT_POLICY", None)
+    if USERS_WAIT_POLICY is not None:
+        env["OMP_WAIT_POLICY"] = USERS_WAIT_POLICY
+    if threads == "1":
+        env["OMP_NUM_THREADS"] = "1"
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -127,11 +139,14 @@ def main(argv=None) -> dict:
                         help="a relayrl tree to time as a third side (before/after comparisons)")
     parser.add_argument("--matmul-precision", choices=("highest", "high", "medium"), default="highest",
                         help="torch.set_float32_matmul_precision on every side (medium: bfloat16 products)")
+    parser.add_argument("--threads", choices=("1", "default"), default="1",
+                        help="1: every side single-threaded; default: each library's own thread settings")
     parser.add_argument("--worker", choices=tuple(ENVS), help=argparse.SUPPRESS)
     parser.add_argument("--input", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        result = relayrl_worker(args.worker, args.input, args.updates, args.warmup, args.matmul_precision)
+        result = relayrl_worker(args.worker, args.input, args.updates, args.warmup, args.matmul_precision,
+                                args.threads)
         print("RESULT " + json.dumps(result), flush=True)
         return result
 
@@ -142,15 +157,16 @@ def main(argv=None) -> dict:
         data = make_data(folder, algo, args.rows)
         rounds = {"relayrl": [], "d3rlpy": [], **({"baseline": []} if args.baseline else {})}
         worker = [sys.executable, __file__, "--worker", algo, "--input", str(data), "--updates", str(args.updates),
-                  "--warmup", str(args.warmup), "--matmul-precision", args.matmul_precision]
+                  "--warmup", str(args.warmup), "--matmul-precision", args.matmul_precision, "--threads", args.threads]
         for _ in range(args.rounds):
-            rounds["relayrl"].append(_run(worker))
+            rounds["relayrl"].append(_run(worker, args.threads))
             if args.baseline:
-                rounds["baseline"].append(_run(worker, args.baseline))
+                rounds["baseline"].append(_run(worker, args.threads, args.baseline))
             rounds["d3rlpy"].append(_run([args.d3rlpy, str(HERE / "peer_d3rlpy_offline.py"), "--algo", algo,
                                           "--data", str(folder / f"{algo}.npz"), "--updates", str(args.updates),
                                           "--warmup", str(args.warmup),
-                                          "--matmul-precision", args.matmul_precision]))
+                                          "--matmul-precision", args.matmul_precision,
+                                          "--threads", args.threads], args.threads))
         summary[algo] = {"rounds": rounds}
         for rate in ("updates_per_s", "cpu_updates_per_s"):
             medians = {name: _median(runs, rate) for name, runs in rounds.items()}

@@ -1,7 +1,7 @@
 """The d3rlpy side of benchmarks/offline_updates.py: updates per second of d3rlpy's DiscreteBC (CartPole), CQL or IQL
 (Pendulum) on the rows offline_updates.py exported (an .npz of the same transitions relayrl reads as parquet).
 
-Runs in d3rlpy's own venv (/work/peers/d3; d3rlpy 2.8.1 pins gymnasium 1.0.0), single-threaded:
+Runs in d3rlpy's own venv (/work/peers/d3; d3rlpy 2.8.1 pins gymnasium 1.0.0), single-threaded (`--threads default`: torch's own):
 
     OMP_NUM_THREADS=1 /work/peers/d3/bin/python benchmarks/peer_d3rlpy_offline.py --algo bc --data rows.npz
 
@@ -25,11 +25,13 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--matmul-precision", default="highest", help="torch.set_float32_matmul_precision")
+    parser.add_argument("--threads", choices=("1", "default"), default="1", help="default: torch's own (the cores)")
     args = parser.parse_args()
 
     import torch
 
-    torch.set_num_threads(1)
+    if args.threads == "1":
+        torch.set_num_threads(1)
     torch.set_float32_matmul_precision(args.matmul_precision)
     import d3rlpy
     from d3rlpy.logging import NoopAdapterFactory
@@ -64,7 +66,8 @@ def main() -> None:
                                   "updates": args.updates, "seconds": round(seconds, 3),
                                   "updates_per_s": round(args.updates / seconds, 2),
                                   "cpu_updates_per_s": round(args.updates / cpu_seconds, 2),
-                                  "matmul_precision": torch.get_float32_matmul_precision()}), flush=True)
+                                  "matmul_precision": torch.get_float32_matmul_precision(),
+                                  "threads": torch.get_num_threads()}), flush=True)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ import os
 
 import torch
 
+from relayrl.modules.row_threads import MAX_ROW_THREADS, set_row_threads
+
 logger = logging.getLogger("relayrl")
 
 # The most threads "auto" gives an image module; measured on 2 cores only (docs/learners.md#torch-threads).
@@ -21,13 +23,18 @@ def limit_torch_threads(config, spaces=None) -> None:
     (35x slower PPO updates on CartPole under load, 2026-12-04; docs/learners.md#torch-threads). A CNN's update
     gains: PPO on Pong, 2 cores, 1.5x the env steps/s with 2 threads on a quiet machine, and as fast as one thread
     under load with passive waits. Setting OMP_NUM_THREADS or a number of CPUs opts out.
+    With "auto" and one torch thread, passes split by rows (CQL's critics) run on the same cores' worth of Python
+    threads (relayrl/modules/row_threads.py): one meeting a pass, not one an op.
     """
     if "OMP_NUM_THREADS" in os.environ:
         return
     cpus = config.get("num_cpus_per_learner", "auto") if hasattr(config, "get") else "auto"
-    threads = auto_threads(spaces) if cpus in ("auto", None) else max(1, math.floor(cpus))  # (0.5 CPUs: 1 thread)
+    auto = cpus in ("auto", None)
+    threads = auto_threads(spaces) if auto else max(1, math.floor(cpus))  # (0.5 CPUs: 1 thread)
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
+    # One torch thread, "auto": big row-chunked passes (CQL's critics) share the cores on Python threads instead.
+    set_row_threads(min(usable_cores(), MAX_ROW_THREADS) if auto and threads == 1 else 1)
 
 
 def auto_threads(spaces) -> int:
