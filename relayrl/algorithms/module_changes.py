@@ -128,6 +128,13 @@ class AlgorithmModuleChanges:
         """The old stack's name, for RLModule algorithms: `remove_module(policy_id, ...)`."""
         if kwargs:
             raise TypeError(f"remove_policy() got unexpected keyword arguments {sorted(kwargs)}.")
+        if getattr(self, "_policy_based", False):  # the old stack's Policies (relayrl/policy/policy_removal.py)
+            from relayrl.policy.policy_removal import remove_policy_from_policy_algorithm
+
+            return remove_policy_from_policy_algorithm(
+                self, policy_id, policy_mapping_fn=policy_mapping_fn, policies_to_train=policies_to_train,
+                remove_from_env_runners=remove_from_env_runners,
+                remove_from_eval_env_runners=remove_from_eval_env_runners and evaluation_workers)
         return self.remove_module(policy_id, new_agent_to_module_mapping_fn=policy_mapping_fn,
                                   new_should_module_be_updated=policies_to_train,
                                   remove_from_learners=remove_from_learners,

@@ -51,6 +51,7 @@ class EnvRunnerActors:
         self._what = "evaluation EnvRunners" if getattr(config, "in_evaluation", False) else "EnvRunners"
         num_cpus = check_resources(self.ray, num_actors=num_env_runners, num_cpus=config.num_cpus_per_env_runner,
                                    num_gpus=config.num_gpus_per_env_runner, what=self._what)
+        self._num_cpus = num_cpus
         self._actor_cls = remote_env_runner_class(self.ray, env_runner_cls, config, num_cpus=num_cpus)
         self._actors: Dict[int, Any] = {}
         self._healthy: Dict[int, bool] = {}
@@ -84,6 +85,12 @@ class EnvRunnerActors:
         for i in indices:
             self._actors[i], self._healthy[i], self._failed_samples_in_a_row[i] = handles[i], True, 0
         return indices
+
+    def use_env_runner_class(self, env_runner_cls: type, config) -> None:
+        """Runners created from now on (restarts, add) are `env_runner_cls` built with `config` (the Policy API's
+        add_policy / remove_policy change the policies a runner class builds)."""
+        self.config = config
+        self._actor_cls = remote_env_runner_class(self.ray, env_runner_cls, config, num_cpus=self._num_cpus)
 
     def _create(self, worker_index: int, *, config, recreated: bool):
         from ray import cloudpickle

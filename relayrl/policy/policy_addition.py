@@ -1,14 +1,21 @@
 """`algo.add_policy(...)` for Policy-based algorithms (RLlib's old stack): a league / self-play run adds a frozen
 copy of a policy (a class, or a Policy object such as one from `Policy.from_checkpoint`) to every runner.
 
-Each runner (local, remote, evaluation) builds the policy from the same PolicySpec, takes `policy_state` (or the
-given policy's state), and from then on maps agents with `policy_mapping_fn` and trains `policies_to_train` when
-they are given (ongoing episodes keep their agents' policies, as in RLlib). Not carried: a remote runner that Ray
-restarts later is built from the algorithm's original policies.
+The policy is built on the local runner first (a class that cannot be built, or a state that does not fit, fails
+there, before anything changed); then the config takes it (policy_set_changes.py: `algo.config`, checkpoints and
+restarted remote runners see it) and each runner (local, remote, evaluation) builds it from the same PolicySpec,
+takes `policy_state` (or the given policy's state), and from then on maps agents with `policy_mapping_fn` and
+trains `policies_to_train` when they are given (ongoing episodes keep their agents' policies, as in RLlib).
 """
 from typing import Any
 
 from relayrl.core.policy_spec import PolicySpec
+from relayrl.policy.policy_set_changes import (
+    apply_policy_change,
+    changed_policy_config,
+    config_policies,
+    set_runner_policies,
+)
 from relayrl.policy.rollout.policy_map import build_policy_map
 
 
@@ -33,33 +40,49 @@ def add_policy_to_policy_algorithm(algo, policy_id: str, policy_cls=None, policy
             policy_state = policy.get_state()
     spec = PolicySpec(policy_cls, observation_space, action_space, config)
     state = None if policy_state is None else {k: v for k, v in policy_state.items() if k != "policy_spec"}
-    change = (policy_id, spec, policy_mapping_fn, policies_to_train, state)
-    _add_to_runner(local, *change)
-    if add_to_env_runners and algo.env_runner_group.is_remote:
-        algo.env_runner_group.foreach_worker(lambda runner: _add_to_runner(runner, *change), local_worker=False)
+    new_config = changed_policy_config(algo.config, {**config_policies(algo.config), policy_id: spec},
+                                       policy_mapping_fn, policies_to_train)
+    built = _build(local, policy_id, spec, new_config, state)  # may raise: nothing has changed yet
+    apply_policy_change(algo, new_config,
+                        lambda runner, runner_config: _add_to_runner(runner, policy_id, spec, runner_config, state,
+                                                                     built if runner is local else None),
+                        env_runners=add_to_env_runners, eval_env_runners=add_to_eval_env_runners)
     evaluation = getattr(algo, "eval_env_runner_group", None)
     if add_to_eval_env_runners and evaluation is not None:
-        evaluation.foreach_worker(lambda runner: _add_to_runner(runner, *change))
         evaluation.sync_weights(policies=[policy_id], connector_states_from=local)
-    if state is None and add_to_env_runners:  # remote copies start from the local one's initial weights
-        algo.env_runner_group.sync_weights(policies=[policy_id])
+    if add_to_env_runners:  # remote copies (and a runner restarted later) get the local one's weights
+        algo.env_runner_group.sync_weights()
     return local.get_policy(policy_id)
 
 
-def _add_to_runner(runner, policy_id: str, spec: PolicySpec, mapping_fn, to_train, state: dict[str, Any] | None):
+def _runner_spaces(runner) -> dict:
     if getattr(runner, "MULTI_AGENT", False):
         first = runner.env.envs[0]
-        spaces = {a: (first.get_observation_space(a), first.get_action_space(a)) for a in runner.env.possible_agents}
+        return {a: (first.get_observation_space(a), first.get_action_space(a)) for a in runner.env.possible_agents}
+    return {"agent0": (runner.env.single_observation_space, runner.env.single_action_space)}
+
+
+def _build(runner, policy_id: str, spec: PolicySpec, config, state: dict[str, Any] | None):
+    """({policy_id: Policy}, {policy_id: Preprocessor}) for `runner`, mapped by the config's mapping fn."""
+    mapping_fn = config.policy_mapping_fn
+    if mapping_fn is None:
+        mapping = runner._map
+    elif getattr(runner, "MULTI_AGENT", False):
+        def mapping(agent_id):
+            return mapping_fn(agent_id, None, worker=runner)
     else:
-        spaces = {"agent0": (runner.env.single_observation_space, runner.env.single_action_space)}
-    if mapping_fn is not None:
-        runner.POLICY_MAPPING_FN = mapping_fn  # (an instance attribute: called unbound, as the class's staticmethod)
-    policies, preprocessors = build_policy_map({policy_id: spec}, runner.config, spaces, seed=None,
-                                               mapping_fn=runner._map, callbacks=runner.callbacks)
+        def mapping(agent_id):
+            return runner._map(agent_id)
+    policies, preprocessors = build_policy_map({policy_id: spec}, config, _runner_spaces(runner), seed=None,
+                                               mapping_fn=mapping, callbacks=runner.callbacks)
     if state is not None:
         policies[policy_id].set_state(state)
+    return policies, preprocessors
+
+
+def _add_to_runner(runner, policy_id: str, spec: PolicySpec, config, state: dict[str, Any] | None, built=None):
+    policies, preprocessors = built or _build(runner, policy_id, spec, config, state)
+    set_runner_policies(runner, config, {**runner.POLICY_SPECS, policy_id: spec})
     runner.policy_map.update(policies)
     runner.preprocessors.update(preprocessors)
-    if to_train is not None:
-        runner.policies_to_train_override = to_train
     return True

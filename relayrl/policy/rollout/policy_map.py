@@ -62,9 +62,9 @@ def build_policy_map(specs: dict[str, PolicySpec], config, agent_spaces: dict[An
     return policy_map, preprocessors
 
 
-def trainable_policy_ids(config, policy_map: dict[str, Any], override=None) -> list[str]:
-    """The policies `policies_to_train` names; `override`: what an add_policy call set (policy_addition.py)."""
-    to_train = override if override is not None else getattr(config, "policies_to_train", None)
+def trainable_policy_ids(config, policy_map: dict[str, Any]) -> list[str]:
+    """The policies the config's `policies_to_train` names (add_policy / remove_policy change the config)."""
+    to_train = getattr(config, "policies_to_train", None)
     if to_train is None:
         return list(policy_map)
     if callable(to_train):

@@ -108,7 +108,7 @@ class PolicyRunner(PolicyRunnerState):
     def policies_to_train(self) -> list[str]:
         from relayrl.policy.rollout.policy_map import trainable_policy_ids
 
-        return trainable_policy_ids(self.config, self.policy_map, getattr(self, "policies_to_train_override", None))
+        return trainable_policy_ids(self.config, self.policy_map)
 
     def get_weights(self, policies: list[str] | None = None) -> dict[str, Any]:
         return {pid: self.policy_map[pid].get_weights() for pid in (policies or self.policy_map)}

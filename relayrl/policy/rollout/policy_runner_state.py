@@ -59,7 +59,9 @@ class PolicyRunnerState:
             unknown = sorted(set(state.get(part, {})) - set(self.policy_map))
             if unknown:
                 raise (where / part).error(f"the checkpoint has policies {unknown} this algorithm does not (it has "
-                                           f"{sorted(self.policy_map)}).")
+                                           f"{sorted(self.policy_map)}): restore it with Algorithm.from_checkpoint"
+                                           "(path), which builds the policies its config holds (add_policy ones "
+                                           "too), or add_policy them before restoring.")
         for pid, w in weights.items():
             mine = self.policy_map[pid].get_weights()
             if isinstance(mine, dict) and isinstance(w, dict):

@@ -93,6 +93,15 @@ class PolicyWorkerSet:
     def num_healthy_remote_workers(self) -> int:
         return 0 if self._actors is None else len(self._actors.healthy_indices())
 
+    def use_policies(self, config, policy_specs: dict[str, Any]) -> None:
+        """After add_policy / remove_policy (policy_set_changes.py): what a runner restarted from now on is built
+        from (it then takes the last broadcast weights)."""
+        self.config = config
+        mapping_fn = config.policy_mapping_fn or self.runner_cls.POLICY_MAPPING_FN
+        self.runner_cls = policy_runner_class(policy_specs, mapping_fn, self.runner_cls.MULTI_AGENT, config)
+        if self._actors is not None:
+            self._actors.use_env_runner_class(self.runner_cls, config)
+
     # -- weights -------------------------------------------------------------------------------------------
     def sync_weights(self, policies: list[str] | None = None, from_worker_or_learner_group=None,
                      to_worker_indices: list[int] | None = None, global_vars: dict | None = None,
@@ -116,7 +125,7 @@ class PolicyWorkerSet:
         if self._actors is None:
             batches, metrics = [self._local.sample(**kwargs)], [self._local.get_metrics()]
         else:
-            self._actors.restore_due
+            self._actors.restore_due()  # failed runners whose restart delay has passed come back first
             results = self._actors.call(self._actors.healthy_indices(), method="sample_and_get_metrics",
                                         kwargs=kwargs, timeout=self.config.sample_timeout_s, sampling=True)
             batches = [r.value[0] for r in results if r.ok]
