@@ -35,9 +35,11 @@ def with_observation_filter(config, observation_space, user_pieces) -> list:
 
 
 def _takes_filter(space, multi_agent: bool) -> bool:
-    """Whether MeanStdFilter takes these observations as they come from the env (each agent's, multi-agent)."""
-    if multi_agent and isinstance(space, gym.spaces.Dict):
-        return all(isinstance(s, gym.spaces.Box) for s in space.spaces.values())
+    """Whether MeanStdFilter takes these observations as they come from the env (each agent's, multi-agent; agents'
+    spaces not known yet are left to the filter, as before)."""
+    if multi_agent:
+        agents = space.spaces.values() if isinstance(space, gym.spaces.Dict) else ()
+        return all(isinstance(s, gym.spaces.Box) for s in agents)
     return isinstance(space, gym.spaces.Box)
 
 
