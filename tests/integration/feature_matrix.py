@@ -117,6 +117,10 @@ def cells():
     return [(a, e, f) for a in ALGORITHMS for e in ENV_KINDS for f in FEATURES]
 
 
+def offline_cells():
+    return [(a, e, OFFLINE_FEATURE) for a in OFFLINE_ALGORITHMS for e in ENV_KINDS]
+
+
 # -- building a cell's config ----------------------------------------------------------------------------------
 
 def _algorithm_config(algo: str):
@@ -255,7 +259,9 @@ def table() -> str:
              f"{len(cells())} cells. Each cell trains (or does what its feature says) or is refused when the "
              "algorithm is built, with an error naming what is unsupported and what to do instead; no cell "
              f"crashes inside relayrl or ignores an option. Refused: {sum(refusal(*c) is not None for c in cells())}; "
-             f"failing for a known reason being fixed: {sum(pending(*c) is not None for c in cells())}.",
+             f"failing for a known reason being fixed: {sum(pending(*c) is not None for c in cells())}. "
+             f"And {len(offline_cells())} offline cells (BC and CQL trained from a recording of each env kind, "
+             f"below), {sum(refusal(*c) is not None for c in offline_cells())} of them refused.",
              "", "Env kinds:", ""]
     lines += [f"- `{kind}`: {text}" for kind, text in ENV_KIND_TEXT.items()]
     lines += ["", "Features:", ""] + [f"- `{f}`: {text}" for f, text in FEATURE_TEXT.items()]

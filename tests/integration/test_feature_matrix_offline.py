@@ -5,7 +5,7 @@ import pytest
 import feature_matrix as fm
 from matrix_checks import refused
 
-PAIRS = [(a, e) for a in fm.OFFLINE_ALGORITHMS for e in fm.ENV_KINDS]
+PAIRS = [(a, e) for a, e, _ in fm.offline_cells()]
 
 
 @pytest.mark.parametrize("algo, env_kind", PAIRS)
