@@ -22,7 +22,7 @@ from relayrl.connectors.connector_pipeline_v2 import (
     ModuleToEnvPipeline,
 )
 from relayrl.connectors.connector_v2 import call_user_factory
-from relayrl.connectors.env_to_module.observation_filter import observation_filter_pieces
+from relayrl.connectors.env_to_module.observation_filter import with_observation_filter
 from relayrl.connectors.learner.add_columns_from_episodes_to_train_batch import (
     AddColumnsFromEpisodesToTrainBatch,
 )
@@ -54,12 +54,12 @@ def env_spaces(env, spaces: Optional[dict]):
 
 
 def build_env_to_module_pipeline(config, env=None, spaces=None, device=None) -> EnvToModulePipeline:
-    """[observation filter] -> [user pieces] -> AddObservations -> AddTimeDim -> AddStates -> BatchIndividualItems -> NumpyToTensor."""
+    """[observation filter] -> [user pieces] (the filter after their FlattenObservations) -> AddObservations -> AddTimeDim -> AddStates -> BatchIndividualItems -> NumpyToTensor."""
     obs_space, act_space = env_spaces(env, spaces)
     user_pieces = []
     if config.env_to_module_connector is not None:
         user_pieces = call_user_factory(config.env_to_module_connector, env, spaces, device)
-    pieces = observation_filter_pieces(config, obs_space, user_pieces) + user_pieces
+    pieces = with_observation_filter(config, obs_space, user_pieces)
     if config.add_default_connectors_to_env_to_module_pipeline:
         pieces += [
             AddObservationsFromEpisodesToBatch(),

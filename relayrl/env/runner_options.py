@@ -42,6 +42,11 @@ POLICY_API_REFUSALS = (
     Refusal("output", lambda c: getattr(c, "output", None) is not None,
             "the RLModule EnvRunners record episodes (relayrl/offline/writer.py); the Policy API's runners do not",
             "output=None, or record with an RLModule algorithm (PPO, DQN, ...: docs/offline.md)"),
+    Refusal("observation_filter", lambda c: getattr(c, "observation_filter", None) not in (None, "NoFilter"),
+            "observation filters are pieces of the RLModule EnvRunners' env-to-module pipeline; the Policy API's "
+            "runners give the policy the env's observations as they are",
+            "observation_filter='NoFilter' and normalise in your Policy or env, or use an RLModule algorithm "
+            "(PPO, IMPALA, ...)"),
 )
 
 

@@ -15,7 +15,8 @@ import sys
 ALGORITHMS = ("PPO", "DQN", "SAC", "IMPALA", "APPO", "PG")
 ENV_KINDS = ("gym_id", "module_env_id", "register_env", "env_class", "discrete_obs", "dict_obs", "image_obs",
              "multi_agent", "pettingzoo")
-FEATURES = ("train", "remote_runners", "evaluation", "lstm", "compute_single_action", "checkpoint_restore", "tune")
+FEATURES = ("train", "remote_runners", "evaluation", "lstm", "compute_single_action", "checkpoint_restore", "tune",
+            "record", "mean_std_filter", "async_vector")
 SLOW_FEATURES = ("remote_runners", "tune")  # Ray actors: slow-marked
 ENV_KIND_TEXT = {
     "gym_id": "a gymnasium id (`CartPole-v1`, `Pendulum-v1`)",
@@ -36,7 +37,18 @@ FEATURE_TEXT = {
     "compute_single_action": "`compute_single_action` on a raw observation",
     "checkpoint_restore": "save, a fresh algorithm, restore, train",
     "tune": "a Tune trial",
+    "record": "`offline_data(output=DIR)` while training (episode rows), read back with relayrl's reader: as many "
+              "steps as the runner counted (multi-agent: rows name agent and module)",
+    "mean_std_filter": "`env_runners(observation_filter=\"MeanStdFilter\")`: trains (Discrete / Dict "
+                       "observations: the filter follows the user's FlattenObservations), and checkpoint/restore keeps "
+                       "the filter's statistics",
+    "async_vector": "2 envs per runner with `gym_env_vectorize_mode=\"ASYNC\"` (sub-envs in worker processes)",
 }
+# The offline rows: BC on the Discrete-action version of each env kind, CQL on the Box-action one, each trained from a
+# small `record` of that env kind (PPO's / SAC's episode rows) with evaluation in the env every iteration.
+OFFLINE_ALGORITHMS = ("BC", "CQL")
+OFFLINE_FEATURE = "train_from_record"
+RECORDER = {"BC": "PPO", "CQL": "SAC"}
 ALGORITHM_TEXT = {"PG": "seed 001's policy-gradient template (Policy API, `examples/policy_gradient_custom_policy.py`)"}
 
 # (algorithm, env kind, feature) -> what the build-time error says; "*" matches any (the first match counts).
@@ -46,6 +58,21 @@ REFUSED = {
     ("SAC", "*", "lstm"): "DefaultSACTorchRLModule has no LSTM",
     ("DQN", "multi_agent", "lstm"): "Multi-agent DQN with use_lstm=True is not supported yet",
     ("DQN", "pettingzoo", "lstm"): "Multi-agent DQN with use_lstm=True is not supported yet",
+    # The Policy API's runners are built for its policies; recording is the RLModule EnvRunners' (offline/writer.py).
+    ("PG", "*", "record"): "not available with the Policy API: the RLModule EnvRunners record episodes",
+    # A MultiAgentVectorEnv steps agent dicts in the runner's process (env/runner_options.py): parallel multi-agent
+    # sampling is num_env_runners > 0.
+    ("*", "multi_agent", "async_vector"): "gym_env_vectorize_mode='ASYNC' is not available for multi-agent envs",
+    ("*", "pettingzoo", "async_vector"): "gym_env_vectorize_mode='ASYNC' is not available for multi-agent envs",
+    # The Policy API's runners have no env-to-module pipeline to put a filter in (env/runner_options.py).
+    ("PG", "*", "mean_std_filter"): "observation_filter='MeanStdFilter' is not available with the Policy API",
+    # The CNN scales images itself (connectors/env_to_module/observation_filter.py).
+    ("*", "image_obs", "mean_std_filter"): "Fix: observation_filter='NoFilter'",
+    # Reading multi-agent recordings is not supported yet (offline/reader.py: split them by module).
+    ("BC", "multi_agent", "train_from_record"): "BC trains one module from single-agent offline data",
+    ("BC", "pettingzoo", "train_from_record"): "BC trains one module from single-agent offline data",
+    ("CQL", "multi_agent", "train_from_record"): "CQL trains one single-agent module from offline data",
+    ("CQL", "pettingzoo", "train_from_record"): "CQL trains one single-agent module from offline data",
 }
 # Cells that fail today for a known reason being fixed elsewhere (the test expects them to fail, and fails when
 # one starts to work, so the entry goes): (algorithm, env kind, feature) -> why.
@@ -90,6 +117,10 @@ def cells():
     return [(a, e, f) for a in ALGORITHMS for e in ENV_KINDS for f in FEATURES]
 
 
+def offline_cells():
+    return [(a, e, OFFLINE_FEATURE) for a in OFFLINE_ALGORITHMS for e in ENV_KINDS]
+
+
 # -- building a cell's config ----------------------------------------------------------------------------------
 
 def _algorithm_config(algo: str):
@@ -103,6 +134,8 @@ def _algorithm_config(algo: str):
     config = getattr(relayrl, f"{algo}Config")().rl_module(model_config={"fcnet_hiddens": [8], "head_fcnet_hiddens": [8]})
     if algo == "PPO":
         return config.training(train_batch_size=64, minibatch_size=32, num_epochs=1)
+    if algo in OFFLINE_ALGORITHMS:
+        return config.training(train_batch_size=16)
     if algo in ("DQN", "SAC"):
         return config.training(train_batch_size=16, num_steps_sampled_before_learning_starts=32)
     return config.env_runners(rollout_fragment_length=16).training(train_batch_size=32)  # IMPALA, APPO
@@ -134,15 +167,17 @@ def _env(env_kind: str, discrete: bool):
     return (matrix_envs.rps_parallel_env if discrete else matrix_envs.box_pursuit_env), {}, True
 
 
-def make_config(algo: str, env_kind: str, *, lstm: bool = False, evaluation: bool = False, remote: int = 0):
+def make_config(algo: str, env_kind: str, *, lstm: bool = False, evaluation: bool = False, remote: int = 0,
+                record=None, mean_std_filter: bool = False, async_vector: bool = False):
+    """The cell's config; `record`: a folder to record to, `mean_std_filter` / `async_vector`: those features."""
     from relayrl.testing.matrix_envs import policy_of_agent
 
     config = _algorithm_config(algo)
-    env, env_config, multi_agent = _env(env_kind, discrete=algo != "SAC")
+    env, env_config, multi_agent = _env(env_kind, discrete=algo not in ("SAC", "CQL"))
     config.environment(env, env_config=env_config).env_runners(num_env_runners=remote, num_envs_per_env_runner=1)
     config.debugging(seed=0, logger_config={"type": "none"})
     config.reporting(min_time_s_per_iteration=0, min_sample_timesteps_per_iteration=1)  # (asynchronous: until a sample)
-    flatten = env_kind in ("discrete_obs", "dict_obs") or (env_kind == "pettingzoo" and algo != "SAC")
+    flatten = env_kind in ("discrete_obs", "dict_obs") or (env_kind == "pettingzoo" and algo not in ("SAC", "CQL"))
     if flatten and algo != "PG":
         config.env_runners(env_to_module_connector=_flatten_multi_agent if multi_agent else _flatten)
     model = {}
@@ -157,9 +192,30 @@ def make_config(algo: str, env_kind: str, *, lstm: bool = False, evaluation: boo
             config.rl_module(model_config={**config.model_config, **model})
     if multi_agent:
         config.multi_agent(policies={"p0", "p1"}, policy_mapping_fn=policy_of_agent)
+    if record is not None:
+        config.offline_data(output=str(record))
+    if mean_std_filter:
+        config.env_runners(observation_filter="MeanStdFilter")
+    if async_vector:
+        config.env_runners(num_envs_per_env_runner=2, gym_env_vectorize_mode="ASYNC")
     if evaluation:
         config.evaluation(evaluation_interval=1, evaluation_duration=10, evaluation_duration_unit="timesteps")
     return config
+
+
+def make_offline_config(algo: str, env_kind: str, recording):
+    """BC / CQL reading the episode rows recorded in `recording` (record_for_offline), evaluated every iteration."""
+    return make_config(algo, env_kind, evaluation=True).offline_data(
+        input_=str(recording), input_read_episodes=True, dataset_num_iters_per_learner=1)
+
+
+def record_for_offline(algo: str, env_kind: str, recording) -> None:
+    """A small recording for the offline `algo`: one train() of its RECORDER on the same env kind."""
+    recorder = make_config(RECORDER[algo], env_kind, record=recording).build_algo()
+    try:
+        recorder.train()
+    finally:
+        recorder.stop()
 
 
 def _flatten(env=None, spaces=None, device=None):
@@ -203,7 +259,9 @@ def table() -> str:
              f"{len(cells())} cells. Each cell trains (or does what its feature says) or is refused when the "
              "algorithm is built, with an error naming what is unsupported and what to do instead; no cell "
              f"crashes inside relayrl or ignores an option. Refused: {sum(refusal(*c) is not None for c in cells())}; "
-             f"failing for a known reason being fixed: {sum(pending(*c) is not None for c in cells())}.",
+             f"failing for a known reason being fixed: {sum(pending(*c) is not None for c in cells())}. "
+             f"And {len(offline_cells())} offline cells (BC and CQL trained from a recording of each env kind, "
+             f"below), {sum(refusal(*c) is not None for c in offline_cells())} of them refused.",
              "", "Env kinds:", ""]
     lines += [f"- `{kind}`: {text}" for kind, text in ENV_KIND_TEXT.items()]
     lines += ["", "Features:", ""] + [f"- `{f}`: {text}" for f, text in FEATURE_TEXT.items()]
@@ -220,6 +278,16 @@ def table() -> str:
             marks = [_mark(algo, env_kind, f) for f in FEATURES]
             lines.append(f"| `{env_kind}` | " + " | ".join(marks) + " |")
         lines.append("")
+    lines += ["## BC and CQL (offline)", "",
+              f"`{OFFLINE_FEATURE}`: BC on the Discrete-action version of each env kind and CQL on the Box-action "
+              "one, each trained (tiny nets, one update an iteration, two iterations) from the episode rows of one "
+              f"`train()` of {RECORDER['BC']} / {RECORDER['CQL']} recording that env kind, evaluated in the env every "
+              "iteration.", "", "| env kind | " + " | ".join(OFFLINE_ALGORITHMS) + " |",
+              "|---|" + "---|" * len(OFFLINE_ALGORITHMS)]
+    for env_kind in ENV_KINDS:
+        lines.append(f"| `{env_kind}` | " + " | ".join(_mark(a, env_kind, OFFLINE_FEATURE) for a in OFFLINE_ALGORITHMS)
+                     + " |")
+    lines.append("")
     return "\n".join(lines)
 
 

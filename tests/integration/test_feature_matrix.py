@@ -5,25 +5,15 @@ evaluation on, compute_single_action, save -> fresh algorithm -> restore -> trai
 remote-runner and Tune cells run together (a Tune trial on 2 remote runners), slow-marked, on the cross
 fm.SLOW_CROSS within CI's budget; RELAYRL_FULL_MATRIX=1 runs them on every (algorithm, env kind).
 """
-import re
 from contextlib import contextmanager
 
 import numpy as np
 import pytest
 
 import feature_matrix as fm
+from matrix_checks import refused
 
 PAIRS = [(a, e) for a in fm.ALGORITHMS for e in fm.ENV_KINDS]
-
-
-def _refused(algo, env_kind, feature, build):
-    """If the cell is declared refused: building raises a ValueError with its words (True); else False."""
-    words = fm.refusal(algo, env_kind, feature)
-    if words is None:
-        return False
-    with pytest.raises(ValueError, match=re.escape(words)):
-        build()
-    return True
 
 
 def _check_action(algo, config, action):
@@ -33,7 +23,7 @@ def _check_action(algo, config, action):
 @pytest.mark.parametrize("algo, env_kind", PAIRS)
 def test_train_evaluate_act_and_restore(algo, env_kind, tmp_path):
     config = fm.make_config(algo, env_kind, evaluation=fm.refusal(algo, env_kind, "evaluation") is None)
-    if _refused(algo, env_kind, "train", config.build_algo):
+    if refused(algo, env_kind, "train", config.build_algo):
         return
     algo_obj = config.build_algo()
     try:
@@ -75,7 +65,7 @@ def _pending(algo, env_kind, feature):
 @pytest.mark.parametrize("algo, env_kind", PAIRS)
 def test_lstm(algo, env_kind):
     config = fm.make_config(algo, env_kind, lstm=True)
-    if _refused(algo, env_kind, "lstm", config.build_algo):
+    if refused(algo, env_kind, "lstm", config.build_algo):
         return
     algo_obj = config.build_algo()
     try:
@@ -92,7 +82,7 @@ def test_a_tune_trial_with_two_remote_runners(algo, env_kind, ray_local, tmp_pat
 
     config = fm.make_config(algo, env_kind, remote=2)
     for feature in ("remote_runners", "tune"):
-        if _refused(algo, env_kind, feature, config.build_algo):
+        if refused(algo, env_kind, feature, config.build_algo):
             return
     tuner = tune.Tuner(config.algo_class, param_space=config,
                        run_config=tune.RunConfig(stop={"training_iteration": 1}, storage_path=str(tmp_path),
@@ -110,6 +100,8 @@ def test_the_docs_table_is_current():
 
 
 def test_the_matrix_has_every_cell():
-    assert len(fm.cells()) == 6 * 9 * 7
+    assert len(fm.cells()) == 6 * 9 * 10
     for algo, env_kind, feature in fm.REFUSED:  # every declared refusal names real cells
-        assert algo in fm.ALGORITHMS + ("*",) and env_kind in fm.ENV_KINDS + ("*",) and feature in fm.FEATURES
+        assert env_kind in fm.ENV_KINDS + ("*",)
+        assert (algo in fm.ALGORITHMS + ("*",) and feature in fm.FEATURES) or \
+            (algo in fm.OFFLINE_ALGORITHMS and feature == fm.OFFLINE_FEATURE)
