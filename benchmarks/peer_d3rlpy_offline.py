@@ -1,7 +1,8 @@
 """The d3rlpy side of benchmarks/offline_updates.py: updates per second of d3rlpy's DiscreteBC (CartPole), CQL or IQL
 (Pendulum) on the rows offline_updates.py exported (an .npz of the same transitions relayrl reads as parquet).
 
-Runs in d3rlpy's own venv (/work/peers/d3; d3rlpy 2.8.1 pins gymnasium 1.0.0), single-threaded (`--threads default`: torch's own):
+Runs in d3rlpy's own venv (/work/peers/d3; d3rlpy 2.8.1 pins gymnasium 1.0.0), single-threaded
+(`--threads default`: torch's own):
 
     OMP_NUM_THREADS=1 /work/peers/d3/bin/python benchmarks/peer_d3rlpy_offline.py --algo bc --data rows.npz
 

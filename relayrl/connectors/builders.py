@@ -54,7 +54,8 @@ def env_spaces(env, spaces: Optional[dict]):
 
 
 def build_env_to_module_pipeline(config, env=None, spaces=None, device=None) -> EnvToModulePipeline:
-    """[observation filter] -> [user pieces] (the filter after their FlattenObservations) -> AddObservations -> AddTimeDim -> AddStates -> BatchIndividualItems -> NumpyToTensor."""
+    """[observation filter] -> [user pieces] (the filter after their FlattenObservations) -> AddObservations ->
+    AddTimeDim -> AddStates -> BatchIndividualItems -> NumpyToTensor."""
     obs_space, act_space = env_spaces(env, spaces)
     user_pieces = []
     if config.env_to_module_connector is not None:

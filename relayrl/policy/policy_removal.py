@@ -6,8 +6,12 @@ with one policy, which cannot be removed). Then the config drops it (policy_set_
 `policies_to_train` (when it is a list and no new one is given) and every runner. Unlike RLlib, where an ongoing
 episode whose agent used the removed policy fails, multi-agent runners drop such episodes and start new ones.
 """
-from relayrl.policy.policy_set_changes import apply_policy_change, changed_policy_config, config_policies, \
-    set_runner_policies
+from relayrl.policy.policy_set_changes import (
+    apply_policy_change,
+    changed_policy_config,
+    config_policies,
+    set_runner_policies,
+)
 
 
 def remove_policy_from_policy_algorithm(algo, policy_id: str, *, policy_mapping_fn=None, policies_to_train=None,

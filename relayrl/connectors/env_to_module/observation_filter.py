@@ -1,5 +1,6 @@
 """`observation_filter` (RLlib's option name): "MeanStdFilter" puts a MeanStdFilter first in the env-to-module
-pipeline (after the user's FlattenObservations for Discrete / Dict observations, which it cannot take as they are), so the module and the Learner see observations normalised by running statistics (merged across remote
+pipeline (after the user's FlattenObservations for Discrete / Dict observations, which it cannot take as they
+are), so the module and the Learner see observations normalised by running statistics (merged across remote
 EnvRunners and checkpointed like a MeanStdFilter the user adds). "NoFilter" (the default) adds nothing.
 
 Image observations are scaled by the CNN encoder instead: a filter the user asks for there is an error naming the
