@@ -14,10 +14,10 @@ torch.set_num_threads(1); `--threads default`: each library's own default on thi
 Learner threads and d3rlpy's torch threads, the cores), `--warmup` updates before the timed window. relayrl's
 window runs train() with dataset_num_iters_per_learner = the update count (reading, checking and the Learner
 pipeline included); d3rlpy's runs its `fit` loop (replay-buffer sampling included). Each side runs in its own
-process per round and the rounds alternate (relayrl, d3rlpy, relayrl, ...); each prints a RESULT line, and the last line is one RESULT json
-with the medians and their ratio (relayrl / d3rlpy; goal >= 2). Each side also reports `cpu_updates_per_s`
-(updates per second of the process's CPU time): on a shared, loaded machine wall-clock rates swing with the
-load, CPU time much less. `--baseline DIR` adds a third side in the same rounds: relayrl's worker importing
+process per round and the rounds alternate (relayrl, d3rlpy, relayrl, ...); each prints a RESULT line, and the last
+line is one RESULT json with the medians and their ratio (relayrl / d3rlpy; goal >= 2). Each side also reports
+`cpu_updates_per_s` (updates per second of the process's CPU time): on a shared, loaded machine wall-clock rates
+swing with the load, CPU time much less. `--baseline DIR` adds a third side in the same rounds: relayrl's worker importing
 relayrl from DIR (e.g. an archive of main: `git archive main | tar -x -C DIR`), for before/after ratios.
 `--matmul-precision medium` runs every side with torch.set_float32_matmul_precision("medium"): float32 tensors,
 products in bfloat16 with float32 sums on CPUs that have them (AMX, AVX512-BF16), the same setting on both sides.
