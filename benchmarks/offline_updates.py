@@ -6,21 +6,21 @@
                                                    [--threads 1|default]
 
 The data: `--rows` transitions recorded with relayrl's writer (CartPole-v1 from an untrained PPO policy for BC,
-Pendulum-v1 from an untrained SAC policy for CQL and IQL), read by relayrl from the parquet files and by d3rlpy
-from an .npz export of the same rows. Both sides: two 256-unit relu layers (BC: a policy head; CQL: an actor and
-twin critics, 10 sampled actions for the conservative term; IQL: an actor, twin critics and a value network, the
-paper's and d3rlpy's tau 0.005, beta 3, expectile 0.7), 256-row batches, single-threaded (OMP_NUM_THREADS=1,
-torch.set_num_threads(1); `--threads default`: each library's own default on this machine, relayrl's "auto"
-Learner threads and d3rlpy's torch threads, the cores), `--warmup` updates before the timed window. relayrl's
-window runs train() with dataset_num_iters_per_learner = the update count (reading, checking and the Learner
-pipeline included); d3rlpy's runs its `fit` loop (replay-buffer sampling included). Each side runs in its own
-process per round and the rounds alternate (relayrl, d3rlpy, relayrl, ...); each prints a RESULT line, and the last
-line is one RESULT json with the medians and their ratio (relayrl / d3rlpy; goal >= 2). Each side also reports
-`cpu_updates_per_s` (updates per second of the process's CPU time): on a shared, loaded machine wall-clock rates
-swing with the load, CPU time much less. `--baseline DIR` adds a third side in the same rounds: relayrl's worker importing
-relayrl from DIR (e.g. an archive of main: `git archive main | tar -x -C DIR`), for before/after ratios.
-`--matmul-precision medium` runs every side with torch.set_float32_matmul_precision("medium"): float32 tensors,
-products in bfloat16 with float32 sums on CPUs that have them (AMX, AVX512-BF16), the same setting on both sides.
+Pendulum-v1 from an untrained SAC policy for CQL and IQL), read by relayrl from the parquet files and by d3rlpy from
+an .npz export of the same rows. Both sides: two 256-unit relu layers (BC: a policy head; CQL: an actor and twin
+critics, 10 sampled actions for the conservative term; IQL: an actor, twin critics and a value network, the paper's
+and d3rlpy's tau 0.005, beta 3, expectile 0.7), 256-row batches, single-threaded (OMP_NUM_THREADS=1,
+torch.set_num_threads(1); `--threads default`: each library's own default on this machine, relayrl's "auto" Learner
+threads and d3rlpy's torch threads, the cores), `--warmup` updates before the timed window. relayrl's window runs
+train() with dataset_num_iters_per_learner = the update count (reading, checking and the Learner pipeline included);
+d3rlpy's runs its `fit` loop (replay-buffer sampling included). Each side runs in its own process per round and the
+rounds alternate (relayrl, d3rlpy, relayrl, ...); each prints a RESULT line, and the last line is one RESULT json
+with the medians and their ratio (relayrl / d3rlpy; goal >= 2). Each side also reports `cpu_updates_per_s` (updates
+per second of the process's CPU time): on a shared, loaded machine wall-clock rates swing with the load, CPU time
+much less. `--baseline DIR` adds a third side in the same rounds: relayrl's worker importing relayrl from DIR (e.g.
+an archive of main: `git archive main | tar -x -C DIR`), for before/after ratios. `--matmul-precision medium` runs
+every side with torch.set_float32_matmul_precision("medium"): float32 tensors, products in bfloat16 with float32
+sums on CPUs that have them (AMX, AVX512-BF16), the same setting on both sides.
 """
 import argparse
 import json
