@@ -227,6 +227,7 @@ class AlgorithmHooks(RLlibCallback):
 
     def on_evaluate_end(self, *, algorithm, evaluation_metrics, **kwargs):
         HOOKS.append(("evaluate_end", algorithm.iteration, evaluation_metrics["env_runners"]["num_episodes"]))
+        evaluation_metrics["changed_by_on_evaluate_end"] = True  # reaches `result["evaluation"]`, as in RLlib
 
 
 @pytest.mark.parametrize("evaluation_runners,parallel", [(0, False), (0, True), (1, False), (1, True)])
@@ -243,6 +244,10 @@ def test_evaluate_hooks_around_each_evaluation_and_restores(request, tmp_path, e
         assert HOOKS == [("init", 0), ("evaluate_start", 1), ("evaluate_end", 1, 2),
                          ("evaluate_start", 3), ("evaluate_end", 3, 2)]
         assert results[1]["evaluation"]["env_runners"]["num_episodes"] == 2
+        assert results[1]["evaluation"]["changed_by_on_evaluate_end"] is True
+        HOOKS.clear()
+        assert algo.evaluate()["changed_by_on_evaluate_end"]  # evaluate() called directly: the same hooks, once
+        assert HOOKS == [("evaluate_start", 4), ("evaluate_end", 4, 2)]
         path = algo.save_to_path(tmp_path / "checkpoint")
         algo.train()
         HOOKS.clear()
