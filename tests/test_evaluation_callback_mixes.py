@@ -76,6 +76,33 @@ def test_custom_evaluation_function_in_parallel_on_remote_runners_with_a_multi_a
         algo.stop()
 
 
+def rllib_style_logging_evaluation(algorithm, eval_env_runner_group):
+    """RLlib 2.60's style: aggregate the runners' metrics under ("evaluation", "env_runners") and return
+    (metrics, env_steps, agent_steps)."""
+    runner_metrics = eval_env_runner_group.foreach_env_runner(
+        lambda runner: (runner.sample(num_episodes=2), runner.get_metrics())[1], local_env_runner=False)
+    algorithm.metrics.aggregate(runner_metrics, key=("evaluation", "env_runners"))
+    return {"ignored": True}, 0, 0
+
+
+def test_rllib_style_custom_evaluation_in_parallel_on_remote_runners_with_a_multi_agent_env(ray_2_cpus):
+    config = (tiny(episode_len=3)
+              .environment(make_multi_agent(lambda env_config: CountingEnv(env_config)),
+                           env_config={"num_agents": 2, "episode_len": 3})
+              .multi_agent(policies={"p0", "p1"}, policy_mapping_fn=lambda agent_id, episode, **kw: f"p{agent_id}")
+              .evaluation(evaluation_interval=1, evaluation_num_env_runners=2, evaluation_parallel_to_training=True,
+                          custom_evaluation_function=rllib_style_logging_evaluation))
+    algo = config.build_algo()
+    try:
+        for _ in range(2):
+            evaluated = algo.train()["evaluation"]  # what the function logged, as RLlib reports it
+            assert "ignored" not in evaluated and evaluated["env_runners"]["num_episodes"] == 2 * 2
+            assert evaluated["env_runners"]["num_env_steps_sampled"] == 2 * 2 * 3
+            assert evaluated["env_runners"]["agent_episode_returns_mean"] == {"0": 6.0, "1": 6.0}
+    finally:
+        algo.stop()
+
+
 # -- 2. evaluation_config: a harder level and explore=False, "auto" duration in parallel -----------------------------
 
 class EpisodeFacts(RLlibCallback):
