@@ -115,10 +115,12 @@ class EpisodeFacts(RLlibCallback):
 
 
 def test_evaluation_config_env_config_and_explore_with_auto_duration_in_parallel(ray_2_cpus):
-    config = (tiny(episode_len=3).callbacks(EpisodeFacts)
+    harder = {"episode_len": 9, "level": {"size": 3}}  # merged at every depth, as RLlib: "walls" stays
+    config = (tiny().environment(env_config={"episode_len": 3, "level": {"size": 1, "walls": 2}})
+              .callbacks(EpisodeFacts)
               .evaluation(evaluation_interval=1, evaluation_num_env_runners=1, evaluation_duration="auto",
                           evaluation_parallel_to_training=True,
-                          evaluation_config=PPOConfig.overrides(explore=False, env_config={"episode_len": 9})))
+                          evaluation_config=PPOConfig.overrides(explore=False, env_config=harder)))
     algo = config.build_algo()
     try:
         for _ in range(2):
@@ -127,8 +129,10 @@ def test_evaluation_config_env_config_and_explore_with_auto_duration_in_parallel
             assert (trained["env_episode_len"], trained["explore"], trained["in_evaluation"]) == (3, 1.0, 0.0)
             assert (evaluated["env_episode_len"], evaluated["explore"], evaluated["in_evaluation"]) == (9, 0.0, 1.0)
             assert evaluated["episode_len_mean"] == 9 and evaluated["num_episodes"] >= 1
-        assert algo.eval_env_runner_group.foreach_env(lambda env: env.episode_len) == [[9]]
-        assert algo.env_runner.config.env_config == {"episode_len": 3} and algo.config.explore
+        eval_env_config, = algo.eval_env_runner_group.foreach_env(lambda env: env.env_config)[0]  # in the env
+        assert eval_env_config == {"episode_len": 9, "level": {"size": 3, "walls": 2}}
+        assert algo.env_runner.config.env_config == {"episode_len": 3, "level": {"size": 1, "walls": 2}}
+        assert algo.config.explore
     finally:
         algo.stop()
 
