@@ -243,6 +243,33 @@ def test_episode_hooks_in_evaluation_runners_log_under_evaluation(request, evalu
         algo.stop()
 
 
+class CountEvaluationEpisodes(RLlibCallback):
+    def on_episode_end(self, *, metrics_logger, **kwargs):
+        metrics_logger.log_value("evaluation_only_episodes", 1, reduce="sum", clear_on_reduce=True)
+
+
+def count_with_a_function(*, metrics_logger, **kwargs):
+    metrics_logger.log_value("evaluation_only_function", 1, reduce="sum", clear_on_reduce=True)
+
+
+@pytest.mark.parametrize("overrides", [{"callbacks_class": CountEvaluationEpisodes},
+                                       {"callbacks_on_episode_end": count_with_a_function}])
+def test_evaluation_config_callbacks_run_only_in_evaluation_runners(overrides):
+    algo = (tiny().callbacks(CountSteps)
+            .evaluation(evaluation_interval=1, evaluation_duration=2,
+                        evaluation_config=PPOConfig.overrides(**overrides)).build_algo())
+    try:
+        result = algo.train()
+        trained, evaluated = result["env_runners"], result["evaluation"]["env_runners"]
+        name, = {"evaluation_only_episodes", "evaluation_only_function"} & set(evaluated)
+        assert evaluated[name] == 2 and name not in trained
+        # A class replaces the main config's (as RLlib); a function is added after the main class's methods.
+        assert ("eval_hook_steps" in evaluated) == ("callbacks_on_episode_end" in overrides)
+        assert trained["train_hook_steps"] == trained["num_env_steps_sampled"]
+    finally:
+        algo.stop()
+
+
 # -- 5. Algorithm hooks around evaluations and checkpoint restores ---------------------------------------------------
 
 class AlgorithmHooks(RLlibCallback):
