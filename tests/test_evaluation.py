@@ -78,14 +78,14 @@ def test_evaluation_every_interval_carried_between_and_runners_are_separate():
         assert algo.eval_env_runner_group is not algo.env_runner_group
         assert algo.eval_env_runner_group.local_env_runner is not algo.env_runner
         first, second = algo.train(), algo.train()
-        assert "evaluation" not in first and CountEvaluations.starts == [2]
+        assert "evaluation" not in first and CountEvaluations.starts == [1]  # iterations done (RLlib 2.60)
         evaluated = copy.deepcopy(second["evaluation"])
         second["evaluation"]["env_runners"]["episode_return_mean"] = -1.0  # a user's change to a returned result
         # As RLlib 2.60: an iteration that does not evaluate carries the last evaluation's results, unchanged.
         third = algo.train()
-        assert CountEvaluations.starts == [2] and third["evaluation"] == evaluated
+        assert CountEvaluations.starts == [1] and third["evaluation"] == evaluated
         fourth, fifth = algo.train(), algo.train()
-        assert CountEvaluations.starts == [2, 4] and fifth["evaluation"] == fourth["evaluation"]
+        assert CountEvaluations.starts == [1, 3] and fifth["evaluation"] == fourth["evaluation"]
         assert fourth["evaluation"]["env_runners"]["num_episodes"] == 2
     finally:
         algo.stop()
@@ -206,7 +206,7 @@ def test_custom_evaluation_function_and_callbacks():
             result = algo.train()
             assert result["evaluation"] == {"my_metric": 42, "runners": [1, 2]}
         assert seen == [algo.eval_env_runner_group] * 2
-        assert CountEvaluations.starts == [1, 2]  # once per evaluation, after the iteration's step
+        assert CountEvaluations.starts == [0, 1]  # once per evaluation, after the step, before it is counted
         assert CountEvaluations.ends == [{"my_metric": 42, "runners": [1, 2]}] * 2
     finally:
         algo.stop()

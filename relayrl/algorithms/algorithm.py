@@ -211,9 +211,9 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmModuleChanges,
                 calls, eval_results = self._train_with_parallel_evaluation(start, sampled_before, trained_before)
             else:
                 calls = self._run_training_steps(start, sampled_before, trained_before)
+        if evaluate_this_iter and not parallel:  # before the count, as RLlib 2.60 (and the parallel mode) do:
+            eval_results = self.evaluate()        # evaluation hooks see `algorithm.iteration` = iterations done
         self.iteration += 1
-        if evaluate_this_iter and not parallel:
-            eval_results = self.evaluate()
         offline_interval = self.config.offline_evaluation_interval
         if offline_interval and self.iteration % offline_interval == 0:  # offline algorithms only (validated)
             eval_results = {**(eval_results or {}), **self.evaluate_offline()}

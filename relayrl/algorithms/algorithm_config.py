@@ -15,6 +15,7 @@ from relayrl.algorithms.base_options import BASE_GROUP_HELP, BASE_OPTIONS
 from relayrl.algorithms.legacy_keys import BASE_LEGACY_KEYS
 from relayrl.algorithms.config_builders import ConfigBuildersMixin
 from relayrl.algorithms.config_validation import ConfigValidationMixin
+from relayrl.algorithms.env_config_merge import deep_merged
 from relayrl.algorithms.multi_agent_options import MULTI_AGENT_GROUP_HELP, MULTI_AGENT_OPTIONS
 from relayrl.algorithms.offline_evaluation_options import OFFLINE_EVALUATION_OPTIONS
 from relayrl.algorithms.offline_options import OFFLINE_GROUP_HELP, OFFLINE_OPTIONS
@@ -343,7 +344,7 @@ class AlgorithmConfig(ConfigBuildersMixin, ConfigValidationMixin):
 
     def get_evaluation_config_object(self) -> "AlgorithmConfig":
         """An unfrozen copy for the evaluation EnvRunners: `evaluation_config` applied (dict values
-        such as env_config merged into the current ones), in_evaluation=True,
+        merged into the current ones, env_config at every depth as RLlib does), in_evaluation=True,
         num_env_runners=evaluation_num_env_runners, and complete episodes when the unit is episodes."""
         config = self.copy(copy_frozen=False)
         overrides = dict(self.evaluation_config or {})
@@ -359,7 +360,7 @@ class AlgorithmConfig(ConfigBuildersMixin, ConfigValidationMixin):
                 # As RLlib: an exploration_config with another "type" replaces the old one (no kwargs merged).
                 if name == "exploration_config" and value.get("type", current.get("type")) != current.get("type"):
                     continue
-                updates[name] = {**current, **value}
+                updates[name] = deep_merged(current, value) if name == "env_config" else {**current, **value}
         own_keys = () if updates.get("env_runner_cls", self.env_runner_cls) is self.env_runner_cls else getattr(
             self.env_runner_cls, "OWN_ENV_CONFIG_KEYS", ())  # (the external-env server's port: not the eval env's)
         if own_keys:
