@@ -135,16 +135,22 @@ class AlgorithmConfig(ConfigBuildersMixin, ConfigValidationMixin):
         """All Option records of this config class (inherited first), with this class's defaults."""
         return cls._option_table.options()
 
-    def _set_options(self, updates: Mapping, *, given: bool = True) -> None:
+    def _set_options(self, updates: Mapping, *, given: bool = True, merge_dicts: bool = False) -> None:
         """Check every value, then set them all (so a bad value leaves the config unchanged).
 
         `given`: the user chose them (a default resolved when the algorithm is built never replaces such a
-        value; relayrl/algorithms/resolved_defaults.py); False for values relayrl picks itself."""
+        value; relayrl/algorithms/resolved_defaults.py); False for values relayrl picks itself. `merge_dicts`
+        (builders, update_from_dict): a dict for an option that `merges_dicts` (env_config) is merged into the
+        current one at every depth, as RLlib's builders do."""
         if self._is_frozen:
             names = ", ".join(f"`{n}`" for n in updates)
             raise AttributeError(f"Cannot set {names} on a frozen {type(self).__name__} (the "
                                  "algorithm uses it). Change a copy: config.copy(copy_frozen=False).")
         table = self._option_table
+        if merge_dicts:
+            updates = {name: deep_merged(self._values[name], value) if table[name].merges_dicts and isinstance(
+                value, Mapping) and isinstance(self._values.get(name), Mapping) else value
+                for name, value in updates.items()}
         checked = {name: _own_plain_data(table[name].check_value(value)) for name, value in updates.items()}
         self._values.update(checked)
         if given:
@@ -360,7 +366,8 @@ class AlgorithmConfig(ConfigBuildersMixin, ConfigValidationMixin):
                 # As RLlib: an exploration_config with another "type" replaces the old one (no kwargs merged).
                 if name == "exploration_config" and value.get("type", current.get("type")) != current.get("type"):
                     continue
-                updates[name] = deep_merged(current, value) if name == "env_config" else {**current, **value}
+                updates[name] = (deep_merged(current, value) if self._option_table[name].merges_dicts
+                                 else {**current, **value})
         own_keys = () if updates.get("env_runner_cls", self.env_runner_cls) is self.env_runner_cls else getattr(
             self.env_runner_cls, "OWN_ENV_CONFIG_KEYS", ())  # (the external-env server's port: not the eval env's)
         if own_keys:
@@ -398,7 +405,7 @@ class AlgorithmConfig(ConfigBuildersMixin, ConfigValidationMixin):
         from relayrl.tune.reset_config import same_value
 
         updates = self._option_table.collect(config_dict, owner=type(self).__name__)
-        self._set_options(updates, given=False)
+        self._set_options(updates, given=False, merge_dicts=True)
         every_option = set(updates) == set(self._values)
         table = self._option_table
         given = {name for name, value in updates.items()

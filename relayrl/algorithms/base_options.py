@@ -121,7 +121,9 @@ BASE_OPTIONS = (
     # environment()
     Option("env", None, "The env: a registered gymnasium id, a gymnasium.Env subclass, or a "
            "callable env_config -> env.", "environment", _ENV, positional=True, resolve_names=_env_names),
-    Option("env_config", {}, "Arguments for the env's constructor or creator.", "environment", DICT, mutable=True, remakes_env=True),
+    Option("env_config", {}, "Arguments for the env's constructor or creator (a dict given here is merged into the "
+           "current one at every depth, as RLlib's; `config.env_config = {...}` replaces it).", "environment", DICT,
+           mutable=True, remakes_env=True, merges_dicts=True),
     Option("observation_space", None, "Observation space to use instead of the env's.",
            "environment", _SPACE, cli=False),
     Option("action_space", None, "Action space to use instead of the env's.", "environment",

@@ -1,5 +1,6 @@
-"""`evaluation_config`'s env_config over the main one, merged at every depth as RLlib 2.60 merges it
-(`deep_update`): `{"level": {"size": 10}}` over `{"level": {"size": 5, "walls": 2}}` keeps `walls`."""
+"""An env_config given to `environment()` / `update_from_dict`, or in `evaluation_config`, over the current one,
+merged at every depth as RLlib 2.60 merges it (`deep_update`): `{"level": {"size": 10}}` over
+`{"level": {"size": 5, "walls": 2}}` keeps `walls`."""
 from collections.abc import Mapping
 from typing import Any, Dict
 

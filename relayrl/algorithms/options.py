@@ -234,6 +234,9 @@ class Option:
     # EnvRunner hook (Learner.when_config_changes) applies it. Other options need a rebuild.
     mutable: bool = False
     remakes_env: bool = False  # a change recreates the EnvRunners' envs (keeping modules and connector states)
+    # A dict given to the builder or update_from_dict is merged into the current one at every depth (RLlib's
+    # deep_update for env_config); setting the attribute replaces it.
+    merges_dicts: bool = False
 
     @property
     def dict_key(self) -> str:
@@ -508,7 +511,7 @@ class OptionTable:
                     raise TypeError(f"{cls_name}.{group}() got multiple values for argument '{name}'")
                 kwargs[name] = value
             table = type(self)._option_table
-            self._set_options(table.collect(kwargs, owner=cls_name, group=group))
+            self._set_options(table.collect(kwargs, owner=cls_name, group=group), merge_dicts=True)
             return self
 
         kind = inspect.Parameter.KEYWORD_ONLY
