@@ -74,7 +74,8 @@ class EnvStepper:
         if self.multi_agent:
             return MultiAgentVectorEnv(make_env_creator(config.env), config.env_config, num_envs=num_envs, worker_index=self.worker_index,
                                        num_workers=self.num_workers, check_env=not config.disable_env_checking,
-                                       wrap=episode_limits_wrapper(config, multi_agent=True))
+                                       wrap=episode_limits_wrapper(config, multi_agent=True),
+                                       env_label=env_spec_name(config.env))
         native = wants_native(config)
         if native and self.next_step_autoreset:
             env = make_native_vector_env(config, num_envs=num_envs, worker_index=self.worker_index)

@@ -11,6 +11,7 @@ import pytest
 
 from relayrl import DQNConfig, PPOConfig, SACConfig
 from relayrl.env.env_checks import EnvAPIError
+from relayrl.env.multi_agent_env import MultiAgentEnv
 
 LENGTH = 5  # every env below: an episode is LENGTH steps, observation t (the step count), reward 1 per step
 LAYOUTS = [(1, "SYNC"), (2, "SYNC"), (1, "ASYNC"), (2, "ASYNC")]
@@ -350,6 +351,59 @@ def test_an_env_rejecting_its_config_raises_its_own_error_naming_the_env(num_env
     notes = " ".join(getattr(error.value, "__notes__", []))
     assert "ChecksItsConfig" in notes and f"sub-env {bad_from} of EnvRunner worker_index=0" in notes
     assert "'size': -1" in notes
+
+
+# -- multi-agent -----------------------------------------------------------------------------------------------------
+class TwoCounters(MultiAgentEnv):
+    """Two agents observing the step count, "a" as float64 arrays and "b" as lists; numpy rewards and flags."""
+
+    def __init__(self, config=None):
+        self.possible_agents = ["a", "b"]
+        self.agents = list(self.possible_agents)
+        self.observation_spaces = {x: gym.spaces.Box(-10, 10, (3,), np.float32) for x in self.agents}
+        self.action_spaces = {x: gym.spaces.Discrete(2) for x in self.agents}
+        if config.get("size", 1) < 0 and config.vector_index == 1:
+            raise ValueError(f"size must be >= 0, got size={config['size']}")
+        self.env_config, self.reset_seeds = config, []
+        super().__init__()
+
+    def obs(self):
+        return {"a": np.full(3, self.t, np.float64), "b": [float(self.t)] * 3}
+
+    def reset(self, *, seed=None, options=None):
+        self.t = 0
+        self.reset_seeds.append(seed)
+        return self.obs(), {}
+
+    def step(self, actions):
+        self.t += 1
+        return (self.obs(), {"a": np.float32(1.0), "b": 1}, {"__all__": np.bool_(self.t >= LENGTH)},
+                {"__all__": np.bool_(False)}, {})
+
+
+def test_a_multi_agent_env_with_numpy_values_and_its_env_context():
+    algo = (PPOConfig().environment(TwoCounters, env_config={"size": 3})
+            .multi_agent(policies={"p"}, policy_mapping_fn=lambda agent_id, *args, **kwargs: "p")
+            .env_runners(num_envs_per_env_runner=2).training(train_batch_size=40, minibatch_size=20, num_epochs=1)
+            .debugging(seed=0, logger_config={"type": "none"}).build_algo())
+    try:
+        done = [e for e in algo.env_runner.sample(num_timesteps=20) if e.is_done]
+        assert done and all(len(e) == LENGTH and e.get_return() == 2 * LENGTH for e in done)
+        for episode in done:  # the env's values as it gave them (as RLlib's MultiAgentEpisode keeps them)
+            for agent in ("a", "b"):
+                np.testing.assert_array_equal(episode.get_observations()[agent],
+                                              np.repeat(np.arange(LENGTH + 1.0)[:, None], 3, axis=1))
+        assert algo.env_runner.foreach_env(context_of) == [("EnvContext", {"size": 3}, 0, 0, 0, 0),
+                                                           ("EnvContext", {"size": 3}, 0, 1, 0, 1)]
+        result = algo.train()
+        assert result["env_runners"]["episode_return_mean"] == 2 * LENGTH
+    finally:
+        algo.stop()
+    with pytest.raises(ValueError, match="size must be >= 0") as error:
+        algo = (PPOConfig().environment(TwoCounters, env_config={"size": -1})
+                .multi_agent(policies={"p"}, policy_mapping_fn=lambda agent_id, *args, **kwargs: "p")
+                .env_runners(num_envs_per_env_runner=2).build_algo())
+    assert "TwoCounters for sub-env 1 of EnvRunner worker_index=0" in " ".join(error.value.__notes__)
 
 
 # -- remote runners (Ray) --------------------------------------------------------------------------------------------
