@@ -157,6 +157,12 @@ class CartPoleWithBonus(gym.Wrapper):
         return obs, reward + 1.0, terminated, truncated, info
 
 
+class SlowToMake(CountingEnv):
+    def __init__(self, env_config=None):
+        time.sleep(0.5)  # (e.g. a simulator loading its assets)
+        super().__init__(env_config)
+
+
 class ChecksItsConfig(CountingEnv):
     def __init__(self, env_config=None):
         bad_here = (env_config.vector_index >= env_config.get("bad_from", 0)
@@ -339,6 +345,16 @@ def test_a_gymnasium_wrapper_subclass_that_makes_its_env(num_envs, mode):
         episodes = [e for e in sampled_episodes(algo, steps=40) if e.is_done]
         assert episodes and all(len(e) <= 4 and e.get_return() == 2.0 * len(e) for e in episodes)
         assert any(e.is_truncated for e in episodes)  # the config's TimeLimit reached the wrapped CartPole
+    finally:
+        algo.stop()
+
+
+@pytest.mark.parametrize("mode", ["SYNC", "ASYNC"])
+def test_a_slow_constructor_is_waited_for(mode):
+    algo = build(SlowToMake, num_envs=2, mode=mode)
+    try:
+        check_counting_episodes(sampled_episodes(algo), lambda t: np.full(3, t, np.float32))
+        check_trains(algo)
     finally:
         algo.stop()
 
