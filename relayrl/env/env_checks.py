@@ -83,9 +83,29 @@ def install_first_call_checks(env: gym.Env, *, where: str = "") -> None:
     # go below them (else an old 4-tuple step() fails inside gymnasium's wrapper first).
     while isinstance(env, _MAKE_WRAPPERS):
         env = env.env
+    _check_reset_signature(env, label)
     checks = {"reset": _check_reset_result, "step": _check_step_result}
     for method_name in _CHECKED_METHODS:
         _check_first_call(env, method_name, checks[method_name], label)
+
+
+def _check_reset_signature(env, label: str) -> None:
+    """gymnasium's vector envs call `reset(seed=..., options=...)`: gym's old `reset(self)` fails there with a
+    TypeError that names neither the API nor the fix, so it is refused when the env is made."""
+    try:
+        params = inspect.signature(env.reset).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C method: nothing to read
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return
+    names = {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    missing = [name for name in ("seed", "options") if name not in names]
+    if missing:
+        raise EnvAPIError(
+            f"{label}: its reset() takes no {' or '.join(repr(name) for name in missing)} argument, but gymnasium "
+            "calls reset(seed=..., options=...). Define `def reset(self, *, seed=None, options=None)` and call "
+            "`super().reset(seed=seed)` in it (gym's old API had `reset(self)`), or wrap an old gym env with "
+            "shimmy's GymV21CompatibilityV0.")
 
 
 def _check_first_call(env, method_name: str, check, label: str) -> None:

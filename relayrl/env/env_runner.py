@@ -148,11 +148,12 @@ class EnvRunner(EnvRunnerState):
         if num_timesteps is None and num_episodes is None:
             num_timesteps = self.config.get_rollout_fragment_length(self.worker_index) * self.num_envs
         self._sampling_explore = explore
-        if self._needs_reset or force_reset or num_episodes is not None:
-            self._stepper.guarded(lambda: self._reset_envs(explore))
-        amount = self._sample_amount(num_timesteps, num_episodes, complete)
-        plan = self._plan_sampling(explore, random_actions, num_timesteps, amount)
-        steps = self._run(plan, amount)
+        with self._stepper.explaining_errors():  # (an observation that does not fit the space, named)
+            if self._needs_reset or force_reset or num_episodes is not None:
+                self._stepper.guarded(lambda: self._reset_envs(explore))
+            amount = self._sample_amount(num_timesteps, num_episodes, complete)
+            plan = self._plan_sampling(explore, random_actions, num_timesteps, amount)
+            steps = self._run(plan, amount)
         self._stats.on_steps(steps)
         self.num_env_steps_sampled_lifetime += steps
         samples = amount.done_episodes[:num_episodes] if complete else amount.done_episodes + self._cut_ongoing()

@@ -14,6 +14,7 @@ honours which option, and the build-time refusals where one cannot: runner_optio
 """
 import logging
 import traceback
+from contextlib import contextmanager
 from typing import Callable, List, Optional
 
 from relayrl.env.env_checks import EnvAPIError
@@ -21,6 +22,7 @@ from relayrl.env.env_failures import SubEnvFailuresError
 from relayrl.env.episode_limits import episode_limits_wrapper
 from relayrl.env.multi_agent_vector_env import MultiAgentVectorEnv
 from relayrl.env.native_vector_env import make_native_vector_env, wants_native
+from relayrl.env.observation_mismatch import env_spec_name, observation_mismatch
 from relayrl.env.registry import make_env_creator
 from relayrl.env.runner_options import check_runner_options
 from relayrl.env.reward_clipping import MultiAgentRewardClipping, RewardClipping
@@ -72,7 +74,8 @@ class EnvStepper:
         if self.multi_agent:
             return MultiAgentVectorEnv(make_env_creator(config.env), config.env_config, num_envs=num_envs, worker_index=self.worker_index,
                                        num_workers=self.num_workers, check_env=not config.disable_env_checking,
-                                       wrap=episode_limits_wrapper(config, multi_agent=True))
+                                       wrap=episode_limits_wrapper(config, multi_agent=True),
+                                       env_label=env_spec_name(config.env))
         native = wants_native(config)
         if native and self.next_step_autoreset:
             env = make_native_vector_env(config, num_envs=num_envs, worker_index=self.worker_index)
@@ -86,7 +89,7 @@ class EnvStepper:
         return make_vector_env(make_env_creator(config.env), config.env_config, num_envs=num_envs, worker_index=self.worker_index,
                                num_workers=self.num_workers, mode="SYNC" if native else config.gym_env_vectorize_mode,
                                check_env=not config.disable_env_checking, wrap=episode_limits_wrapper(config),
-                               record_video=record_video)
+                               record_video=record_video, env_label=env_spec_name(config.env))
 
     # -- stepping, with recovery ------------------------------------------------------------------
     def _step_or_recover(self, actions):
@@ -95,10 +98,29 @@ class EnvStepper:
         try:
             stepped = self.env.step(actions)
         except Exception as error:
-            self.recover(error)
+            self.recover(self._explained(error))
             return None
         self.consecutive_failures = 0
         return stepped
+
+    @contextmanager
+    def explaining_errors(self):
+        """Run the block (a runner's sampling); a ValueError the vector env raised because a sub-env's observation
+        does not fit the observation space becomes an EnvAPIError naming the env, the space and the value
+        (observation_mismatch.py), unless disable_env_checking. Only a raised error is looked at: stepping pays
+        nothing."""
+        try:
+            yield
+        except ValueError as error:
+            explained = self._explained(error)
+            if explained is error:
+                raise
+            raise explained from error
+
+    def _explained(self, error: Exception) -> Exception:
+        if self.config.disable_env_checking:  # (the env checks' error, so off with them: the env's own error)
+            return error
+        return observation_mismatch(self.env, error, env_spec=self.config.env, worker_index=self.worker_index) or error
 
     def guarded(self, call: Callable[[], None]) -> None:
         """`call()` (a runner's reset of its envs and episodes); with restart_failed_sub_environments a raising

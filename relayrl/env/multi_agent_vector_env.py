@@ -7,6 +7,7 @@ from relayrl.env.env_context import EnvContext
 from relayrl.env.episode_limits import user_env
 from relayrl.env.multi_agent_env import MultiAgentEnv
 from relayrl.env.multi_agent_env_checks import MultiAgentEnvChecks
+from relayrl.env.sub_env_errors import note_env_creation
 from relayrl.env.vector.vector_multi_agent_env import VectorMultiAgentEnv
 
 
@@ -17,14 +18,20 @@ class MultiAgentVectorEnv(VectorMultiAgentEnv):
     `resets`: for an env whose episode ended (`"__all__"`), the (observations, infos) of its new episode,
     reset in the same call (as gymnasium's SAME_STEP autoreset), else None. Every reset() and step() result is
     checked against the MultiAgentEnv contract (env/multi_agent_env_checks.py) unless `check_env` is False.
-    `wrap`: applied to each env (env/episode_limits.py's MultiAgentEpisodeLimits).
+    `wrap`: applied to each env (env/episode_limits.py's MultiAgentEpisodeLimits). `env_label`: the env as an
+    error in its creator names it.
     """
 
     def __init__(self, creator: Callable, env_config: dict, *, num_envs: int, worker_index: int, num_workers: int,
-                 check_env: bool = True, wrap: Optional[Callable[[MultiAgentEnv], MultiAgentEnv]] = None):
+                 check_env: bool = True, wrap: Optional[Callable[[MultiAgentEnv], MultiAgentEnv]] = None,
+                 env_label: str = ""):
         self.envs: List[MultiAgentEnv] = []
         for i in range(num_envs):
-            env = creator(EnvContext(env_config, worker_index, i, num_workers))
+            try:
+                env = creator(EnvContext(env_config, worker_index, i, num_workers))
+            except Exception as error:  # (a note naming the env and its env_config: sub_env_errors.py)
+                note_env_creation(error, env_label, f"sub-env {i} of EnvRunner worker_index={worker_index}", env_config)
+                raise
             if not isinstance(env, MultiAgentEnv):
                 raise TypeError(f"The env creator returned {type(env).__name__}, not a MultiAgentEnv; a multi-agent "
                                 "config (config.multi_agent(...)) needs a MultiAgentEnv (see make_multi_agent).")

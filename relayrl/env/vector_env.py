@@ -9,6 +9,7 @@ from gymnasium.vector import AutoresetMode
 from relayrl.env.env_checks import install_first_call_checks
 from relayrl.env.env_context import EnvContext
 from relayrl.env.episode_limits import user_env
+from relayrl.env.sub_env_errors import note_env_creation, raise_the_sub_env_error
 
 
 class ApplyFuncWrapper(gym.Wrapper):
@@ -26,7 +27,7 @@ def vectorize_mode_name(mode) -> str:
 
 def make_vector_env(creator: Callable, env_config: dict, *, num_envs: int, worker_index: int, num_workers: int,
                     mode: str, check_env: bool = True, wrap: Optional[Callable[[gym.Env], gym.Env]] = None,
-                    record_video=None) -> gym.vector.VectorEnv:
+                    record_video=None, env_label: str = "") -> gym.vector.VectorEnv:
     """A Sync/Async vector env whose sub-envs each get their own EnvContext (vector_index=i).
 
     SAME_STEP autoreset: a finished sub-env is reset inside the same step() and its final
@@ -34,6 +35,7 @@ def make_vector_env(creator: Callable, env_config: dict, *, num_envs: int, worke
     `check_env`: each sub-env's first reset() and step() results are checked (env/env_checks.py).
     `wrap`: applied to each sub-env after the checks (env/episode_limits.py).
     `record_video`: None, or (vector_index -> wrapper or None) for the sub-env that records videos (outermost).
+    `env_label`: the env as an error in its creator names it (sub_env_errors.py).
     """
     is_async = vectorize_mode_name(mode) == "ASYNC"
 
@@ -41,7 +43,11 @@ def make_vector_env(creator: Callable, env_config: dict, *, num_envs: int, worke
         def make():
             wrap_for_video = record_video(i) if record_video else None
             config = {**env_config, "render_mode": "rgb_array"} if wrap_for_video else env_config
-            env = creator(EnvContext(config, worker_index, i, num_workers))
+            try:
+                env = creator(EnvContext(config, worker_index, i, num_workers))
+            except Exception as error:
+                note_env_creation(error, env_label, f"sub-env {i} of EnvRunner worker_index={worker_index}", config)
+                raise
             if not isinstance(env, gym.Env):
                 raise TypeError(f"The env creator returned {type(env).__name__}, not a gymnasium.Env.")
             if check_env:
@@ -55,7 +61,10 @@ def make_vector_env(creator: Callable, env_config: dict, *, num_envs: int, worke
 
     fns = [env_fn(i) for i in range(num_envs)]
     if is_async:
-        return gym.vector.AsyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
+        try:
+            return gym.vector.AsyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
+        except (OSError, EOFError) as broken_pipe:  # a worker died making its sub-env (sub_env_errors.py)
+            raise_the_sub_env_error(fns[1:], broken_pipe)
     return gym.vector.SyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
 
 
@@ -87,6 +96,17 @@ def batch_actions(single_space: gym.Space, actions) -> Any:
         return actions if isinstance(actions, np.ndarray) else np.stack(actions)
     out = gym.vector.utils.create_empty_array(single_space, n=len(actions))
     return gym.vector.utils.concatenate(single_space, actions, out)
+
+
+def in_space_dtype(space: gym.Space, obs):
+    """An observation as the env returned it (a final observation, `infos["final_obs"][i]`: the vector env casts
+    only the batched ones) in the batched observations' form: for an array space, the space's dtype (an env may
+    return float64 arrays, lists or ints for a float32 Box), so an episode's observations have one dtype."""
+    if not isinstance(space, _ARRAY_SPACES) or (type(obs) is np.ndarray and obs.dtype == space.dtype):
+        return obs
+    if isinstance(space, gym.spaces.Discrete):
+        return space.dtype.type(obs)  # as an item of the batched column: a numpy scalar
+    return np.asarray(obs, dtype=space.dtype)
 
 
 _FINAL_KEYS = ("final_obs", "_final_obs", "final_info", "_final_info")

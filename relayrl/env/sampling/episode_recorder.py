@@ -2,7 +2,7 @@
 from typing import List
 
 from relayrl.episodes.infinite_lookback_buffer import unbatch_items
-from relayrl.env.vector_env import info_at, infos_per_env, unbatch
+from relayrl.env.vector_env import in_space_dtype, info_at, infos_per_env, unbatch
 
 
 class EpisodeRecorder:
@@ -39,13 +39,14 @@ class EpisodeRecorder:
         rewards, terms, truncs = rewards.tolist(), terminateds.tolist(), truncateds.tolist()
         rows = zip(runner._episodes, unbatch_items(observations), unbatch_items(actions), rewards, terms, truncs,
                    infos_per_env(infos, n), extras)
-        finished = []
+        finished, space = [], runner.env.single_observation_space
         for i, (episode, obs, action, reward, term, trunc, info, extra) in enumerate(rows):
             if reset_rows and i in reset_rows:
                 continue
             extra = dict(zip(keys, extra))
             if term or trunc:
-                episode.add_env_step(infos["final_obs"][i], action, reward, info_at(infos.get("final_info", {}), i),
+                final_obs = in_space_dtype(space, infos["final_obs"][i])  # (the env's own: cast as the others)
+                episode.add_env_step(final_obs, action, reward, info_at(infos.get("final_info", {}), i),
                                      terminated=term, truncated=trunc, extra_model_outputs=extra)
                 finished.append(i)
             else:

@@ -14,7 +14,7 @@ import numpy as np
 
 from relayrl.env.sampling.episode_recorder import EpisodeRecorder
 from relayrl.env.sampling.vector_step_log import VectorStepLog
-from relayrl.env.vector_env import has_env_infos, info_at, infos_per_env
+from relayrl.env.vector_env import has_env_infos, in_space_dtype, info_at, infos_per_env
 
 
 class StepLogRecorder:
@@ -74,9 +74,9 @@ class StepLogRecorder:
             return []
         finished = [i for i, ended in enumerate(done) if ended]
         final_infos = infos.get("final_info", {})
-        episodes = self.runner._episodes
+        episodes, space = self.runner._episodes, self.runner.env.single_observation_space
         for i in finished:
-            log.hand_over(i, episodes[i], final_observation=infos["final_obs"][i],
+            log.hand_over(i, episodes[i], final_observation=in_space_dtype(space, infos["final_obs"][i]),
                           final_info=info_at(final_infos, i), terminated=bool(terminateds[i]),
                           truncated=bool(truncateds[i]))
         return finished

@@ -10,6 +10,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
+from relayrl.env.vector_env import in_space_dtype
+
 _ACTION_SPACES = (gym.spaces.Discrete, gym.spaces.Box, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
 
 
@@ -42,7 +44,7 @@ class OneEnvSyncVectorEnv(gym.vector.SyncVectorEnv):
         obs, reward, terminated, truncated, info = env.step(action)
         infos, final_obs = {}, None
         if terminated or truncated:
-            final_obs = obs
+            final_obs = in_space_dtype(self.single_observation_space, obs)  # (as the observations' dtype)
             infos = self._add_info(infos, {"final_obs": obs, "final_info": info}, 0)
             obs, info = env.reset()
         if info:

@@ -20,7 +20,7 @@ import numpy as np
 from relayrl.core.columns import DEFAULT_POLICY_ID
 from relayrl.env.env_stepper import EnvStepper
 from relayrl.env.episode_stats import EpisodeStats
-from relayrl.env.vector_env import batch_actions, infos_per_env
+from relayrl.env.vector_env import batch_actions, in_space_dtype, infos_per_env
 from relayrl.metrics.metrics_logger import MetricsLogger
 from relayrl.policy.models.catalog import ModelCatalog
 from relayrl.policy.policy_callbacks import PolicyCallbacks, episode_kwargs
@@ -165,22 +165,23 @@ class PolicyRunner(PolicyRunnerState):
         config = self.config
         explore = config.explore if explore is None else explore
         self._stepper.reward_clipping.use(config.clip_rewards)  # (reset_config may change it)
-        if force_reset:
-            self._stepper.guarded(self._restart_episodes)
-        steps = 0
-        step = partial(OneEnvNumpyStep.step, self) if OneEnvNumpyStep.applies(self) else self._step
-        if num_episodes is not None:
-            finished = self._num_finished
-            while self._num_finished - finished < num_episodes:
-                steps += step(explore)
-        else:
-            target = num_timesteps if num_timesteps is not None else self.rollout_fragment_length() * self.num_envs
-            complete = num_timesteps is None and config.batch_mode == "complete_episodes"
-            while (sum(b.count for b in self._pending) if complete else steps) < target:
-                steps += step(explore)
-            if not complete:
-                for i in range(self.num_envs):
-                    self._cut(i)
+        with self._stepper.explaining_errors():  # (an observation that does not fit the space, named)
+            if force_reset:
+                self._stepper.guarded(self._restart_episodes)
+            steps = 0
+            step = partial(OneEnvNumpyStep.step, self) if OneEnvNumpyStep.applies(self) else self._step
+            if num_episodes is not None:
+                finished = self._num_finished
+                while self._num_finished - finished < num_episodes:
+                    steps += step(explore)
+            else:
+                target = num_timesteps if num_timesteps is not None else self.rollout_fragment_length() * self.num_envs
+                complete = num_timesteps is None and config.batch_mode == "complete_episodes"
+                while (sum(b.count for b in self._pending) if complete else steps) < target:
+                    steps += step(explore)
+                if not complete:
+                    for i in range(self.num_envs):
+                        self._cut(i)
         batches, self._pending = self._pending, []
         self._stats.on_steps(steps)
         samples = concat_samples(batches)
@@ -263,9 +264,11 @@ class PolicyRunner(PolicyRunnerState):
     def _final_observations(self, infos: dict):
         """The preprocessed final observations of the sub-envs whose episode ended (by index), or None."""
         final_obs = infos.get("final_obs")
-        if final_obs is None or self.preprocessors[self.policy_id] is None:
-            return final_obs
-        ended = infos["_final_obs"]
+        if final_obs is None:
+            return None
+        ended, space = infos["_final_obs"], self.env.single_observation_space
+        if self.preprocessors[self.policy_id] is None:  # (as the batched observations: the space's dtype)
+            return {i: in_space_dtype(space, final_obs[i]) for i in range(self.num_envs) if ended[i]}
         return {i: self._preprocess([final_obs[i]])[0] for i in range(self.num_envs) if ended[i]}
 
     def _new_episode(self, i: int) -> PolicyEpisode:
