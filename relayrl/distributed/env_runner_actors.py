@@ -362,7 +362,7 @@ class EnvRunnerActors:
         if env_config == dict(config.env_config):
             return config
         config = config.copy(copy_frozen=False)
-        config.environment(env_config=env_config)
+        config.env_config = env_config  # (that runner's whole env_config: replaced, not merged as the builder does)
         return config
 
     def probe(self, ids: Iterable[int]) -> List[int]:

@@ -58,7 +58,8 @@ class ExternalSimulator:
         if env is None:
             raise ValueError("The server's config names no env: pass the env this simulator runs "
                              "(ExternalSimulator(env=...), or the CLI's ENV argument).")
-        config.environment(env=env, env_config=env_config or {})
+        config.environment(env=env)
+        config.env_config = dict(env_config or {})  # the simulator's own: the server's (its port) replaced, not merged
         config.env_runners(num_env_runners=0, env_runner_cls=None)
         if seed is not None:
             config.debugging(seed=seed)
