@@ -13,7 +13,8 @@ It applies when (checked per `sample()` call, and the numpy switch per step):
   its numpy forward pass applies (`_disable_numpy_forward` not set; a fast path with `extra_columns`, PPO's
   `vf_preds`, adds them last, as the general step orders them);
 - no callbacks object defines `on_episode_step`;
-- rewards are not clipped and failed sub-envs are not restarted (the general step asks the EnvStepper).
+- no observation filter (observation_filters.py); rewards are not clipped and failed sub-envs are not
+  restarted (the general step asks the EnvStepper).
 """
 import gymnasium as gym
 import numpy as np
@@ -40,7 +41,8 @@ class OneEnvNumpyStep:
         return (runner.num_envs == 1 and type(runner.env) is OneEnvSyncVectorEnv
                 and isinstance(runner.env.single_action_space, gym.spaces.Discrete)
                 and not runner.callbacks.episode_step and isinstance(policy, ModelPolicy)
-                and not runner._stepper.reward_clipping.active and not runner.config.restart_failed_sub_environments
+                and not runner.filters and not runner._stepper.reward_clipping.active
+                and not runner.config.restart_failed_sub_environments
                 and kind.compute_actions is ModelPolicy.compute_actions
                 and kind.compute_actions_from_input_dict is ModelPolicy.compute_actions_from_input_dict
                 and not policy._state_inputs and not runner._episodes[0].user_state
