@@ -187,9 +187,11 @@ def ray_local():
 @pytest.mark.slow
 def test_remote_runners_deltas_are_merged_once_and_broadcast(ray_local):
     """Two remote runners sample 10 steps each per iteration; the local runner (which does not sample) merges
-    their deltas after each iteration and sends the merged statistics back (about 14 s with Ray's start, at
-    load 9 on 2 cores)."""
-    algo = pg_config(num_env_runners=2, rollout_fragment_length=10).build_algo()
+    their deltas after each iteration and sends the merged statistics back; a remote evaluation runner gets them
+    and does not update them (about 14 s with Ray's start, at load 9 on 2 cores)."""
+    config = pg_config(num_env_runners=2, rollout_fragment_length=10, num_cpus_per_env_runner=0.5).evaluation(
+        evaluation_interval=1, evaluation_num_env_runners=1, evaluation_duration=2, evaluation_duration_unit="episodes")
+    algo = config.build_algo()
     try:
         group = algo.env_runner_group
         for iteration in (1, 2):
@@ -199,7 +201,10 @@ def test_remote_runners_deltas_are_merged_once_and_broadcast(ray_local):
             assert_stats(group.local_worker().filters["default_policy"].running_stats, values)
             states = group.foreach_worker(lambda w: w.filter_states()["default_policy"], local_worker=False)
             assert len(states) == 2
-            for state in states:
+            evaluation = algo.eval_env_runner_group.foreach_worker(lambda w: w.filter_states()["default_policy"],
+                                                                   local_worker=False)
+            assert len(evaluation) == 1
+            for state in states + evaluation:
                 assert state["count"] == len(values)
                 np.testing.assert_allclose(state["mean"], [values.mean(), 2 * values.mean()], rtol=1e-12)
     finally:
