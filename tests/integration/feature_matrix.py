@@ -40,8 +40,8 @@ FEATURE_TEXT = {
     "record": "`offline_data(output=DIR)` while training (episode rows), read back with relayrl's reader: as many "
               "steps as the runner counted (multi-agent: rows name agent and module)",
     "mean_std_filter": "`env_runners(observation_filter=\"MeanStdFilter\")`: trains (Discrete / Dict "
-                       "observations: the filter follows the user's FlattenObservations; PG: the old stack's filter per "
-                       "policy), and checkpoint/restore keeps the filter's statistics",
+                       "observations: the filter follows the user's FlattenObservations; PG: the old stack's filter "
+                       "per policy), and checkpoint/restore keeps the filter's statistics",
     "async_vector": "2 envs per runner with `gym_env_vectorize_mode=\"ASYNC\"` (sub-envs in worker processes)",
 }
 # The offline rows: BC on the Discrete-action version of each env kind, CQL on the Box-action one, each trained from a
