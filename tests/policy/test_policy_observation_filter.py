@@ -69,9 +69,13 @@ def algo():
     algo.stop()
 
 
-def test_single_agent_runner_counts_and_normalises_every_observation(algo):
+@pytest.mark.parametrize("fast", [True, False])
+def test_single_agent_runner_counts_and_normalises_every_observation(algo, fast, monkeypatch):
+    """Both steps filter: the one-env numpy fast path (one_env_step.py) and the general step."""
     runner = algo.env_runner_group.local_worker()
-    assert not OneEnvNumpyStep.applies(runner)  # the fast path does not filter: the general step runs
+    if not fast:
+        monkeypatch.setattr(OneEnvNumpyStep, "applies", staticmethod(lambda runner: False))
+    assert OneEnvNumpyStep.applies(runner) == fast
     batch = runner.sample()
     assert batch.count == 20
     assert_stats(runner.filters["default_policy"].running_stats, pushed_values(20))
