@@ -211,6 +211,8 @@ class Algorithm(AlgorithmEvaluation, AlgorithmInference, AlgorithmModuleChanges,
                 calls, eval_results = self._train_with_parallel_evaluation(start, sampled_before, trained_before)
             else:
                 calls = self._run_training_steps(start, sampled_before, trained_before)
+        if getattr(self, "_policy_based", False):  # the old stack's observation filters (RLlib: once per iteration)
+            self.env_runner_group.synchronize_filters()
         if evaluate_this_iter and not parallel:  # before the count, as RLlib 2.60 (and the parallel mode) do:
             eval_results = self.evaluate()        # evaluation hooks see `algorithm.iteration` = iterations done
         self.iteration += 1

@@ -167,8 +167,9 @@ class AlgorithmState:
             self.learner_group.set_state(state["learner_group"])
         if "env_runner" in state and self.env_runner is not None:
             self.env_runner.set_state(state["env_runner"])
-            if getattr(self, "_policy_based", False):  # remote PolicyRunners act with the restored weights
+            if getattr(self, "_policy_based", False):  # remote PolicyRunners act with the restored weights, filters
                 self.env_runner_group.sync_weights()
+                self.env_runner_group.synchronize_filters(merge=False)
         group = getattr(self, "eval_env_runner_group", None)
         if state.get("eval_env_runners") and group is not None:
             stored = state["eval_env_runners"]

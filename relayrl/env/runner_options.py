@@ -11,7 +11,8 @@ as SYNC with a warning, as any runner does for an env without a vector entry poi
 
 The Policy API's runners (relayrl/policy/rollout/) are built for its policies, so the runner options of the
 RLModule EnvRunners that replace or extend the runner are refused there (POLICY_API_REFUSALS, checked when the
-PolicyWorkerSet is built).
+PolicyWorkerSet is built). (observation_filter="MeanStdFilter" is honoured: relayrl/policy/rollout/
+observation_filters.py keeps RLlib's old-stack filters per policy.)
 """
 from dataclasses import dataclass
 from typing import Callable
@@ -42,11 +43,6 @@ POLICY_API_REFUSALS = (
     Refusal("output", lambda c: getattr(c, "output", None) is not None,
             "the RLModule EnvRunners record episodes (relayrl/offline/writer.py); the Policy API's runners do not",
             "output=None, or record with an RLModule algorithm (PPO, DQN, ...: docs/offline.md)"),
-    Refusal("observation_filter", lambda c: getattr(c, "observation_filter", None) not in (None, "NoFilter"),
-            "observation filters are pieces of the RLModule EnvRunners' env-to-module pipeline; the Policy API's "
-            "runners give the policy the env's observations as they are",
-            "observation_filter='NoFilter' and normalise in your Policy or env, or use an RLModule algorithm "
-            "(PPO, IMPALA, ...)"),
 )
 
 

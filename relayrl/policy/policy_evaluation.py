@@ -3,7 +3,9 @@
 
 The evaluation config is `config.get_evaluation_config_object()` (evaluation_config applied, e.g.
 explore=False; num_env_runners=evaluation_num_env_runners), so results land under
-`evaluation/env_runners/...` exactly as for RLModule algorithms. Weights come from the training local runner.
+`evaluation/env_runners/...` exactly as for RLModule algorithms. Weights come from the training local runner, and
+so do the observation filters' statistics (observation_filters.py), which evaluation runners use without
+updating them.
 """
 from collections.abc import Callable
 
@@ -37,8 +39,11 @@ class PolicyEvalWorkerSet(PolicyWorkerSet):
         source = from_worker_or_learner_group or connector_states_from
         if source is not None and source is not self._local:
             self._local.set_weights(source.get_weights(policies), global_vars or dict(source.global_vars))
+        if source is not None and source is not self._local and getattr(source, "_filtering", False):
+            self._local.sync_filters(source.filter_states())
         super().sync_weights(policies, from_worker_or_learner_group=self._local,
                              to_worker_indices=to_worker_indices, global_vars=global_vars)
+        self.synchronize_filters(merge=False)  # (evaluation runners do not update theirs)
 
 
 def make_policy_eval_group(config, policy_specs: dict, mapping_fn, train_runner) -> PolicyEvalWorkerSet | None:

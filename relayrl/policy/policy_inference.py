@@ -4,7 +4,9 @@ As RLlib's old stack: `policy_id` picks the policy, `explore=None` follows the c
 prev_reward / info / episode reach the policy; with `state` or full_fetch=True the result is
 (action, state_out, extra_fetches). Box actions are clipped to the action space, as the runner clips what
 it sends to the env (clip_action=False leaves them). Observations are preprocessed as the runner preprocesses
-the env's (relayrl/policy/preprocessors.py: Discrete one-hot, Dict / Tuple flattened).
+the env's (relayrl/policy/preprocessors.py: Discrete one-hot, Dict / Tuple flattened), then filtered with the
+local runner's observation filter without updating it (observation_filter="MeanStdFilter", as RLlib's
+`filters[policy_id](obs, update=False)`).
 """
 from typing import Any
 
@@ -15,14 +17,21 @@ from relayrl.core.columns import DEFAULT_POLICY_ID
 
 
 def _policy(algorithm, policy_id, module_id):
-    """(the policy, its observations' preprocessor or None)."""
+    """(the policy, observations (batched) -> what it gets: preprocessed, filtered without updating)."""
     pid = module_id or policy_id or DEFAULT_POLICY_ID
     runner = algorithm.env_runner_group.local_worker()
     policy = runner.get_policy(pid)
     if policy is None:
         raise ValueError(f"compute_single_action/compute_actions: unknown policy_id {pid!r}; this algorithm has "
                          f"{sorted(runner.policy_map)}.")
-    return policy, runner.preprocessors.get(pid)
+    preprocessor, obs_filter = runner.preprocessors.get(pid), runner.observation_filter(pid)
+
+    def prepare(observations):
+        obs = np.stack([np.asarray(o) for o in observations]) if preprocessor is None \
+            else preprocessor.transform_batch(observations)
+        return obs if obs_filter is None else obs_filter(obs, update=False)
+
+    return policy, (None if preprocessor is None and obs_filter is None else prepare)
 
 
 def _clip(policy, action, clip_action):
@@ -38,7 +47,7 @@ def policy_compute_single_action(algorithm, observation=None, state=None, *, pre
     policy, preprocessor = _policy(algorithm, policy_id, module_id)
     explore = algorithm.config.explore if explore is None else bool(explore)
     if preprocessor is not None and observation is not None:
-        observation = preprocessor.transform(observation)
+        observation = preprocessor([observation])[0]
     action, state_out, extra = policy.compute_single_action(
         observation, state, prev_action=prev_action, prev_reward=prev_reward, info=info, input_dict=input_dict,
         episode=episode, explore=explore, timestep=timestep)
@@ -56,7 +65,7 @@ def policy_compute_actions(algorithm, observations, state=None, *, prev_action=N
     explore = algorithm.config.explore if explore is None else bool(explore)
     keys = list(observations) if isinstance(observations, dict) else None
     if preprocessor is not None:
-        obs = preprocessor.transform_batch([observations[k] for k in keys] if keys is not None else list(observations))
+        obs = preprocessor([observations[k] for k in keys] if keys is not None else list(observations))
     elif keys is not None:
         obs = np.stack([np.asarray(observations[k]) for k in keys])
     else:

@@ -4,8 +4,8 @@ when the runner is built (env/runner_options.py): one test per option per runner
 Runner kinds: the single-agent and multi-agent EnvRunners (RLModules) and the Policy API's single-agent and
 multi-agent runners. Options: clip_rewards, num_envs_per_env_runner, restart_failed_sub_environments,
 horizon / soft_horizon / no_done_at_end, the env checks (disable_env_checking) and videos
-(record_video_every_n_episodes); env_runner_cls, offline recording (output) and observation_filter, refused by the
-Policy API.
+(record_video_every_n_episodes); env_runner_cls and offline recording (output), refused by the Policy API, and
+observation_filter, which it honours.
 """
 import os
 import re
@@ -228,16 +228,33 @@ def test_policy_runners_step_async_vector_envs():
         runner.stop()
 
 
-@pytest.mark.parametrize("option", ["env_runner_cls", "output", "observation_filter"])
+@pytest.mark.parametrize("option", ["env_runner_cls", "output"])
 def test_the_policy_api_refuses_the_env_runner_options_it_cannot_honour(option, tmp_path):
-    """env_runner_cls, offline recording (output) and observation filters are the RLModule EnvRunners'; the Policy
-    API names them at build time instead of sampling without them (and writing no files)."""
+    """env_runner_cls and offline recording (output) are the RLModule EnvRunners'; the Policy API names them at
+    build time instead of sampling without them (and writing no files)."""
     import examples.policy_gradient_custom_policy as pg
 
-    value = {"env_runner_cls": EnvRunner, "output": str(tmp_path / "recorded"),
-             "observation_filter": "MeanStdFilter"}[option]
+    value = {"env_runner_cls": EnvRunner, "output": str(tmp_path / "recorded")}[option]
     config = pg.MyAlgo.get_default_config().environment(Paying).update_from_dict({option: value})
     config.debugging(logger_config={"type": "none"})
     with pytest.raises(ValueError, match=re.escape(f"{option}={value!r} is not available with the Policy API")):
         config.build_algo()
     assert not (tmp_path / "recorded").exists()
+
+
+def test_the_policy_api_honours_observation_filter():
+    """observation_filter='MeanStdFilter' (once refused here) builds, and the policy acts on normalised observations:
+    the runner's filter counts every observation (the reset, 20 steps, 2 resets after 8-step episodes)."""
+    import examples.policy_gradient_custom_policy as pg
+
+    config = pg.MyAlgo.get_default_config().environment(Paying).env_runners(
+        observation_filter="MeanStdFilter", rollout_fragment_length=20).training(train_batch_size=20)
+    config.debugging(logger_config={"type": "none"}, seed=0)
+    algo = config.build_algo()
+    try:
+        batch = algo.env_runner_group.local_worker().sample()
+        stats = algo.env_runner_group.local_worker().filters["default_policy"].running_stats
+        assert stats.count == 1 + 20 + 2
+        assert np.abs(batch["obs"]).max() < 3 and batch["obs"][1:8].std() > 0.1  # normalised, not t / 10
+    finally:
+        algo.stop()

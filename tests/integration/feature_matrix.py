@@ -40,8 +40,8 @@ FEATURE_TEXT = {
     "record": "`offline_data(output=DIR)` while training (episode rows), read back with relayrl's reader: as many "
               "steps as the runner counted (multi-agent: rows name agent and module)",
     "mean_std_filter": "`env_runners(observation_filter=\"MeanStdFilter\")`: trains (Discrete / Dict "
-                       "observations: the filter follows the user's FlattenObservations), and checkpoint/restore keeps "
-                       "the filter's statistics",
+                       "observations: the filter follows the user's FlattenObservations; PG: the old stack's filter "
+                       "per policy), and checkpoint/restore keeps the filter's statistics",
     "async_vector": "2 envs per runner with `gym_env_vectorize_mode=\"ASYNC\"` (sub-envs in worker processes)",
 }
 # The offline rows: BC on the Discrete-action version of each env kind, CQL on the Box-action one, each trained from a
@@ -64,10 +64,10 @@ REFUSED = {
     # sampling is num_env_runners > 0.
     ("*", "multi_agent", "async_vector"): "gym_env_vectorize_mode='ASYNC' is not available for multi-agent envs",
     ("*", "pettingzoo", "async_vector"): "gym_env_vectorize_mode='ASYNC' is not available for multi-agent envs",
-    # The Policy API's runners have no env-to-module pipeline to put a filter in (env/runner_options.py).
-    ("PG", "*", "mean_std_filter"): "observation_filter='MeanStdFilter' is not available with the Policy API",
-    # The CNN scales images itself (connectors/env_to_module/observation_filter.py).
-    ("*", "image_obs", "mean_std_filter"): "Fix: observation_filter='NoFilter'",
+    # The CNN scales images itself (connectors/env_to_module/observation_filter.py). (The Policy API's filters,
+    # policy/rollout/observation_filters.py, normalise any observation its MLP takes, images too, as RLlib's old stack.)
+    **{(algo, "image_obs", "mean_std_filter"): "Fix: observation_filter='NoFilter'"
+       for algo in ALGORITHMS if algo != "PG"},
     # Reading multi-agent recordings is not supported yet (offline/reader.py: split them by module).
     ("BC", "multi_agent", "train_from_record"): "BC trains one module from single-agent offline data",
     ("BC", "pettingzoo", "train_from_record"): "BC trains one module from single-agent offline data",

@@ -77,10 +77,10 @@ def test_both_samplers_draw_the_softmax_distribution():
     algo.stop()
 
 
-def _sample_fragments(monkeypatch, fast: bool, n: int = 6):
+def _sample_fragments(monkeypatch, fast: bool, n: int = 6, **extra):
     if not fast:
         monkeypatch.setattr(one_env_step.OneEnvNumpyStep, "applies", staticmethod(lambda runner: False))
-    algo = _algo()
+    algo = _algo(**extra)
     worker = algo.workers.local_worker()
     batches = []
     for _ in range(n):
@@ -94,9 +94,13 @@ def _sample_fragments(monkeypatch, fast: bool, n: int = 6):
     return out
 
 
-def test_one_env_step_equals_the_general_step(monkeypatch):
-    assert one_env_step.OneEnvNumpyStep.applies(_algo().workers.local_worker())
-    fast, general = _sample_fragments(monkeypatch, True), _sample_fragments(monkeypatch, False)
+@pytest.mark.parametrize("observation_filter", ["NoFilter", "MeanStdFilter"])
+def test_one_env_step_equals_the_general_step(monkeypatch, observation_filter):
+    """The same rows, weights and counters; with observation_filter="MeanStdFilter" (observation_filters.py) the
+    same filtered observations too."""
+    extra = {"observation_filter": observation_filter}
+    assert one_env_step.OneEnvNumpyStep.applies(_algo(**extra).workers.local_worker())
+    fast, general = _sample_fragments(monkeypatch, True, **extra), _sample_fragments(monkeypatch, False, **extra)
     for ours, theirs in zip(fast[0], general[0]):
         assert list(ours.keys()) == list(theirs.keys())  # the same columns in the same order
         for key in theirs.keys():

@@ -76,6 +76,19 @@ class MultiAgentPolicyRunner(PolicyRunner):
         self._obs, self._infos = observations, infos
         self._episodes = [self._new_episode(i) for i in range(self.num_envs)]
         self._slots: list[dict[Any, _AgentSlot]] = [{} for _ in range(self.num_envs)]
+        if self._filtering:
+            self._obs = [self._filtered(i, obs) for i, obs in enumerate(observations)]
+
+    def _filtered(self, i: int, observations: dict) -> dict:
+        """With an observation filter: env i's observations as each agent's policy gets them (preprocessed, then
+        filtered), each pushed once as it arrives (observation_filters.py); mapped to policies now."""
+        out = {}
+        for agent, obs in observations.items():
+            pid = self._slot(i, agent).policy_id
+            preprocessor = self.preprocessors[pid]
+            obs = np.asarray(obs)[None] if preprocessor is None else preprocessor.transform_batch([obs])
+            out[agent] = self.observation_filter(pid)(obs)[0]
+        return out
 
     def _new_episode(self, i: int) -> PolicyEpisode:
         episode = PolicyEpisode(i, worker=self)
@@ -143,6 +156,8 @@ class MultiAgentPolicyRunner(PolicyRunner):
             return 0
         next_obs, scores, terminateds, truncateds, infos, resets = stepped
         rewards = self._stepper.reward_clipping.clipped(scores)  # the rows' (the episodes' returns: the scores)
+        if self._filtering:
+            next_obs = [self._filtered(i, obs) for i, obs in enumerate(next_obs)]
         for (i, agent), output in outputs.items():
             self._record(i, agent, output, next_obs[i], scores[i].get(agent, 0.0), float(rewards[i].get(agent, 0.0)),
                          terminateds[i], truncateds[i], infos[i])
@@ -163,7 +178,10 @@ class MultiAgentPolicyRunner(PolicyRunner):
         slots = [self._slots[i][agent] for i, agent in keys]
         observations = [self._obs[i][agent] for i, agent in keys]
         preprocessor = self.preprocessors[pid]
-        obs = np.stack(observations) if preprocessor is None else preprocessor.transform_batch(observations)
+        if preprocessor is None or self._filtering:  # (filtered observations are preprocessed as they arrive)
+            obs = np.stack(observations)
+        else:
+            obs = preprocessor.transform_batch(observations)
         states = [np.stack([s.state[j] for s in slots]) for j in range(len(slots[0].state))]
         acts, state_out, extra = self.policy_map[pid].compute_actions(
             obs, states, prev_action_batch=np.stack([s.prev_action for s in slots]),
@@ -184,7 +202,10 @@ class MultiAgentPolicyRunner(PolicyRunner):
         info = infos.get(agent, {})
         preprocessor = self.preprocessors[slot.policy_id]
         new_obs = next_obs.get(agent)
-        new_obs = obs if new_obs is None else (new_obs if preprocessor is None else preprocessor.transform(new_obs))
+        if new_obs is None:
+            new_obs = obs
+        elif preprocessor is not None and not self._filtering:
+            new_obs = preprocessor.transform(new_obs)
         row = {SampleBatch.OBS: obs, SampleBatch.ACTIONS: action, SampleBatch.REWARDS: reward,
                SampleBatch.PREV_ACTIONS: slot.prev_action, SampleBatch.PREV_REWARDS: slot.prev_reward,
                SampleBatch.NEXT_OBS: new_obs, SampleBatch.TERMINATEDS: terminated,
@@ -208,6 +229,8 @@ class MultiAgentPolicyRunner(PolicyRunner):
         self._pending_steps += episode.length
         self._obs[i], self._infos[i] = observations, infos
         self._episodes[i], self._slots[i] = self._new_episode(i), {}
+        if self._filtering:
+            self._obs[i] = self._filtered(i, observations)
 
     def _postprocess_agents(self, i: int, agents: list) -> None:
         originals = {}

@@ -13,7 +13,9 @@ It applies when (checked per `sample()` call, and the numpy switch per step):
   its numpy forward pass applies (`_disable_numpy_forward` not set; a fast path with `extra_columns`, PPO's
   `vf_preds`, adds them last, as the general step orders them);
 - no callbacks object defines `on_episode_step`;
-- rewards are not clipped and failed sub-envs are not restarted (the general step asks the EnvStepper).
+- rewards are not clipped and failed sub-envs are not restarted (the general step asks the EnvStepper);
+- an observation filter (observation_filters.py) only where observations are not preprocessed: this step
+  filters the next observation, then an episode's final one, as the general step does.
 """
 import gymnasium as gym
 import numpy as np
@@ -40,7 +42,9 @@ class OneEnvNumpyStep:
         return (runner.num_envs == 1 and type(runner.env) is OneEnvSyncVectorEnv
                 and isinstance(runner.env.single_action_space, gym.spaces.Discrete)
                 and not runner.callbacks.episode_step and isinstance(policy, ModelPolicy)
-                and not runner._stepper.reward_clipping.active and not runner.config.restart_failed_sub_environments
+                and (not runner.filters or runner.preprocessors[runner.policy_id] is None)
+                and not runner._stepper.reward_clipping.active
+                and not runner.config.restart_failed_sub_environments
                 and kind.compute_actions is ModelPolicy.compute_actions
                 and kind.compute_actions_from_input_dict is ModelPolicy.compute_actions_from_input_dict
                 and not policy._state_inputs and not runner._episodes[0].user_state
@@ -60,6 +64,11 @@ class OneEnvNumpyStep:
         policy.global_timestep += 1
         action = np.int64(action)  # the general step's actions[0]
         next_obs, reward, terminated, truncated, infos, final_obs = runner.env.step_one(action)
+        obs_filter = runner.filters.get(runner.policy_id)
+        if obs_filter is not None:  # the general step's order: the next (reset) observation, then the final one
+            next_obs = obs_filter(next_obs)
+            if final_obs is not None:
+                final_obs = obs_filter(np.asarray(final_obs)[None])[0]
         info = infos_per_env(infos, 1)[0] if infos else {}  # {}: what infos_per_env gives for no infos
         row = (obs[0], action, reward, episode.prev_action, episode.prev_reward,
                next_obs[0] if final_obs is None else final_obs, terminated, truncated, info,

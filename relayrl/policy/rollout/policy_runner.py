@@ -25,6 +25,7 @@ from relayrl.metrics.metrics_logger import MetricsLogger
 from relayrl.policy.models.catalog import ModelCatalog
 from relayrl.policy.policy_callbacks import PolicyCallbacks, episode_kwargs
 from relayrl.policy.rollout.episode import SINGLE_AGENT_ID, PolicyEpisode
+from relayrl.policy.rollout.observation_filters import RunnerObservationFilters
 from relayrl.policy.rollout.one_env_step import OneEnvNumpyStep
 from relayrl.policy.rollout.one_env_vector import OneEnvSyncVectorEnv
 from relayrl.policy.rollout.policy_map import build_policy_map
@@ -33,7 +34,7 @@ from relayrl.policy.rollout.trajectory import Trajectory
 from relayrl.policy.sample_batch import MultiAgentBatch, SampleBatch, concat_samples
 
 
-class PolicyRunner(PolicyRunnerState):
+class PolicyRunner(PolicyRunnerState, RunnerObservationFilters):
     """Samples with the policies of `POLICY_SPECS` (set on the subclass the worker set makes)."""
 
     POLICY_SPECS: dict[str, Any] = {}
@@ -49,7 +50,7 @@ class PolicyRunner(PolicyRunnerState):
                                                                mapping_fn=self._map, callbacks=self.callbacks)
         self.policy_id = self._map(SINGLE_AGENT_ID)
         self.policy = self.policy_map[self.policy_id]
-        self._preprocess = self._preprocessing(self.preprocessors[self.policy_id])
+        self._preprocess = self._observing(self.policy_id)
         self._unroll_id = 0
         self._first_seed = seed  # a checkpoint taken before the first step restores to this reset
         self._pending: list[SampleBatch] = []  # finished trajectories not yet returned (complete_episodes)
@@ -60,6 +61,7 @@ class PolicyRunner(PolicyRunnerState):
         """What every runner keeps (config, index, metrics, callbacks, global vars, its envs); returns its seed."""
         self.config = config
         self.worker_index = worker_index
+        self._init_filters(config)
         ModelCatalog.add_registrations(self.MODEL_CATALOG)  # in a Ray actor, the driver's custom models
         self.num_workers = config.num_env_runners if num_workers is None else num_workers
         self.recreated_worker = recreated_worker
@@ -88,6 +90,12 @@ class PolicyRunner(PolicyRunnerState):
     def _preprocessing(preprocessor) -> Callable:
         """observations (batched) -> what the policy gets (preprocessors.py)."""
         return (lambda observations: observations) if preprocessor is None else preprocessor.transform_batch
+
+    def _observing(self, policy_id: str) -> Callable:
+        """observations (batched) -> what the policy gets: preprocessed, then filtered (observation_filters.py)."""
+        preprocess = self._preprocessing(self.preprocessors[policy_id])
+        obs_filter = self.observation_filter(policy_id)
+        return preprocess if obs_filter is None else (lambda observations: obs_filter(preprocess(observations)))
 
     # -- policies --------------------------------------------------------------------------------------
     def _map(self, agent_id) -> str:
@@ -262,12 +270,12 @@ class PolicyRunner(PolicyRunnerState):
         return n
 
     def _final_observations(self, infos: dict):
-        """The preprocessed final observations of the sub-envs whose episode ended (by index), or None."""
+        """The preprocessed (and filtered) final observations of the sub-envs whose episode ended (by index)."""
         final_obs = infos.get("final_obs")
         if final_obs is None:
             return None
         ended, space = infos["_final_obs"], self.env.single_observation_space
-        if self.preprocessors[self.policy_id] is None:  # (as the batched observations: the space's dtype)
+        if self.preprocessors[self.policy_id] is None and not self.filters:  # (as the batched observations)
             return {i: in_space_dtype(space, final_obs[i]) for i in range(self.num_envs) if ended[i]}
         return {i: self._preprocess([final_obs[i]])[0] for i in range(self.num_envs) if ended[i]}
 

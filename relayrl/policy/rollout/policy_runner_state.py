@@ -6,6 +6,8 @@
   num_grad_updates, ...) and the numpy fast path's generator (numpy_forward.py); parts that are not data
   (e.g. a framework's variable objects) are left out with a warning.
 - `metrics`: the runner's metrics logger (the smoothing windows).
+- `filters` (observation_filter="MeanStdFilter"): each policy's running statistics (observation_filters.py);
+  checkpoints from before filters existed have none and restore as they did.
 - `sampling` (single-agent runners on a sync vector env): the sub-envs' state (checkpoints/env_state.py),
   the current observations, the ongoing episodes with their collected rows, and the batches not yet returned.
   Where the envs' state cannot be captured (env_state.py decides when saving), the checkpoint says why
@@ -38,7 +40,7 @@ from relayrl.policy.sample_batch import SampleBatch
 
 logger = logging.getLogger("relayrl")
 
-PARTS = ("policy_weights", "global_vars", "policy_states", "metrics", "sampling")
+PARTS = ("policy_weights", "global_vars", "policy_states", "metrics", "filters", "sampling")
 _EPISODE_NUMBERS = ("episode_id", "length", "total_reward", "prev_reward")
 _EPISODE_DATA = ("user_data", "custom_metrics", "hist_data")
 
@@ -47,6 +49,7 @@ class PolicyRunnerState:
     def get_state(self, components=None, *, not_components=None, **kwargs) -> dict[str, Any]:
         parts = {"policy_weights": self.get_weights, "global_vars": lambda: dict(self.global_vars),
                  "policy_states": self._policy_states, "metrics": self.metrics.get_state,
+                 "filters": self.filter_states if self._filtering else None,
                  "sampling": self._sampling_state if self._can_store_sampling() else None}
         return {name: get() for name, get in parts.items()
                 if get is not None and selected(name, components, not_components)}
@@ -70,6 +73,7 @@ class PolicyRunnerState:
                     raise where.error(f"policy {pid!r}: the weights {bad} are missing or differ in shape.")
         if "metrics" in state:
             self.metrics.check_state(state["metrics"], where / "metrics")
+        self._check_filter_states(state.get("filters"), where / "filters")
         sampling = state.get("sampling")
         if sampling is not None and self._can_store_sampling() and not sampling.get("fresh") \
                 and "fresh_episodes" not in sampling and not env_config_changed(sampling, self.config.env_config):
@@ -87,6 +91,20 @@ class PolicyRunnerState:
             self.metrics.set_state(state["metrics"])
         if state.get("sampling") is not None and self._can_store_sampling():
             self._set_sampling_state(state["sampling"])
+        if state.get("filters"):  # after the sampling state: fresh episodes' first observations are not counted twice
+            self.sync_filters(state["filters"])
+
+    def _check_filter_states(self, states, where) -> None:
+        if states is None:
+            return
+        check_mapping(states, where, owner=f"a {type(self).__name__}'s filters")
+        for pid, stat in states.items():
+            require(pid in self.policy_map, where / str(pid), f"a filter of policy {pid!r}, which this algorithm "
+                    f"does not have (it has {sorted(self.policy_map)}).")
+            obs_filter = self.observation_filter(pid)
+            require(obs_filter is not None, where, "observation filter statistics, but this algorithm's "
+                    "observation_filter is 'NoFilter': set observation_filter='MeanStdFilter' as when it was saved.")
+            obs_filter.check_state(stat, where / str(pid))
 
     # -- policies -------------------------------------------------------------------------------------------
     def _policy_states(self) -> dict[str, Any]:

@@ -119,6 +119,23 @@ class PolicyWorkerSet:
         ids = to_worker_indices or self._actors.healthy_indices()
         self._actors.call(ids, method="set_state", args=(ref,), timeout=self.config.sample_timeout_s)
 
+    # -- observation filters (observation_filters.py) ---------------------------------------------------------
+    def synchronize_filters(self, *, merge: bool = True) -> None:
+        """RLlib's FilterManager.synchronize: the remote runners' filter deltas since the last sync are merged
+        into the local runner's statistics (merge=False skips that, e.g. after a restore), and the local
+        statistics are sent to every remote runner. Nothing without remote runners or filters."""
+        local = self._local
+        if self._actors is None or not local._filtering:
+            return
+        ids = self._actors.healthy_indices()
+        timeout = self.config.sample_timeout_s
+        if merge:
+            for result in self._actors.call(ids, method="get_filter_deltas", timeout=timeout):
+                if result.ok:
+                    local.apply_filter_deltas(result.value)
+        ref = self._actors.ray.put({"filters": local.filter_states()})
+        self._actors.call(ids, method="set_state", args=(ref,), timeout=timeout)
+
     # -- sampling ------------------------------------------------------------------------------------------
     def sample(self, **kwargs):
         """One sample() from every healthy runner (the local one only if there are no remote ones)."""
