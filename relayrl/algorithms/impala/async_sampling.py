@@ -9,6 +9,7 @@
 import queue
 import threading
 import time
+import weakref
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -17,7 +18,9 @@ from relayrl.algorithms.impala.impala_learner import WEIGHTS_SEQ_NO, build_impal
 from relayrl.algorithms.train_batch_columns import concatenate_train_batches
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
 
-_TRAIN_BATCH_PIPELINES: Dict[int, Any] = {}  # id(EnvRunner) -> its Learner pipeline (inside the actor)
+# EnvRunner -> its Learner pipeline (inside the actor). Weak keys: an entry goes with its runner, so a later runner
+# never gets a stopped one's pipeline (keyed by id(), a new runner at a reused address did, built for another config).
+_TRAIN_BATCH_PIPELINES: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 
 
 def sample_train_batch(runner) -> Tuple[Dict[str, Dict[str, np.ndarray]], int, Dict[str, Any], Optional[dict]]:
@@ -40,13 +43,13 @@ def sample_train_batch(runner) -> Tuple[Dict[str, Dict[str, np.ndarray]], int, D
 def train_batch_pipeline(runner):
     """The Learner connector pipeline this EnvRunner turns its episodes into train-batch columns with (made on
     first use, in the runner's process): its user pieces are the ones that run on IMPALA's and APPO's data."""
-    pipeline = _TRAIN_BATCH_PIPELINES.get(id(runner))
+    pipeline = _TRAIN_BATCH_PIPELINES.get(runner)
     if pipeline is None:
         obs_space, act_space = runner.get_spaces()["__env_single__"]
         pipeline = build_impala_learner_pipeline(runner.config, obs_space, act_space)
         if "NumpyToTensor" in [piece.name for piece in pipeline.connectors]:
             pipeline.remove("NumpyToTensor")  # numpy crosses the object store without a copy
-        _TRAIN_BATCH_PIPELINES[id(runner)] = pipeline
+        _TRAIN_BATCH_PIPELINES[runner] = pipeline
     return pipeline
 
 

@@ -11,14 +11,17 @@ into per-episode sequences on the Learner), and the default Learner pipeline (no
 the user's, whose position relative to the split is unknown). A user's own training_step that calls
 `sample_episodes` gets episodes as before.
 """
-from typing import Dict, List, Tuple
+import weakref
+from typing import List, Tuple
 
 from relayrl.algorithms.train_batch_columns import concatenate_train_batches
 from relayrl.connectors.learner.add_one_ts_to_episodes_and_truncate import AddOneTsToEpisodesAndTruncate
 from relayrl.core.columns import DEFAULT_MODULE_ID
 from relayrl.learner.runner_columns import RunnerColumns, cut_after_batching
 
-_RUNNER_PIPELINES: Dict[int, object] = {}  # id(EnvRunner) -> the pipeline's first part (inside the actor)
+# EnvRunner -> the pipeline's first part (inside the actor); weak keys: an entry goes with its runner (keyed by
+# id(), a later runner at a freed runner's address got that one's pipeline, as async_sampling.py's did).
+_RUNNER_PIPELINES: "weakref.WeakKeyDictionary[object, object]" = weakref.WeakKeyDictionary()
 
 
 def applies(algo) -> bool:
@@ -36,13 +39,13 @@ def sample_columns(runner) -> Tuple[dict, int, dict]:
     """Runs inside an EnvRunner actor: one sample() -> (train-batch columns, env steps, the runner's metrics)."""
     episodes = runner.sample()
     steps = sum(len(e) for e in episodes)
-    pipeline = _RUNNER_PIPELINES.get(id(runner))
+    pipeline = _RUNNER_PIPELINES.get(runner)
     if pipeline is None:
         obs_space, act_space = runner.get_spaces()["__env_single__"]
         pipeline = runner.config.build_learner_connector(obs_space, act_space)
         pipeline.prepend(AddOneTsToEpisodesAndTruncate())
         cut_after_batching(pipeline)
-        _RUNNER_PIPELINES[id(runner)] = pipeline
+        _RUNNER_PIPELINES[runner] = pipeline
     batch = pipeline(rl_module=runner.module, batch={}, episodes=episodes, explore=False, shared_data={})
     if DEFAULT_MODULE_ID not in batch:  # a single RLModule's columns: key them as the Learner's batches are
         batch = {DEFAULT_MODULE_ID: batch}
