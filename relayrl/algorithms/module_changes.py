@@ -233,12 +233,9 @@ def _spec_with(config, policies, module_id: str, module_spec):
 
 
 def _changed_config(config, policies, mapping_fn, to_train, rl_module_spec):
-    new_config = config.copy(copy_frozen=False)
-    new_config.multi_agent(policies=policies)
-    if mapping_fn is not None:
-        new_config.multi_agent(policy_mapping_fn=mapping_fn)
-    if to_train is not None:
-        new_config.multi_agent(policies_to_train=to_train)
+    from relayrl.policy.policy_set_changes import copy_with_policies
+
+    new_config = copy_with_policies(config, policies, mapping_fn, to_train)
     new_config.rl_module(rl_module_spec=rl_module_spec)
     new_config.validate()
     return new_config

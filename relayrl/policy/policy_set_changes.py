@@ -18,14 +18,21 @@ def config_policies(config) -> dict[str, PolicySpec]:
     return dict(config.policies or {DEFAULT_POLICY_ID: PolicySpec()})
 
 
-def changed_policy_config(config, policies: dict[str, PolicySpec], mapping_fn, to_train):
-    """A frozen copy of `config` with these policies; mapping_fn / to_train None: keep the config's."""
+def copy_with_policies(config, policies: dict, mapping_fn, to_train):
+    """An unfrozen copy of `config` with these policies; mapping_fn / to_train None: keep the config's (also for
+    RLModule algorithms' add_module / remove_module: algorithms/module_changes.py)."""
     new_config = config.copy(copy_frozen=False)
     new_config.multi_agent(policies=policies)
     if mapping_fn is not None:
         new_config.multi_agent(policy_mapping_fn=mapping_fn)
     if to_train is not None:
         new_config.multi_agent(policies_to_train=to_train)
+    return new_config
+
+
+def changed_policy_config(config, policies: dict[str, PolicySpec], mapping_fn, to_train):
+    """A checked, frozen copy of `config` with these policies; mapping_fn / to_train None: keep the config's."""
+    new_config = copy_with_policies(config, policies, mapping_fn, to_train)
     new_config.validate()
     new_config.freeze()
     return new_config
