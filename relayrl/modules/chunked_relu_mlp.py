@@ -8,7 +8,7 @@ in cache. The first layer's weight gradient is also computed as (x^T g)^T: torch
 [rows, few inputs] takes MKL's slow path (6.2 against 0.5 ms of CPU for 7680 rows of 4 inputs into 256 units).
 Measured on one thread, Pendulum's two 256-unit layers: one critic's forward and backward on 7680 rows 62-68 ->
 50 ms of CPU (the three big matrix products alone are ~40). In a Learner on several cores, blocks of whole chunks
-run on Python threads (relayrl/modules/row_threads.py): CQL on 2 cores, 15 -> 2x updates/s (docs/offline.md).
+run on Python threads (relayrl/modules/row_threads.py): CQL on 2 cores, 15.9 -> 25.9 updates/s (docs/offline.md).
 
 `run_layers_chunked` takes this path only where it applies: CPU tensors, 2-D inputs that need no gradient, more
 rows than one chunk, eager mode (not inside torch.compile), and Sequentials of plain Linear layers (with biases)

@@ -7,7 +7,8 @@ OpenMP waits the threads sleep and wake at every op (15.2 -> 10.5 CQL updates/s 
 each op. A thread that waits for the others sleeps, so a busy machine loses nothing to spinning.
 
 The Learner sets the count (relayrl/learner/torch_threads.py: with "auto" threads and one torch thread, the cores
-this process may use, at most MAX_ROW_THREADS). Anywhere else it is 1: the pass runs on the calling thread.
+this process may use, at most MAX_ROW_THREADS). Until a Learner sets it, it is 1: the pass runs on the calling
+thread.
 """
 import os
 from concurrent.futures import ThreadPoolExecutor, wait
