@@ -48,6 +48,16 @@ def tiny(config_class=PPOConfig, episode_len=3, **env_runners):
 
 # -- 1. custom_evaluation_function, in parallel to training, on remote runners, multi-agent env ----------------------
 
+def two_agents_evaluated_in_parallel_by(custom_evaluation_function):
+    """A two-agent CountingEnv (a policy per agent), evaluated by the function on 2 remote runners in parallel."""
+    return (tiny(episode_len=3)
+            .environment(make_multi_agent(lambda env_config: CountingEnv(env_config)),
+                         env_config={"num_agents": 2, "episode_len": 3})
+            .multi_agent(policies={"p0", "p1"}, policy_mapping_fn=lambda agent_id, episode, **kw: f"p{agent_id}")
+            .evaluation(evaluation_interval=1, evaluation_num_env_runners=2, evaluation_parallel_to_training=True,
+                        custom_evaluation_function=custom_evaluation_function))
+
+
 def one_episode_per_runner(algorithm, eval_env_runner_group):
     def sample(runner):
         episode, = runner.sample(num_episodes=1)
@@ -58,12 +68,7 @@ def one_episode_per_runner(algorithm, eval_env_runner_group):
 
 
 def test_custom_evaluation_function_in_parallel_on_remote_runners_with_a_multi_agent_env(ray_2_cpus):
-    config = (tiny(episode_len=3)
-              .environment(make_multi_agent(lambda env_config: CountingEnv(env_config)),
-                           env_config={"num_agents": 2, "episode_len": 3})
-              .multi_agent(policies={"p0", "p1"}, policy_mapping_fn=lambda agent_id, episode, **kw: f"p{agent_id}")
-              .evaluation(evaluation_interval=1, evaluation_num_env_runners=2, evaluation_parallel_to_training=True,
-                          custom_evaluation_function=one_episode_per_runner))
+    config = two_agents_evaluated_in_parallel_by(one_episode_per_runner)
     algo = config.build_algo()
     try:
         for iteration in range(2):
@@ -86,12 +91,7 @@ def rllib_style_logging_evaluation(algorithm, eval_env_runner_group):
 
 
 def test_rllib_style_custom_evaluation_in_parallel_on_remote_runners_with_a_multi_agent_env(ray_2_cpus):
-    config = (tiny(episode_len=3)
-              .environment(make_multi_agent(lambda env_config: CountingEnv(env_config)),
-                           env_config={"num_agents": 2, "episode_len": 3})
-              .multi_agent(policies={"p0", "p1"}, policy_mapping_fn=lambda agent_id, episode, **kw: f"p{agent_id}")
-              .evaluation(evaluation_interval=1, evaluation_num_env_runners=2, evaluation_parallel_to_training=True,
-                          custom_evaluation_function=rllib_style_logging_evaluation))
+    config = two_agents_evaluated_in_parallel_by(rllib_style_logging_evaluation)
     algo = config.build_algo()
     try:
         for _ in range(2):
