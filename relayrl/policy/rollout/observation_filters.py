@@ -144,4 +144,6 @@ class RunnerObservationFilters:
 
     def _own_filters(self):
         return [(pid, f) for pid, f in self.filters.items() if pid in self.policy_map]  # (not removed policies')
+
+
 __all__ = ["PolicyObservationFilter", "RunnerObservationFilters", "filter_for_policy", "wants_filters"]
