@@ -90,10 +90,21 @@ class ExternalSimulator:
                 self.num_env_steps_lost += steps
                 logger.warning("ExternalSimulator: the connection to %s:%d broke (%s); %d env steps lost, "
                                "reconnecting.", self.client.host, self.client.port, error, steps)
-                self.client.connect(self.reconnect_timeout_s)
-                self.num_reconnects += 1
-                state = self.client.get_state()
+                state = self._reconnect()
+                if state is None:
+                    return
             self._take(state)
+
+    def _reconnect(self) -> Optional[Dict[str, Any]]:
+        """Connect again and fetch the weights; None once stop() was called (meanwhile, or while retrying)."""
+        try:
+            self.client.connect(self.reconnect_timeout_s, stop=self._stop)
+            self.num_reconnects += 1
+            return self.client.get_state()
+        except ConnectionError:
+            if self._stop.is_set():
+                return None
+            raise
 
     def stop(self) -> None:
         """Make run() return soon (call it from any thread): the sample() in progress ends, nothing more is sent."""

@@ -23,6 +23,9 @@ HEADER_BYTES = 8
 LARGEST_MESSAGE_BYTES = 10 ** HEADER_BYTES - 1  # what an 8-digit header can announce
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 2 ** 20
 DEFAULT_MESSAGE_TIMEOUT_S = 60.0
+# How often a wait for the rest of a message looks whether another thread closed the socket: epoll drops a
+# closed fd without waking anyone, so a stopping client would otherwise wait out message_timeout_s.
+CLOSED_CHECK_S = 0.2
 
 
 class RLlink(enum.Enum):
@@ -134,9 +137,8 @@ def _recv_exactly(sock_: socket.socket, n: int, deadline: Optional[float], *, wh
             except (ValueError, OSError):  # closed by another thread (a client stopping)
                 raise ConnectionError(f"The connection was closed while reading {what}.") from None
         while received < n:
-            if selector is not None and not selector.select(max(deadline - time.monotonic(), 0.0)):
-                raise RLlinkProtocolError(f"Timed out after {received} of {n} bytes of {what}: a message must "
-                                          "arrive whole within env_config['message_timeout_s'].")
+            if selector is not None:
+                _wait_readable(selector, sock_, deadline, f"{received} of {n} bytes of {what}")
             try:
                 chunk = sock_.recv(min(n - received, 2 ** 20))
             except socket.timeout:  # (an OSError, but no failed connection: the caller's timeout ran out)
@@ -153,3 +155,14 @@ def _recv_exactly(sock_: socket.socket, n: int, deadline: Optional[float], *, wh
         if selector is not None:
             selector.close()
     return b"".join(chunks)
+
+
+def _wait_readable(selector: selectors.BaseSelector, sock_: socket.socket, deadline: float, progress: str) -> None:
+    """Until `sock_` has data; RLlinkProtocolError at `deadline`, ConnectionError once the socket is closed.
+    `progress`: what was read so far ("5 of 7 bytes of a length header")."""
+    while not selector.select(min(max(deadline - time.monotonic(), 0.0), CLOSED_CHECK_S)):
+        if sock_.fileno() < 0:
+            raise ConnectionError(f"The connection was closed (by this process) after {progress}.")
+        if time.monotonic() >= deadline:
+            raise RLlinkProtocolError(f"Timed out after {progress}: a message must arrive whole within "
+                                      "env_config['message_timeout_s'].")

@@ -1,5 +1,6 @@
 """`RLlinkClient`: the simulator's end of RLlink, one request at a time over one TCP connection."""
 import socket
+import threading
 import time
 from typing import Any, Dict, Iterable, List, Optional
 
@@ -34,13 +35,16 @@ class RLlinkClient:
     def connected(self) -> bool:
         return self._sock is not None
 
-    def connect(self, timeout_s: Optional[float] = None) -> None:
+    def connect(self, timeout_s: Optional[float] = None, *, stop: Optional[threading.Event] = None) -> None:
         """Connect and shake hands (PING, PONG), retrying for `timeout_s` (default connect_timeout_s) while the
-        server is not up yet, busy, or restarting."""
+        server is not up yet, busy, or restarting. Once `stop` is set, no more tries: ConnectionError."""
         self.close()
         timeout_s = self.connect_timeout_s if timeout_s is None else timeout_s
         deadline, delay = time.monotonic() + timeout_s, 0.05
+        stop = stop or threading.Event()
         while True:
+            if stop.is_set():
+                raise ConnectionError(f"Stopped while connecting to {self.host}:{self.port}.")
             try:
                 self._sock = socket.create_connection((self.host, self.port), timeout=max(timeout_s, 1.0))
                 self._sock.settimeout(None)
@@ -52,7 +56,7 @@ class RLlinkClient:
                 if time.monotonic() + delay > deadline:
                     raise ConnectionError(f"No RLlink server answered on {self.host}:{self.port} within {timeout_s} s "
                                           f"(last: {error}).") from error
-                time.sleep(delay)
+                stop.wait(delay)
                 delay = min(delay * 2, 1.0)
 
     def get_config(self, *, trusted: Optional[Iterable[Any]] = None, config_overrides: Optional[Dict[str, Any]] = None):

@@ -1,7 +1,9 @@
 """Helpers of the external-env tests: a small server config, raw-socket framing, RLlib-layout episodes."""
 import contextlib
 import socket
+import sys
 import threading
+import traceback
 
 import gymnasium as gym
 import numpy as np
@@ -75,5 +77,7 @@ def running(simulator):
     finally:
         simulator.stop()
         thread.join(5)
-        assert not thread.is_alive()
+        if thread.is_alive():  # where it hangs, for the report
+            stack = "".join(traceback.format_stack(sys._current_frames().get(thread.ident)))
+            raise AssertionError(f"The simulator still runs 5 s after stop(), at:\n{stack}")
         simulator.close()

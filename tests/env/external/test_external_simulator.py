@@ -187,3 +187,22 @@ def test_off_policy_simulators_send_without_waiting(make_server):
             time.sleep(0.01)
     assert sum(map(len, chunks)) >= 128 and simulator.num_env_steps_sent >= 128
     assert simulator.weights_seq_no == 1
+
+
+def test_stop_ends_a_simulator_that_is_reconnecting_to_a_server_gone_away(make_server):
+    """The server stopped under a waiting simulator, which retries for reconnect_timeout_s (60 s): stop() ends
+    run() at once, and the message it had sent without an answer counts as lost."""
+    server = make_server()
+    simulator = ExternalSimulator("CartPole-v1", port=server.port, reconnect_timeout_s=60.0)
+    thread = threading.Thread(target=simulator.run, daemon=True)
+    thread.start()
+    assert sum(map(len, server.sample())) == 128  # (the simulator now waits for weights that never come)
+    server.stop()
+    deadline = time.monotonic() + 10
+    while simulator.num_env_steps_lost == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert simulator.num_env_steps_lost == 128 and thread.is_alive()  # retrying
+    simulator.stop()
+    thread.join(5)
+    assert not thread.is_alive()
+    simulator.close()

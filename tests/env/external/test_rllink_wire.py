@@ -3,6 +3,8 @@ chunks in RLlib's state layout checked against the server's spaces."""
 import os
 import pickle
 import socket
+import threading
+import time
 
 import msgpack
 import numpy as np
@@ -98,6 +100,28 @@ def test_framing_round_trip_and_header_checks():
         with pytest.raises(RLlinkProtocolError, match="Timed out after 4 of 10 bytes"):
             get_rllink_message(b, message_timeout_s=0.2)
 
+
+
+def test_a_read_halfway_through_a_message_ends_when_another_thread_closes_the_socket():
+    """A stopping client closes its socket from another thread; epoll forgets a closed fd without waking the
+    reader, which used to wait out message_timeout_s (60 s: a simulator that outlived stop(), CI 2026-12-05)."""
+    a, b = socket.socketpair()
+    ended = {}
+
+    def read():
+        start = time.monotonic()
+        with pytest.raises(ConnectionError, match=r"closed \(by this process\) after 5 of 7 bytes of a length header"):
+            get_rllink_message(b, message_timeout_s=30.0)
+        ended["after_s"] = time.monotonic() - start
+
+    with a:
+        reader = threading.Thread(target=read)
+        reader.start()
+        a.sendall(b"000001")  # the first byte and part of the header, then nothing
+        time.sleep(0.3)  # (the reader now waits for the rest)
+        b.close()  # no shutdown(): what a close between two reads of a message looks like to the reader
+        reader.join(10)
+    assert not reader.is_alive() and ended["after_s"] < 5.0
 
 def test_rllib_layout_episodes_become_relayrl_episodes():
     schema = EpisodeSchema(OBS_SPACE, ACT_SPACE, PPO_OUTPUTS)
