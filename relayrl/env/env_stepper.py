@@ -72,8 +72,9 @@ class EnvStepper:
     def _build(self, iteration: int):
         config, num_envs = self.config, self.config.num_envs_per_env_runner
         if self.multi_agent:
-            return MultiAgentVectorEnv(make_env_creator(config.env), config.env_config, num_envs=num_envs, worker_index=self.worker_index,
-                                       num_workers=self.num_workers, check_env=not config.disable_env_checking,
+            return MultiAgentVectorEnv(make_env_creator(config.env), config.env_config, num_envs=num_envs,
+                                       worker_index=self.worker_index, num_workers=self.num_workers,
+                                       check_env=not config.disable_env_checking,
                                        wrap=episode_limits_wrapper(config, multi_agent=True),
                                        env_label=env_spec_name(config.env))
         native = wants_native(config)
@@ -86,8 +87,9 @@ class EnvStepper:
                            "reset in the step that ends an episode; using SYNC vector envs instead.")
         record_video = video_recorder_for(config, self.worker_index, self.num_workers, iteration=iteration)
         self.records_video = record_video is not None
-        return make_vector_env(make_env_creator(config.env), config.env_config, num_envs=num_envs, worker_index=self.worker_index,
-                               num_workers=self.num_workers, mode="SYNC" if native else config.gym_env_vectorize_mode,
+        return make_vector_env(make_env_creator(config.env), config.env_config, num_envs=num_envs,
+                               worker_index=self.worker_index, num_workers=self.num_workers,
+                               mode="SYNC" if native else config.gym_env_vectorize_mode,
                                check_env=not config.disable_env_checking, wrap=episode_limits_wrapper(config),
                                record_video=record_video, env_label=env_spec_name(config.env))
 

@@ -7,7 +7,7 @@ sub-module per policy) and the sampling plan (env/sampling/multi_agent_plan.py):
 module per step for the agents about to act, in every env at once; agents that do not act (turn-based
 games, finished agents) get no action.
 """
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 from relayrl.connectors.common.agent_to_module_mapping import MEMORIZED_MAP_STRUCTURE
 from relayrl.core.columns import Columns

@@ -14,7 +14,6 @@ from relayrl.env.multi_agent_env_runner import MultiAgentEnvRunner
 from relayrl.env.sampling import plan_actions
 from relayrl.env.sampling.direct_numpy_actions import DirectNumpyActions
 from relayrl.env.sampling.multi_agent_plan import plan_multi_agent_actions
-from relayrl.env.sampling.numpy_actions import NumpyActions
 from relayrl.env.sampling.numpy_gaussian_policies import NumpyDiagGaussianPolicy, NumpySquashedGaussianPolicy
 from relayrl.env.sampling.numpy_policies import numpy_policy_for
 from relayrl.modules.distributions import TorchSquashedGaussian

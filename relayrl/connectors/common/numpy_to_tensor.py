@@ -1,7 +1,6 @@
 """Default piece: numpy arrays in the batch -> torch tensors (on the module's device; to a GPU through pinned
 memory with non-blocking copies)."""
 import numpy as np
-import torch
 
 from relayrl.connectors.connector_v2 import ConnectorV2
 from relayrl.core.columns import Columns

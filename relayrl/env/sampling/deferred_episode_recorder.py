@@ -125,7 +125,7 @@ class DeferredEpisodeRecorder:
         return []
 
     def _ends(self, row: int, finished: List[int], observations, terms, truncs, infos) -> None:
-        runner, log, starts = self.runner, self._log, self._start
+        runner, starts = self.runner, self._start
         if self._first_final_obs is None:
             self._first_final_obs = observations[finished[0]]
         for i in finished:  # (final info None: no infos, the last step's info stays the fresh {} it gets)
