@@ -1,7 +1,7 @@
 """What an Algorithm checkpoints, checks and restores (mixed into `Algorithm`).
 
 Its own state: iteration, time_total_s, counters, the metrics logger (the smoothing windows the
-next result needs), python/numpy/torch RNG states, the config as JSON (data, read only by
+next result needs), the last evaluation's results (carried_evaluation.py), python/numpy/torch RNG states, the config as JSON (data, read only by
 `from_checkpoint`) and the plain numbers a subclass names in `STATE_ATTRIBUTES` (e.g. DQN's
 fractional update count). Its components: learner_group, env_runner (local), eval_env_runners
 (connector states), replay_buffer (`algo.local_replay_buffer`), callbacks (those defining
@@ -11,6 +11,7 @@ restored unless config.input_restore_position is False; relayrl/offline/reader_p
 `set_state` is all-or-nothing: every part is checked against the live objects first
 (`check_state`), then set; a mismatch raises one CheckpointError and changes nothing.
 """
+import copy
 import random
 from collections import defaultdict
 from typing import Any, Dict, List, Optional
@@ -18,6 +19,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 import torch
 
+from relayrl.algorithms.carried_evaluation import check_plain_results, plain_results
 from relayrl.checkpoints.checkpointable import selected
 from relayrl.checkpoints.state_checks import (
     Where,
@@ -30,7 +32,8 @@ from relayrl.checkpoints.state_checks import (
 from relayrl.core.columns import DEFAULT_MODULE_ID
 
 EVAL_RUNNER_PARTS = ["env_to_module_connector", "module_to_env_connector"]
-OWN_STATE = ("iteration", "time_total_s", "counters", "metrics_logger", "rng", "config", "attributes")
+OWN_STATE = ("iteration", "time_total_s", "counters", "metrics_logger", "last_evaluation_results", "rng", "config",
+             "attributes")
 COMPONENTS = ("learner_group", "env_runner", "eval_env_runners", "replay_buffer", "callbacks", "offline_data")
 # Attributes relayrl 0.1.0 stored beside `iteration` and `time_total_s` (same values): read, not applied.
 _LEGACY_ATTRIBUTES = ("_algorithm_iteration", "_time_total_s")
@@ -67,6 +70,7 @@ class AlgorithmState:
             "time_total_s": lambda: self._time_total_s,
             "counters": lambda: dict(self._counters),
             "metrics_logger": lambda: self.metrics.get_state(),
+            "last_evaluation_results": lambda: plain_results(self._last_evaluation_results),
             "rng": rng_state,
             "config": lambda: config_to_json(self.config),
             "attributes": lambda: {name: getattr(self, name) for name in self.STATE_ATTRIBUTES},
@@ -101,6 +105,8 @@ class AlgorithmState:
                 check_int(value, where / "counters" / key)
         if "metrics_logger" in state:
             self.metrics.check_state(state["metrics_logger"], where / "metrics_logger")
+        if "last_evaluation_results" in state:
+            check_plain_results(state["last_evaluation_results"], where / "last_evaluation_results")
         if "rng" in state:
             check_rng_state(state["rng"], where / "rng")
         if "config" in state:
@@ -160,6 +166,8 @@ class AlgorithmState:
             self._counters = (defaultdict(int, counters) if isinstance(self._counters, defaultdict) else dict(counters))
         if "metrics_logger" in state:
             self.metrics.set_state(state["metrics_logger"])
+        if "last_evaluation_results" in state:  # (older checkpoints have none: the carried results stay as they are)
+            self._last_evaluation_results = copy.deepcopy(state["last_evaluation_results"])
         for name, value in state.get("attributes", {}).items():
             if name in self.STATE_ATTRIBUTES:
                 setattr(self, name, value)
