@@ -73,10 +73,9 @@ class MultiAgentVectorEnv(VectorMultiAgentEnv):
         if not isinstance(observations, dict):  # (a broken env with check_env off: left to fail where it did)
             return observations
         for agent_id, observation in observations.items():
-            if type(observation) is not np.ndarray or observation.dtype != dtypes.get(agent_id, observation.dtype):
-                spaces = self.single_observation_space.spaces
-                return {aid: in_space_dtype(spaces[aid], obs) if aid in spaces else obs
-                        for aid, obs in observations.items()}
+            # (`is`: numpy's builtin dtypes are singletons; another equal dtype object only costs a new dict)
+            if type(observation) is not np.ndarray or observation.dtype is not dtypes.get(agent_id):
+                return _cast_by_agent(self.single_observation_space.spaces, observations)
         return observations
 
     def step(self, actions: List[dict]):
@@ -103,3 +102,8 @@ class MultiAgentVectorEnv(VectorMultiAgentEnv):
 def agent_spaces(env: Any) -> tuple:
     """(observation, action) Dict spaces by agent of a MultiAgentVectorEnv."""
     return env.single_observation_space, env.single_action_space
+
+
+def _cast_by_agent(spaces: dict, observations: dict) -> dict:
+    """A new dict: each agent's observation in its space's dtype (an unknown agent's as it is, for the checks)."""
+    return {aid: in_space_dtype(spaces[aid], obs) if aid in spaces else obs for aid, obs in observations.items()}
