@@ -41,4 +41,6 @@ def batch_to_device(value, device):
         return numpy_to_device(value, device)
     if isinstance(value, torch.Tensor) and value.device != device:  # e.g. a user's batch of CPU tensors
         return value.to(device)
+    if isinstance(value, tuple):  # (Tuple observations)
+        return tuple(batch_to_device(v, device) for v in value)
     return value

@@ -135,9 +135,9 @@ def _restore(env, method_name: str, own) -> None:
 def _check_reset_result(env, result, label: str) -> None:
     if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
         if isinstance(result, tuple) and len(result) == 2:
-            problem = f"(obs, {_describe(result[1])}): its info is not a dict"
+            problem = f"(obs, {describe_value(result[1])}): its info is not a dict"
         else:
-            problem = _describe(result)
+            problem = describe_value(result)
         raise EnvAPIError(
             f"{label}: reset() returned {problem}. gymnasium expects reset(*, seed=None, options=None) to "
             "return a tuple (observation, info) with info a dict: return `obs, {}` (gym's old API returned "
@@ -149,40 +149,40 @@ def _check_step_result(env, result, label: str) -> None:
     if not isinstance(result, tuple) or len(result) != 5:
         if isinstance(result, tuple) and len(result) == 4:
             raise EnvAPIError(
-                f"{label}: step() returned 4 values {_describe(result)}: gym's old API "
+                f"{label}: step() returned 4 values {describe_value(result)}: gym's old API "
                 f"(obs, reward, done, info). gymnasium expects 5: (obs, reward, terminated, truncated, info); "
                 f"{_OLD_GYM_FIX}.")
-        raise EnvAPIError(f"{label}: step() returned {_describe(result)}. gymnasium expects a tuple of 5: "
+        raise EnvAPIError(f"{label}: step() returned {describe_value(result)}. gymnasium expects a tuple of 5: "
                           f"(obs, reward, terminated, truncated, info).")
     obs, reward, terminated, truncated, info = result
     _check_observation(obs, env.observation_space, f"{label}: step() returned an observation")
     if not _is_real_scalar(reward):
-        raise EnvAPIError(f"{label}: step() returned the reward {_describe(reward)}. gymnasium expects a "
+        raise EnvAPIError(f"{label}: step() returned the reward {describe_value(reward)}. gymnasium expects a "
                           "real number (float or int, a numpy scalar will do): return e.g. `float(reward)`.")
     for name, flag in (("terminated", terminated), ("truncated", truncated)):
         if not _is_bool_scalar(flag):
-            raise EnvAPIError(f"{label}: step() returned {name}={_describe(flag)}. gymnasium expects a bool "
+            raise EnvAPIError(f"{label}: step() returned {name}={describe_value(flag)}. gymnasium expects a bool "
                               f"(third and fourth of (obs, reward, terminated, truncated, info)).")
     if not isinstance(info, dict):
-        raise EnvAPIError(f"{label}: step() returned the info {_describe(info)}. gymnasium expects a dict "
+        raise EnvAPIError(f"{label}: step() returned the info {describe_value(info)}. gymnasium expects a dict "
                           "(return {} if there is nothing to report).")
 
 
 def _check_observation(obs, space: gym.Space, what: str) -> None:
-    problem = _observation_problem(obs, space)
+    problem = observation_problem(obs, space)
     if problem:
-        raise EnvAPIError(f"{what} {_describe(obs)}, but the observation_space is {space}: {problem}. Return "
+        raise EnvAPIError(f"{what} {describe_value(obs)}, but the observation_space is {space}: {problem}. Return "
                           "observations that fit env.observation_space (or declare the space they have).")
 
 
-def _observation_problem(obs, space: gym.Space) -> Optional[str]:
+def observation_problem(obs, space: gym.Space) -> Optional[str]:
     """What makes `obs` unusable for `space` (None if it is usable); only spaces the vector env batches as arrays."""
     if isinstance(space, gym.spaces.Dict):
         if not isinstance(obs, dict) or set(obs) != set(space.spaces):
             keys = sorted(obs) if isinstance(obs, dict) else None
             return f"expected a dict with keys {sorted(space.spaces)}, got keys {keys}"
         for key, sub_space in space.spaces.items():
-            problem = _observation_problem(obs[key], sub_space)
+            problem = observation_problem(obs[key], sub_space)
             if problem:
                 return f"[{key!r}]: {problem}"
         return None
@@ -190,7 +190,7 @@ def _observation_problem(obs, space: gym.Space) -> Optional[str]:
         if not isinstance(obs, (tuple, list)) or len(obs) != len(space.spaces):
             return f"expected a tuple of {len(space.spaces)}"
         for i, (item, sub_space) in enumerate(zip(obs, space.spaces)):
-            problem = _observation_problem(item, sub_space)
+            problem = observation_problem(item, sub_space)
             if problem:
                 return f"[{i}]: {problem}"
         return None
@@ -224,11 +224,12 @@ def _is_bool_scalar(value: Any) -> bool:
     return isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind == "b"
 
 
-def _describe(value: Any) -> str:
+def describe_value(value: Any) -> str:
+    """A value as the env-API errors show it: an array by shape and dtype, anything else by a short repr and type."""
     if isinstance(value, np.ndarray):
         return f"array(shape={value.shape}, dtype={value.dtype})"
     if isinstance(value, tuple):
-        return "(" + ", ".join(_describe(item) for item in value) + ")"
+        return "(" + ", ".join(describe_value(item) for item in value) + ")"
     text = repr(value)
     text = text if len(text) <= 60 else text[:57] + "..."
     return f"{text} ({type(value).__name__})"

@@ -2,12 +2,14 @@
 from typing import Any, Callable, List, Optional
 
 import gymnasium as gym
+import numpy as np
 
 from relayrl.env.env_context import EnvContext
 from relayrl.env.episode_limits import user_env
 from relayrl.env.multi_agent_env import MultiAgentEnv
 from relayrl.env.multi_agent_env_checks import MultiAgentEnvChecks
 from relayrl.env.sub_env_errors import note_env_creation
+from relayrl.env.vector_env import in_space_dtype
 from relayrl.env.vector.vector_multi_agent_env import VectorMultiAgentEnv
 
 
@@ -16,7 +18,8 @@ class MultiAgentVectorEnv(VectorMultiAgentEnv):
 
     `step(actions)` takes one {agent_id: action} dict per env and returns lists of the envs' dicts plus
     `resets`: for an env whose episode ended (`"__all__"`), the (observations, infos) of its new episode,
-    reset in the same call (as gymnasium's SAME_STEP autoreset), else None. Every reset() and step() result is
+    reset in the same call (as gymnasium's SAME_STEP autoreset), else None. Each agent's observations come in its
+    space's dtype (`in_agent_dtypes`), as a single-agent vector env's do. Every reset() and step() result is
     checked against the MultiAgentEnv contract (env/multi_agent_env_checks.py) unless `check_env` is False.
     `wrap`: applied to each env (env/episode_limits.py's MultiAgentEpisodeLimits). `env_label`: the env as an
     error in its creator names it.
@@ -43,6 +46,7 @@ class MultiAgentVectorEnv(VectorMultiAgentEnv):
         self.single_observation_space = gym.spaces.Dict({aid: first.get_observation_space(aid) for aid in agents})
         self.single_action_space = gym.spaces.Dict({aid: first.get_action_space(aid) for aid in agents})
         self.observation_space, self.action_space = self.single_observation_space, self.single_action_space
+        self._agent_dtypes = {aid: space.dtype for aid, space in self.single_observation_space.spaces.items()}
         self._checks = [MultiAgentEnvChecks(user_env(env), self.single_observation_space,
                                             f"sub-env {i} of EnvRunner worker_index={worker_index}")
                         for i, env in enumerate(self.envs)] if check_env else None
@@ -59,7 +63,20 @@ class MultiAgentVectorEnv(VectorMultiAgentEnv):
         result = self.envs[i].reset(seed=seed)
         if self._checks is not None:
             self._checks[i].reset(result)
-        return result
+        return self.in_agent_dtypes(result[0]), result[1]
+
+    def in_agent_dtypes(self, observations: dict) -> dict:
+        """`observations` (one env's, by agent) with each agent's observation in its space's dtype (an env may
+        return float64 arrays, lists or ints for a float32 Box): a new dict when one needs casting, else the same
+        (a well-behaved env's step pays a type and a dtype test per agent)."""
+        dtypes = self._agent_dtypes
+        if not isinstance(observations, dict):  # (a broken env with check_env off: left to fail where it did)
+            return observations
+        for agent_id, observation in observations.items():
+            # (`is`: numpy's builtin dtypes are singletons; another equal dtype object only costs a new dict)
+            if type(observation) is not np.ndarray or observation.dtype is not dtypes.get(agent_id):
+                return _cast_by_agent(self.single_observation_space.spaces, observations)
+        return observations
 
     def step(self, actions: List[dict]):
         observations, rewards, terminateds, truncateds, infos, resets = [], [], [], [], [], []
@@ -69,7 +86,7 @@ class MultiAgentVectorEnv(VectorMultiAgentEnv):
             if checks is not None:
                 checks[i].step(result)
             obs, reward, terminated, truncated, info = result
-            observations.append(obs)
+            observations.append(self.in_agent_dtypes(obs))
             rewards.append(reward)
             terminateds.append(terminated)
             truncateds.append(truncated)
@@ -85,3 +102,8 @@ class MultiAgentVectorEnv(VectorMultiAgentEnv):
 def agent_spaces(env: Any) -> tuple:
     """(observation, action) Dict spaces by agent of a MultiAgentVectorEnv."""
     return env.single_observation_space, env.single_action_space
+
+
+def _cast_by_agent(spaces: dict, observations: dict) -> dict:
+    """A new dict: each agent's observation in its space's dtype (an unknown agent's as it is, for the checks)."""
+    return {aid: in_space_dtype(spaces[aid], obs) if aid in spaces else obs for aid, obs in observations.items()}

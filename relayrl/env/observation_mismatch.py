@@ -10,7 +10,7 @@ from typing import Optional
 
 import gymnasium as gym
 
-from relayrl.env.env_checks import EnvAPIError, _describe, _observation_problem, env_name
+from relayrl.env.env_checks import EnvAPIError, describe_value, env_name, observation_problem
 
 _FIX = "Return observations that fit env.observation_space (or declare the space they have)."
 
@@ -31,11 +31,11 @@ def observation_mismatch(vector_env, error: BaseException, *, env_spec, worker_i
     envs, last_obs = getattr(vector_env, "envs", None), getattr(vector_env, "_env_obs", None)
     if envs is not None and last_obs is not None:  # SyncVectorEnv: each sub-env's latest observation is kept
         for i, obs in enumerate(last_obs):
-            problem = None if obs is None else _observation_problem(obs, space)
+            problem = None if obs is None else observation_problem(obs, space)
             if problem:
                 return EnvAPIError(
                     f"env {env_name(envs[i])} (sub-env {i} of EnvRunner worker_index={worker_index}): step() or "
-                    f"reset() returned the observation {_describe(obs)}, but the observation_space is {space}: "
+                    f"reset() returned the observation {describe_value(obs)}, but the observation_space is {space}: "
                     f"{problem}. {_FIX}")
         return None
     if isinstance(vector_env, gym.vector.AsyncVectorEnv) and "broadcast" in str(error):

@@ -1,4 +1,5 @@
 """Building the gymnasium vector env an EnvRunner steps, and reading per-env infos from it."""
+from collections.abc import Mapping
 from typing import Any, Callable, List, Optional
 
 import cloudpickle
@@ -101,12 +102,31 @@ def batch_actions(single_space: gym.Space, actions) -> Any:
 def in_space_dtype(space: gym.Space, obs):
     """An observation as the env returned it (a final observation, `infos["final_obs"][i]`: the vector env casts
     only the batched ones) in the batched observations' form: for an array space, the space's dtype (an env may
-    return float64 arrays, lists or ints for a float32 Box), so an episode's observations have one dtype."""
-    if not isinstance(space, _ARRAY_SPACES) or (type(obs) is np.ndarray and obs.dtype == space.dtype):
-        return obs
-    if isinstance(space, gym.spaces.Discrete):
-        return space.dtype.type(obs)  # as an item of the batched column: a numpy scalar
-    return np.asarray(obs, dtype=space.dtype)
+    return float64 arrays, lists or ints for a float32 Box), so an episode's observations have one dtype; for a
+    Dict or Tuple space, each part so (`_in_nested_space_dtypes`)."""
+    if isinstance(space, _ARRAY_SPACES):  # (first: the common case pays one isinstance and one dtype compare)
+        if type(obs) is np.ndarray and obs.dtype == space.dtype:
+            return obs
+        if isinstance(space, gym.spaces.Discrete):
+            return space.dtype.type(obs)  # as an item of the batched column: a numpy scalar
+        return np.asarray(obs, dtype=space.dtype)
+    return _in_nested_space_dtypes(space, obs)
+
+
+def _in_nested_space_dtypes(space: gym.Space, obs):
+    """`in_space_dtype` of each part of a Dict (a dict of the space's keys, in its order) or Tuple (a tuple)
+    observation, as gymnasium's `iterate` gives the batched ones. Other spaces, or a value without the space's
+    structure (left for the env checks to name), as they are. (Its own function: the comprehensions' closure
+    would cost in_space_dtype's fast path a cell.)"""
+    if isinstance(space, gym.spaces.Dict):
+        if not isinstance(obs, Mapping) or any(key not in obs for key in space.spaces):
+            return obs
+        return {key: in_space_dtype(part, obs[key]) for key, part in space.spaces.items()}
+    if isinstance(space, gym.spaces.Tuple):
+        if not isinstance(obs, (tuple, list)) or len(obs) != len(space.spaces):
+            return obs
+        return tuple(in_space_dtype(part, value) for part, value in zip(space.spaces, obs))
+    return obs
 
 
 _FINAL_KEYS = ("final_obs", "_final_obs", "final_info", "_final_info")

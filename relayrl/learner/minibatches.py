@@ -47,6 +47,8 @@ def take_rows(value, idx, on_device: Optional[dict] = None):
         # index_select, not value[idx]: the same rows, ~13x faster for image rows on the CPU (7.3 -> 0.55 ms
         # for 256 of 1,024 84x84x4 uint8 frames), faster for small columns too.
         return torch.index_select(value, 0, idx)
+    if isinstance(value, tuple):  # (Tuple observations)
+        return tuple(take_rows(v, idx, on_device) for v in value)
     return value
 
 
@@ -55,6 +57,8 @@ def _rows_slice(value, start: int, stop: int):
         return {k: _rows_slice(v, start, stop) for k, v in value.items()}
     if isinstance(value, torch.Tensor):
         return value[start:stop]  # a view: no copy per minibatch
+    if isinstance(value, tuple):
+        return tuple(_rows_slice(v, start, stop) for v in value)
     return value
 
 
