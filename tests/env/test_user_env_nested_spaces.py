@@ -126,3 +126,17 @@ def test_a_multi_agent_envs_observations_arrive_in_each_agents_space_dtype():
         assert algo.train()["env_runners"]["episode_return_mean"] == 2 * LENGTH
     finally:
         algo.stop()
+
+
+
+def test_a_discrete_agents_int_observations_pass_without_a_cast():
+    """Only Box agents are checked and cast per step: a Discrete agent's int is kept as the env gave it (as RLlib
+    does), so turn-based envs such as rock-paper-scissors pay nothing."""
+    from relayrl.env.multi_agent_vector_env import MultiAgentVectorEnv
+    from relayrl.examples.envs.classes.multi_agent.rock_paper_scissors import RockPaperScissors
+
+    vector_env = MultiAgentVectorEnv(RockPaperScissors, {}, num_envs=1, worker_index=0, num_workers=0)
+    ints = {"player1": 2, "player2": np.int64(0)}
+    assert vector_env.in_agent_dtypes(ints) is ints
+    (observations,), _ = vector_env.reset(seed=0)
+    assert vector_env.in_agent_dtypes(observations) is observations
