@@ -46,8 +46,9 @@ def set_driver_stat(algo, value=KNOWN):
     algo.env_runner.set_state({"env_to_module_connector": {"MeanStdFilter": {"stat": dict(value)}}})
 
 
-def test_defaults_merge_and_broadcast():
-    algo = config().build_algo()
+def test_defaults_merge_and_broadcast_and_the_old_stack_options_change_nothing():
+    # use_worker_filter_stats / update_worker_filter_stats are the Policy API's: accepted here, no effect (RLlib's).
+    algo = config(use_worker_filter_stats=False, update_worker_filter_stats=False).build_algo()
     try:
         assert (algo.config.merge_env_runner_states, algo.config.broadcast_env_runner_states) == ("training_only", True)
         algo.train()
@@ -164,14 +165,20 @@ def test_bad_values_are_refused_and_the_config_is_unchanged(kwargs, message):
     assert cfg.to_dict() == before
 
 
-def test_old_stack_options_are_accepted_and_have_no_effect_here():
-    cfg = PPOConfig().env_runners(use_worker_filter_stats=False, update_worker_filter_stats=False)
-    assert (cfg.use_worker_filter_stats, cfg.update_worker_filter_stats) == (False, False)
-    algo = config(use_worker_filter_stats=False, update_worker_filter_stats=False).build_algo()
+def test_rllibs_mean_std_filtering_evaluation_config_builds_and_trains():
+    """examples/connectors/mean_std_filtering.py's evaluation_config, with its MeanStdFilter connector."""
+    from relayrl.connectors import MeanStdFilter
+
+    cfg = evaluated(explore=False, use_worker_filter_stats=False).env_runners(
+        observation_filter="NoFilter", env_to_module_connector=lambda env, spaces, device: MeanStdFilter())
+    algo = cfg.build_algo()
     try:
-        algo.train()
-        count, _ = stat(algo.env_runner)
-        assert count > 0 and all(c == count for c, _ in remote_stats(algo))  # merged and broadcast as by default
+        result = algo.train()
+        assert result["evaluation"]["env_runners"]["num_episodes"] >= 2
+        train_count, _ = stat(algo.env_runner)
+        assert all(c == train_count for c, _ in remote_stats(algo))  # evaluation's observations are not in it
+        assert eval_stat(algo)[0] > train_count  # the training statistics plus the evaluation episodes'
+        assert algo.config.get_evaluation_config_object().use_worker_filter_stats is False
     finally:
         algo.stop()
 

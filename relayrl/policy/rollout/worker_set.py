@@ -149,6 +149,11 @@ class PolicyWorkerSet:
         driver's current filter statistics (not empty ones until the next sync)."""
         restored = self._actors.restore_due()
         if restored and self._local._filtering:
+            if self.config.use_worker_filter_stats:  # (what a new runner saw while built: its first resets)
+                for result in self._actors.call(restored, method="get_filter_deltas",
+                                                timeout=self.config.sample_timeout_s):
+                    if result.ok:
+                        self._local.apply_filter_deltas(result.value)
             self._send_filters(restored)
         return restored
 
