@@ -340,7 +340,7 @@ class EnvRunnerGroup:
         ref = self._actors.ray.put({**state, **to_remote})
         if to_worker_indices is None:
             # A restarted runner starts from the driver's states even where live runners keep their own.
-            same = to_restarted is to_remote
+            same = to_restarted is to_remote or not to_restarted  # (one ray.put of the weights in the usual case)
             self._actors.last_state_ref = ref if same else self._actors.ray.put({**state, **to_restarted})
             self._restart_connector_states = to_restarted
         ids = self._actors.healthy_indices() if to_worker_indices is None else list(to_worker_indices)
@@ -393,17 +393,24 @@ class EnvRunnerGroup:
                                     timeout=self.config.sample_timeout_s)
         return {r.worker_index: r.value for r in results if r.ok}
 
-    def broadcast_state_async(self, state: Dict[str, Any], *, seq_no: int = 0) -> None:
+    def broadcast_state_async(self, state: Dict[str, Any], *, seq_no: int = 0,
+                              restart_connector_states: Optional[Dict[str, Any]] = None) -> None:
         """Send `state` (weights, connector states) to every healthy remote runner without waiting: `ray.put`
         once; each runner takes it with its next `foreach_env_runner_async` call, before that call's function
         runs (after the samples it is already running), and only the newest state if several came since.
-        Restarted runners get it too. `seq_no`: the weights' version, which the runners' samples then carry
-        (IMPALA's policy lag)."""
+        Restarted runners get it too, with `restart_connector_states` instead of its connector states where given
+        (broadcast_env_runner_states=False: a new runner starts from the driver's). `seq_no`: the weights'
+        version, which the runners' samples then carry (IMPALA's policy lag)."""
         actors = self._actors
         if actors is None:
             raise ValueError("broadcast_state_async needs remote EnvRunners (num_env_runners > 0)")
-        self._restart_connector_states = connector_part(state)  # (restarted runners get `state`)
         actors.broadcast_state(actors.ray.put(state), seq_no)
+        self._restart_connector_states = connector_part(state)
+        if restart_connector_states is not None and any(restart_connector_states.get(key) is not state.get(key)
+                                                        for key in CONNECTOR_KEYS):
+            weights = {key: value for key, value in state.items() if key not in CONNECTOR_KEYS}
+            actors.last_state_ref = actors.ray.put({**weights, **restart_connector_states})
+            self._restart_connector_states = dict(restart_connector_states)
 
     # -- the training iteration (named in video files) ---------------------------------------------
     def set_training_iteration(self, iteration: int) -> None:

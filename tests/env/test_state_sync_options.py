@@ -3,6 +3,8 @@
 `CountingEnv` observes [t, env_id] with env_id = 100 x worker_index, so a MeanStdFilter's mean in the second
 dimension says whose observations it holds: 100 runner 1's, 200 runner 2's, 150 both (equal counts).
 """
+import time
+
 import numpy as np
 import pytest
 
@@ -60,7 +62,8 @@ def test_defaults_merge_and_broadcast_and_the_old_stack_options_change_nothing()
 
 
 def test_broadcast_false_merges_on_the_driver_and_runners_keep_their_own():
-    algo = config(broadcast_env_runner_states=False).build_algo()
+    algo = config(broadcast_env_runner_states=False).fault_tolerance(
+        restart_failed_env_runners=True, delay_between_env_runner_restarts_s=0.0).build_algo()
     try:
         for _ in range(2):  # the second sync merges only what each runner added since the first
             algo.train()
@@ -69,6 +72,18 @@ def test_broadcast_false_merges_on_the_driver_and_runners_keep_their_own():
             count, mean = stat(algo.env_runner)
             assert count == c1 + c2  # each observation counted once
             assert mean[1] == pytest.approx((100.0 * c1 + 200.0 * c2) / (c1 + c2))
+        # A restarted runner starts from the driver's statistics, and only what it adds is merged next.
+        group = algo.env_runner_group
+        ray.kill(group._actors.actor(1), no_restart=True)
+        for _ in range(50):  # ray.kill is asynchronous: ping until the group sees the runner down
+            if len(group.foreach_env_runner(lambda runner: runner.ping(), local_env_runner=False)) < 2:
+                break
+            time.sleep(0.1)
+        assert group.probe_unhealthy_env_runners() == [1]
+        assert stat(group.remote_env_runners[0])[0] == count
+        algo.train()
+        (n1, _), (n2, _) = remote_stats(algo)
+        assert stat(algo.env_runner)[0] == n1 + (n2 - c2)
     finally:
         algo.stop()
 
@@ -108,7 +123,9 @@ def eval_stat(algo):
     return algo.eval_env_runner_group.foreach_env_runner(stat, local_env_runner=False)[0]
 
 
+@pytest.mark.slow
 def test_evaluation_runners_per_merge_and_broadcast():
+    """Three algorithms with a remote evaluation runner (12 s at load 3 on 2 cores, 38 s at load 11)."""
     # "training_only" (default): the evaluation runner gets the training statistics and adds its own episodes.
     # True: the evaluation runners' own pool, merged among them (as RLlib). Evaluation broadcast=False: its own.
     counts = {}

@@ -99,35 +99,38 @@ class AsyncSampler:
         """Weights (and the connector states per merge / broadcast_env_runner_states) to every runner: `ray.put`
         once; each runner's next request carries them (EnvRunnerGroup.broadcast_state_async)."""
         weights, seq_no = weights_and_seq_no
-        self.group.broadcast_state_async({"rl_module": weights, **self._connector_states_to_send()}, seq_no=seq_no)
+        to_runners, to_restarted = self._connector_states_to_send()
+        self.group.broadcast_state_async({"rl_module": weights, **to_runners}, seq_no=seq_no,
+                                         restart_connector_states=to_restarted)
 
     def merged_connector_states_sent(self) -> Dict[str, Any]:
         """The driver's connector states: merged from the runners' (or, with merge_env_runner_states=False, the
         local runner's own, when broadcast); {} before the first sync or without stateful pieces."""
         return dict(self.group.connector_sync.base)
 
-    def _connector_states_to_send(self) -> Dict[str, Any]:
-        """The connector states for the runners (connector_state_sync.py): the merged ones, the local runner's
-        (merge_env_runner_states=False), or none (broadcast_env_runner_states=False: the merge stays on the driver)."""
+    def _connector_states_to_send(self) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+        """(for the runners, for restarted runners) per connector_state_sync.py: the merged states, the local
+        runner's (merge_env_runner_states=False), or for the runners none (broadcast_env_runner_states=False: the
+        merge stays on the driver, and only a restarted runner starts from it)."""
         local = self.group.local_env_runner
         if local is None:
-            return {}
+            return {}, {}
         merge, broadcast = state_sync_mode(self.config)
         sync = self.group.connector_sync
         if merge:
-            if not self._connector_states:
-                return dict(sync.base) if broadcast else {}
-            pipelines = {"env_to_module_connector": local._env_to_module,
-                         "module_to_env_connector": local._module_to_env}
-            states, self._connector_states = self._connector_states, {}
-            merged = sync.merge(pipelines, states, broadcast=broadcast)
-            return merged if broadcast else {}
+            if self._connector_states:
+                pipelines = {"env_to_module_connector": local._env_to_module,
+                             "module_to_env_connector": local._module_to_env}
+                states, self._connector_states = self._connector_states, {}
+                sync.merge(pipelines, states, broadcast=broadcast)
+            merged = dict(sync.base)
+            return (merged if broadcast else {}), merged
         self._connector_states = {}
-        if not broadcast:
-            return {}
         reference = connector_part(local.get_state(components=list(CONNECTOR_KEYS)))
-        sync.take_reference(reference)
-        return reference
+        if broadcast:
+            sync.take_reference(reference)
+            return reference, reference
+        return {}, reference
 
 
 ENV_RUNNERS = "env_runners"
