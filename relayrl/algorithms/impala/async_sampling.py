@@ -123,8 +123,8 @@ class AsyncSampler:
                              "module_to_env_connector": local._module_to_env}
                 states, self._connector_states = self._connector_states, {}
                 sync.merge(pipelines, states, broadcast=broadcast)
-            merged = dict(sync.base)
-            return (merged if broadcast else {}), merged
+            merged = dict(sync.base)  # (sent again when nothing new came: the same object for restarted runners,
+            return (merged if broadcast else {}), merged  # so the weights are put once)
         self._connector_states = {}
         reference = connector_part(local.get_state(components=list(CONNECTOR_KEYS)))
         if broadcast:
