@@ -177,7 +177,7 @@ class AlgorithmState:
             self.env_runner.set_state(state["env_runner"])
             if getattr(self, "_policy_based", False):  # remote PolicyRunners act with the restored weights, filters
                 self.env_runner_group.sync_weights()
-                self.env_runner_group.synchronize_filters(merge=False)
+                self.env_runner_group.synchronize_filters(merge=False, push=True)
         group = getattr(self, "eval_env_runner_group", None)
         if state.get("eval_env_runners") and group is not None:
             stored = state["eval_env_runners"]

@@ -36,6 +36,7 @@ _CLIP_REWARDS = Check("None, a bool, or a positive float",
                       lambda v: v is None or BOOL.accepts(v) or POSITIVE_FLOAT.accepts(v),
                       Optional[Union[bool, float]])
 _INT_OR_AUTO = either(POSITIVE_INT, one_of("auto"))
+_MERGE_STATES = either(BOOL, one_of("training_only"))
 # RLlib's num_cpus_per_learner: a Ray resource, so fractions are allowed (remote Learners sharing a core).
 _CPUS_OR_AUTO = either(Check("a positive number of CPUs (fractions allowed, e.g. 0.5)", POSITIVE_FLOAT.test, float),
                        one_of("auto"))
@@ -172,6 +173,23 @@ BASE_OPTIONS = (
            "module-to-env pieces.", "env_runners", BOOL),
     Option("episode_lookback_horizon", 1, "Past steps a cut episode keeps for connectors that look "
            "back.", "env_runners", NON_NEGATIVE_INT),
+    # Connector / filter state sync with remote runners (docs/distributed.md "Connector state sync").
+    Option("merge_env_runner_states", "training_only", "Gather the remote EnvRunners' connector states "
+           "(MeanStdFilter statistics) and merge them at each sync: True also for the evaluation runners (their own "
+           "pool, apart from training's), 'training_only' for the training runners only, False never (the driver's "
+           "state is the reference). The Policy API ignores it (use_worker_filter_stats).", "env_runners",
+           _MERGE_STATES),
+    Option("broadcast_env_runner_states", True, "Send the merged (or the driver's) connector states back to the "
+           "remote EnvRunners at each sync; False keeps them on the driver and every remote runner keeps its own "
+           "(in an evaluation config: evaluation runners keep their own, never the training statistics). The Policy "
+           "API ignores it (update_worker_filter_stats).", "env_runners", BOOL),
+    Option("use_worker_filter_stats", True, "Policy API (old stack): merge the remote runners' observation-filter "
+           "deltas into the driver's statistics at each sync; False discards them. No effect on RLModule algorithms "
+           "(merge_env_runner_states), as in RLlib.", "env_runners", BOOL),
+    Option("update_worker_filter_stats", True, "Policy API (old stack): push the driver's filter statistics to "
+           "the remote runners at each sync; False lets each keep its own (a restarted runner still starts from "
+           "the driver's). No effect on RLModule algorithms (broadcast_env_runner_states), as in RLlib.",
+           "env_runners", BOOL),
     Option("horizon", None, "Cut every episode after this many steps (truncated, as a gymnasium TimeLimit); "
            "None: the env's own limit.", "env_runners", _HORIZON, remakes_env=True),
     Option("soft_horizon", False, "At the horizon, end the episode (metrics, value bootstrap) but do not reset "

@@ -6,7 +6,7 @@ statistics ({"stat": {"count", "mean", "m2"}}, or per agent {"stats": [[agent_id
 reduced to what each runner added and then merged onto the base once. Other piece states go to the piece's
 own `merge_states`.
 """
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -54,12 +54,21 @@ def _hashable(agent_id: Any) -> Any:
     return tuple(agent_id) if isinstance(agent_id, list) else agent_id
 
 
-def merge_connector_states(pipeline, base: Dict[str, Any], states: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """One pipeline state from the runners' `states` of `pipeline`, given the last broadcast `base`."""
+def merge_connector_states(pipeline, base: Dict[str, Any], states: List[Dict[str, Any]],
+                           runner_bases: Optional[List[Optional[Dict[str, Any]]]] = None) -> Dict[str, Any]:
+    """One pipeline state from the runners' `states` of `pipeline`, given the driver's `base` (the state last
+    merged). `runner_bases[i]`: what runner i held when last looked at, where that is not `base` (runners that
+    keep their own states, broadcast_env_runner_states=False); None or missing: `base`."""
     base = base or {}
-    base_entry = {key: value for key, value in base.items() if _has_running_stats(value)}
+    base_entry = _running_stats_of(base)
     entries = [base_entry] if base_entry else []
-    for state in states:
-        entries.append({key: _added_since(piece_state, base_entry[key]) if key in base_entry else piece_state
+    for i, state in enumerate(states):
+        held = runner_bases[i] if runner_bases is not None and runner_bases[i] is not None else None
+        held_entry = base_entry if held is None else _running_stats_of(held)
+        entries.append({key: _added_since(piece_state, held_entry[key]) if key in held_entry else piece_state
                         for key, piece_state in state.items()})
     return pipeline.merge_states(entries) if entries else {}
+
+
+def _running_stats_of(state: Dict[str, Any]) -> Dict[str, Any]:
+    return {key: value for key, value in (state or {}).items() if _has_running_stats(value)}

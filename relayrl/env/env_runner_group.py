@@ -8,13 +8,12 @@ import logging
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from relayrl.env.connector_state_sync import CONNECTOR_KEYS, ConnectorStateSync, connector_part, state_sync_mode
 from relayrl.env.env_runner import EnvRunner
 from relayrl.env.runner_options import check_runner_options
 from relayrl.env.wrappers.video_recorder import recording_worker_index
 
 logger = logging.getLogger("relayrl")
-
-_CONNECTOR_KEYS = ("env_to_module_connector", "module_to_env_connector")
 
 
 class EnvRunnerGroup:
@@ -50,7 +49,8 @@ class EnvRunnerGroup:
                 if self._local_env_runner is not None:
                     self._local_env_runner.stop()
                 raise
-        self._connector_base: Dict[str, Any] = {}  # connector states last broadcast (see connector_states.py)
+        self.connector_sync = ConnectorStateSync()  # connector states last merged (connector_state_sync.py)
+        self._restart_connector_states: Dict[str, Any] = {}  # what a restarted runner starts from
         self.training_iteration = 0  # the Algorithm's iteration in progress, as last told (set_training_iteration)
         self.num_env_steps_lost_lifetime = 0
         self._env_steps_lost_unreported = 0
@@ -269,6 +269,8 @@ class EnvRunnerGroup:
         if self._actors is None:
             return []
         restored = self._actors.restore_due()
+        if restored:
+            self.connector_sync.runners_started(restored, self._restart_connector_states)
         if restored and self.training_iteration:
             self._send_training_iteration(restored)
         if restored and self._on_recreated is not None:
@@ -280,6 +282,7 @@ class EnvRunnerGroup:
         if self._actors is None:
             raise ValueError("add_workers needs remote EnvRunners: build with num_env_runners > 0")
         indices = self._actors.add(num_workers)
+        self.connector_sync.runners_started(indices, self._restart_connector_states)
         if self._actors.last_state_ref is not None:
             self._actors.call(indices, method="set_state", args=(self._actors.last_state_ref,),
                               timeout=self.config.sample_timeout_s)
@@ -306,12 +309,13 @@ class EnvRunnerGroup:
     def sync_weights(self, policies=None, from_worker_or_learner_group=None, to_worker_indices=None,
                      global_vars=None, inference_only: bool = True, connector_states_from=None,
                      timeout_seconds: Optional[float] = None) -> None:
-        """Copy the learner's (or a runner's) module weights to the runners.
+        """Copy the learner's (or a runner's) module weights to the runners, and sync the connector states.
 
-        `connector_states_from`: an EnvRunner whose env-to-module / module-to-env connector states
-        (e.g. MeanStdFilter statistics) are copied too (evaluation runners get the training runner's).
-        Without it, remote training runners' connector states are gathered, merged and sent back.
-        With Ray the state is `ray.put` once and the same reference goes to every runner.
+        `connector_states_from`: the training EnvRunner whose env-to-module / module-to-env connector states
+        (e.g. MeanStdFilter statistics) evaluation runners get. Without it, remote training runners' connector
+        states are gathered, merged and sent back. merge_env_runner_states / broadcast_env_runner_states change
+        both (connector_state_sync.py). With Ray the state is `ray.put` once and the same reference goes to every
+        runner that gets it.
         """
         source = from_worker_or_learner_group
         if source is None:
@@ -321,34 +325,92 @@ class EnvRunnerGroup:
         else:
             weights = source.module.get_state(inference_only=inference_only)
         state = {"rl_module": weights}
+        to_local, to_remote, to_restarted = {}, {}, {}
         if connector_states_from is not None:
-            runner_state = connector_states_from.get_state(components=list(_CONNECTOR_KEYS))  # not episodes, envs
-            for key in _CONNECTOR_KEYS:
-                state[key] = runner_state[key]
+            to_local, to_remote, to_restarted = self._evaluation_connector_states(connector_states_from)
         elif self._actors is not None and to_worker_indices is None:
-            state.update(self._merged_remote_connector_states())
+            to_local, to_remote, to_restarted = self._training_connector_states()
         if self._actors is None:
-            self.foreach_env_runner(lambda env_runner: env_runner.set_state(state), remote_worker_ids=to_worker_indices)
+            local_state = {**state, **to_local}
+            self.foreach_env_runner(lambda env_runner: env_runner.set_state(local_state),
+                                    remote_worker_ids=to_worker_indices)
             return
         if to_worker_indices is None and self._local_env_runner is not None:
-            self._local_env_runner.set_state(state)
-        ref = self._actors.ray.put(state)
+            self._local_env_runner.set_state({**state, **to_local})
+        ref = self._actors.ray.put({**state, **to_remote})
         if to_worker_indices is None:
-            self._actors.last_state_ref = ref
+            # A restarted runner starts from the driver's states even where live runners keep their own.
+            same = to_restarted is to_remote or not to_restarted  # (one ray.put of the weights in the usual case)
+            self._actors.last_state_ref = ref if same else self._actors.ray.put({**state, **to_restarted})
+            self._restart_connector_states = to_restarted
         ids = self._actors.healthy_indices() if to_worker_indices is None else list(to_worker_indices)
         timeout = self.config.sample_timeout_s if timeout_seconds is None else timeout_seconds
         self._actors.call(ids, method="set_state", args=(ref,), timeout=timeout)
 
-    def broadcast_state_async(self, state: Dict[str, Any], *, seq_no: int = 0) -> None:
+    def _training_connector_states(self) -> Tuple[dict, dict, dict]:
+        """(for the local runner, the remote runners, restarted runners) per merge / broadcast_env_runner_states."""
+        pipelines = self._stateful_pipelines(self._local_env_runner)
+        if not pipelines:
+            return {}, {}, {}
+        merge, broadcast = state_sync_mode(self.config)
+        if merge:
+            merged = self.connector_sync.merge(pipelines, self._remote_connector_states(), broadcast=broadcast)
+            return merged, (merged if broadcast else {}), merged
+        reference = connector_part(self._local_env_runner.get_state(components=list(pipelines)))
+        if broadcast:
+            self.connector_sync.take_reference(reference)
+            return {}, reference, reference
+        return {}, {}, reference
+
+    def _evaluation_connector_states(self, train_runner) -> Tuple[dict, dict, dict]:
+        """Evaluation runners: the training runner's states ('training_only', False), their own merged pool
+        (merge_env_runner_states=True, as RLlib, which merges only the evaluation runners' states), or their own
+        unsynced states (broadcast_env_runner_states=False in the evaluation config)."""
+        merge, broadcast = state_sync_mode(self.config)
+        if not broadcast:
+            return {}, {}, {}
+        if not merge:
+            reference = connector_part(train_runner.get_state(components=list(CONNECTOR_KEYS)))  # not episodes, envs
+            return reference, reference, reference
+        pipelines = self._stateful_pipelines(train_runner)  # (the same pipelines; an evaluation group has no local
+        if self._actors is None or not pipelines:  # runner with remote ones) In-process: the local runner's own.
+            return {}, {}, {}
+        merged = self.connector_sync.merge(pipelines, self._remote_connector_states(), broadcast=True)
+        return merged, merged, merged
+
+    @staticmethod
+    def _stateful_pipelines(runner) -> Dict[str, Any]:
+        """{"env_to_module_connector": pipeline, ...} of `runner`'s pipelines that keep state (only those cost a
+        round trip)."""
+        if runner is None:
+            return {}
+        pipelines = {"env_to_module_connector": runner._env_to_module, "module_to_env_connector": runner._module_to_env}
+        return {key: p for key, p in pipelines.items() if _has_state(p)}
+
+    def _remote_connector_states(self) -> Dict[int, Dict[str, Any]]:
+        """{worker_index: connector states} of the healthy remote runners that answered."""
+        results = self._actors.call(self._actors.healthy_indices(), method="get_connector_states",
+                                    timeout=self.config.sample_timeout_s)
+        return {r.worker_index: r.value for r in results if r.ok}
+
+    def broadcast_state_async(self, state: Dict[str, Any], *, seq_no: int = 0,
+                              restart_connector_states: Optional[Dict[str, Any]] = None) -> None:
         """Send `state` (weights, connector states) to every healthy remote runner without waiting: `ray.put`
         once; each runner takes it with its next `foreach_env_runner_async` call, before that call's function
         runs (after the samples it is already running), and only the newest state if several came since.
-        Restarted runners get it too. `seq_no`: the weights' version, which the runners' samples then carry
-        (IMPALA's policy lag)."""
+        Restarted runners get it too, with `restart_connector_states` instead of its connector states where given
+        (broadcast_env_runner_states=False: a new runner starts from the driver's). `seq_no`: the weights'
+        version, which the runners' samples then carry (IMPALA's policy lag)."""
         actors = self._actors
         if actors is None:
             raise ValueError("broadcast_state_async needs remote EnvRunners (num_env_runners > 0)")
         actors.broadcast_state(actors.ray.put(state), seq_no)
+        self._restart_connector_states = connector_part(state)
+        if restart_connector_states is not None and any(restart_connector_states.get(key) is not state.get(key)
+                                                        for key in CONNECTOR_KEYS):
+            weights = {key: value for key, value in state.items() if key not in CONNECTOR_KEYS}
+            actors.last_state_ref = actors.ray.put({**weights, **restart_connector_states})
+            self._restart_connector_states = dict(restart_connector_states)
 
     # -- the training iteration (named in video files) ---------------------------------------------
     def set_training_iteration(self, iteration: int) -> None:
@@ -379,27 +441,6 @@ class EnvRunnerGroup:
         """Return once a remote runner is healthy (waiting for restarts); raise if none is left to restart."""
         if self._actors is not None and not self._actors.healthy_indices():
             self._wait_for_restarts(0, 1)
-
-    def _merged_remote_connector_states(self) -> Dict[str, Any]:
-        """The healthy remote runners' connector states merged (only stateful pipelines cost a round trip)."""
-        local = self._local_env_runner
-        if local is None:
-            return {}
-        pipelines = {"env_to_module_connector": local._env_to_module, "module_to_env_connector": local._module_to_env}
-        pipelines = {key: p for key, p in pipelines.items() if _has_state(p)}
-        if not pipelines:
-            return {}
-        from relayrl.distributed.connector_states import merge_connector_states
-
-        results = self._actors.call(self._actors.healthy_indices(), method="get_connector_states",
-                                    timeout=self.config.sample_timeout_s)
-        states = [r.value for r in results if r.ok]
-        merged = {}
-        for key, pipeline in pipelines.items():
-            merged[key] = merge_connector_states(pipeline, self._connector_base.get(key, {}),
-                                                 [s.get(key, {}) for s in states])
-        self._connector_base = merged
-        return merged
 
     def stop(self) -> None:
         if self._local_env_runner is not None:

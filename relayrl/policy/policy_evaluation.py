@@ -21,7 +21,7 @@ class PolicyEvalWorkerSet(PolicyWorkerSet):
         return [] if self._actors is None else self._actors.healthy_indices()
 
     def probe_unhealthy_env_runners(self) -> list[int]:
-        return [] if self._actors is None else self._actors.restore_due()
+        return [] if self._actors is None else self._restore_due()
 
     def foreach_env_runner(self, func: Callable, local_env_runner: bool = True, healthy_only: bool = True,
                            remote_worker_ids=None, timeout_seconds=None, sampling: bool = False, **kwargs) -> list:

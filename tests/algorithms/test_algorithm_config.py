@@ -24,6 +24,8 @@ BASE_DEFAULTS = {
     "batch_mode": "truncate_episodes", "env_to_module_connector": None,
     "module_to_env_connector": None, "add_default_connectors_to_env_to_module_pipeline": True,
     "add_default_connectors_to_module_to_env_pipeline": True, "episode_lookback_horizon": 1,
+    "merge_env_runner_states": "training_only", "broadcast_env_runner_states": True,
+    "use_worker_filter_stats": True, "update_worker_filter_stats": True,
     "explore": True, "numpy_inference": True, "gym_env_vectorize_mode": "SYNC", "exploration_config": {},
     "num_cpus_per_env_runner": 1, "num_gpus_per_env_runner": 0, "custom_resources_per_env_runner": {},
     "max_requests_in_flight_per_env_runner": 1, "sample_timeout_s": 60.0, "env_runner_cls": None,

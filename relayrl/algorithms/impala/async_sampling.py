@@ -17,6 +17,7 @@ import numpy as np
 from relayrl.algorithms.impala.impala_learner import WEIGHTS_SEQ_NO, build_impala_learner_pipeline
 from relayrl.algorithms.train_batch_columns import concatenate_train_batches
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
+from relayrl.env.connector_state_sync import CONNECTOR_KEYS, connector_part, state_sync_mode
 
 # EnvRunner -> its Learner pipeline (inside the actor). Weak keys: an entry goes with its runner, so a later runner
 # never gets a stopped one's pipeline (keyed by id(), a new runner at a reused address did, built for another config).
@@ -70,7 +71,6 @@ class AsyncSampler:
         self.config = algo.config
         self._packer = TrainBatchPacker(algo.config.train_batch_size_per_learner)
         self._connector_states: Dict[int, dict] = {}  # worker_index -> its latest connector states
-        self._connector_base: Dict[str, Any] = {}  # the merged states last broadcast
         self.env_steps_by_runner: Dict[int, int] = {}  # worker_index -> env steps it delivered (lifetime)
         self.wait_s = 0.0  # seconds collect() waited for ready results (lifetime; the driver idled)
 
@@ -96,28 +96,41 @@ class AsyncSampler:
         return self._packer.take(), metrics
 
     def broadcast_weights(self, weights_and_seq_no: Tuple[Dict[str, Any], int]) -> None:
-        """Weights (and merged connector states) to every runner: `ray.put` once; each runner's next request
-        carries them (EnvRunnerGroup.broadcast_state_async)."""
+        """Weights (and the connector states per merge / broadcast_env_runner_states) to every runner: `ray.put`
+        once; each runner's next request carries them (EnvRunnerGroup.broadcast_state_async)."""
         weights, seq_no = weights_and_seq_no
-        self.group.broadcast_state_async({"rl_module": weights, **self._merged_connector_states()}, seq_no=seq_no)
+        to_runners, to_restarted = self._connector_states_to_send()
+        self.group.broadcast_state_async({"rl_module": weights, **to_runners}, seq_no=seq_no,
+                                         restart_connector_states=to_restarted)
 
     def merged_connector_states_sent(self) -> Dict[str, Any]:
-        """The merged connector states last broadcast ({} before the first, or without stateful pieces)."""
-        return dict(self._connector_base)
+        """The driver's connector states: merged from the runners' (or, with merge_env_runner_states=False, the
+        local runner's own, when broadcast); {} before the first sync or without stateful pieces."""
+        return dict(self.group.connector_sync.base)
 
-    def _merged_connector_states(self) -> Dict[str, Any]:
+    def _connector_states_to_send(self) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+        """(for the runners, for restarted runners) per connector_state_sync.py: the merged states, the local
+        runner's (merge_env_runner_states=False), or for the runners none (broadcast_env_runner_states=False: the
+        merge stays on the driver, and only a restarted runner starts from it)."""
         local = self.group.local_env_runner
-        if not self._connector_states or local is None:
-            return {}
-        from relayrl.distributed.connector_states import merge_connector_states
-
-        merged = {}
-        for key, pipeline in (("env_to_module_connector", local._env_to_module),
-                              ("module_to_env_connector", local._module_to_env)):
-            states = [s.get(key, {}) for s in self._connector_states.values()]
-            merged[key] = merge_connector_states(pipeline, self._connector_base.get(key, {}), states)
-        self._connector_base, self._connector_states = merged, {}
-        return merged
+        if local is None:
+            return {}, {}
+        merge, broadcast = state_sync_mode(self.config)
+        sync = self.group.connector_sync
+        if merge:
+            if self._connector_states:
+                pipelines = {"env_to_module_connector": local._env_to_module,
+                             "module_to_env_connector": local._module_to_env}
+                states, self._connector_states = self._connector_states, {}
+                sync.merge(pipelines, states, broadcast=broadcast)
+            merged = dict(sync.base)  # (sent again when nothing new came: the same object for restarted runners,
+            return (merged if broadcast else {}), merged  # so the weights are put once)
+        self._connector_states = {}
+        reference = connector_part(local.get_state(components=list(CONNECTOR_KEYS)))
+        if broadcast:
+            sync.take_reference(reference)
+            return reference, reference
+        return {}, reference
 
 
 ENV_RUNNERS = "env_runners"

@@ -120,21 +120,42 @@ class PolicyWorkerSet:
         self._actors.call(ids, method="set_state", args=(ref,), timeout=self.config.sample_timeout_s)
 
     # -- observation filters (observation_filters.py) ---------------------------------------------------------
-    def synchronize_filters(self, *, merge: bool = True) -> None:
+    def synchronize_filters(self, *, merge: bool = True, push: bool | None = None) -> None:
         """RLlib's FilterManager.synchronize: the remote runners' filter deltas since the last sync are merged
-        into the local runner's statistics (merge=False skips that, e.g. after a restore), and the local
-        statistics are sent to every remote runner. Nothing without remote runners or filters."""
+        into the local runner's statistics, and the local statistics are sent to every remote runner.
+        `use_worker_filter_stats=False` (or merge=False, e.g. after a restore) discards the deltas;
+        `update_worker_filter_stats=False` (push=None reads it; a restore passes push=True) lets each remote runner
+        keep its own statistics. Nothing without remote runners or filters."""
         local = self._local
         if self._actors is None or not local._filtering:
             return
+        use_deltas = merge and self.config.use_worker_filter_stats
+        push = self.config.update_worker_filter_stats if push is None else push
         ids = self._actors.healthy_indices()
         timeout = self.config.sample_timeout_s
-        if merge:
+        if use_deltas:
             for result in self._actors.call(ids, method="get_filter_deltas", timeout=timeout):
                 if result.ok:
                     local.apply_filter_deltas(result.value)
-        ref = self._actors.ray.put({"filters": local.filter_states()})
-        self._actors.call(ids, method="set_state", args=(ref,), timeout=timeout)
+        if push:  # (the runners' buffers start empty again: deltas not merged are dropped)
+            self._send_filters(ids)
+
+    def _send_filters(self, worker_indices: list[int]) -> None:
+        ref = self._actors.ray.put({"filters": self._local.filter_states()})
+        self._actors.call(worker_indices, method="set_state", args=(ref,), timeout=self.config.sample_timeout_s)
+
+    def _restore_due(self) -> list[int]:
+        """Replace the failed runners whose restart delay has passed; they start from the last weights and the
+        driver's current filter statistics (not empty ones until the next sync)."""
+        restored = self._actors.restore_due()
+        if restored and self._local._filtering:
+            if self.config.use_worker_filter_stats:  # (what a new runner saw while built: its first resets)
+                for result in self._actors.call(restored, method="get_filter_deltas",
+                                                timeout=self.config.sample_timeout_s):
+                    if result.ok:
+                        self._local.apply_filter_deltas(result.value)
+            self._send_filters(restored)
+        return restored
 
     # -- sampling ------------------------------------------------------------------------------------------
     def sample(self, **kwargs):
@@ -142,7 +163,7 @@ class PolicyWorkerSet:
         if self._actors is None:
             batches, metrics = [self._local.sample(**kwargs)], [self._local.get_metrics()]
         else:
-            self._actors.restore_due()  # failed runners whose restart delay has passed come back first
+            self._restore_due()  # failed runners whose restart delay has passed come back first
             results = self._actors.call(self._actors.healthy_indices(), method="sample_and_get_metrics",
                                         kwargs=kwargs, timeout=self.config.sample_timeout_s, sampling=True)
             batches = [r.value[0] for r in results if r.ok]
