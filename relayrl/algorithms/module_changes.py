@@ -166,6 +166,9 @@ class AlgorithmModuleChanges:
             policies = new_config.policies
             spaces = group.foreach_env_runner(lambda runner: spaces_with_modules(runner, policies),
                                               local_env_runner=False)[0]
+        # The config must rebuild these modules alone (from_checkpoint, a restarted runner): a module whose spaces
+        # came from the agents mapping to it keeps them, as the new mapping fn may map no agent to it.
+        new_config.multi_agent(policies=_policies_with_spaces(new_config.policies, spaces))
         multi_spec = new_config.get_multi_rl_module_spec(spaces=spaces)
         learner_spec = multi_spec.rl_module_specs.get(module_id)
         if added:
@@ -230,6 +233,18 @@ def _spec_with(config, policies, module_id: str, module_spec):
         return dataclasses.replace(user, rl_module_specs={**user.rl_module_specs, module_id: module_spec})
     specs = {mid: user for mid in policies if mid != module_id} if isinstance(user, RLModuleSpec) else {}
     return MultiRLModuleSpec(rl_module_specs={**specs, module_id: module_spec})
+
+
+def _policies_with_spaces(policies, spaces) -> Dict[str, PolicySpec]:
+    """`policies` with each PolicySpec's missing spaces filled in from `spaces` (module id: (obs, action))."""
+    filled = {}
+    for module_id, spec in policies.items():
+        obs, act = spaces.get(module_id, (None, None))
+        if (spec.observation_space is None and obs is not None) or (spec.action_space is None and act is not None):
+            spec = dataclasses.replace(spec, observation_space=spec.observation_space or obs,
+                                       action_space=spec.action_space or act)
+        filled[module_id] = spec
+    return filled
 
 
 def _changed_config(config, policies, mapping_fn, to_train, rl_module_spec):

@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from relayrl import PPOConfig, RLlibCallback, RLModuleSpec
+from relayrl import PPO, MultiAgentEnv, PPOConfig, RLlibCallback, RLModuleSpec
 from relayrl.algorithms.multi_agent_mapping import UnknownModuleIdError
+from relayrl.connectors.env_to_module.flatten_observations import FlattenObservations
 from relayrl.examples.rl_modules.classes.random_rlm import RandomRLModule
 from relayrl.testing.multi_agent_example_envs import MultiAgentCartPole
 
@@ -284,3 +285,59 @@ def test_a_single_agent_algorithm_says_modules_are_added_to_multi_agent_ones():
             algo.add_module("other", RLModuleSpec())
     finally:
         algo.stop()
+
+
+class BoxAndDiscreteAgents(MultiAgentEnv):
+    """Agent "a" sees a Box, agent "b" a Discrete: the agents' spaces differ, so an unmapped module's cannot be
+    guessed."""
+
+    def __init__(self, config=None):
+        super().__init__()
+        self.agents = self.possible_agents = ["a", "b"]
+        self.observation_spaces = {"a": gym.spaces.Box(-1, 1, (2,), np.float32), "b": gym.spaces.Discrete(4)}
+        self.action_spaces = {"a": gym.spaces.Discrete(2), "b": gym.spaces.Discrete(3)}
+        self.t = 0
+
+    def reset(self, *, seed=None, options=None):
+        self.t = 0
+        return {"a": np.zeros(2, np.float32), "b": 0}, {}
+
+    def step(self, actions):
+        self.t += 1
+        obs = {"a": np.full(2, self.t / 10, np.float32), "b": self.t % 4}
+        return obs, {"a": 1.0, "b": 0.0}, {"__all__": self.t >= 10}, {"__all__": False}, {}
+
+
+def agent_to_own(agent_id, episode, **kwargs):
+    return "p_" + agent_id
+
+
+def a_to_new(agent_id, episode, **kwargs):
+    return "p_new" if agent_id == "a" else "p_b"
+
+
+def flatten(env, spaces=None, device=None):
+    return FlattenObservations(multi_agent=True)
+
+
+def test_a_module_no_agent_maps_to_after_add_module_comes_back_from_a_checkpoint(tmp_path):
+    """p_a's spaces came from agent "a"; after add_module maps "a" to p_new, the checkpoint's config must still
+    say them (it said none: from_checkpoint failed with 'No agent maps to module p_a')."""
+    env = BoxAndDiscreteAgents()
+    algo = (PPOConfig().environment(BoxAndDiscreteAgents)
+            .env_runners(num_envs_per_env_runner=1, env_to_module_connector=flatten)
+            .training(train_batch_size=40, minibatch_size=20, num_epochs=1)
+            .rl_module(model_config={"fcnet_hiddens": [8]})
+            .multi_agent(policies={"p_a", "p_b"}, policy_mapping_fn=agent_to_own).debugging(seed=0)).build_algo()
+    algo.train()
+    algo.add_module("p_new", RLModuleSpec(observation_space=env.observation_spaces["a"],
+                                          action_space=env.action_spaces["a"]), new_agent_to_module_mapping_fn=a_to_new)
+    path = algo.save_to_path(str(tmp_path / "ckpt"))
+    kept = weights(algo.get_module("p_a"))
+    algo.stop()
+    fresh = PPO.from_checkpoint(path, trusted=[__name__])
+    try:
+        assert same(weights(fresh.get_module("p_a")), kept)
+        assert fresh.train()["training_iteration"] == 2
+    finally:
+        fresh.stop()
