@@ -320,16 +320,30 @@ class EnvRunnerGroup:
         source = from_worker_or_learner_group
         if source is None:
             return
-        if hasattr(source, "get_weights"):
-            weights = source.get_weights(inference_only=inference_only)
-        else:
-            weights = source.module.get_state(inference_only=inference_only)
-        state = {"rl_module": weights}
+        state = {"rl_module": _weights_of(source, inference_only)}
         to_local, to_remote, to_restarted = {}, {}, {}
         if connector_states_from is not None:
             to_local, to_remote, to_restarted = self._evaluation_connector_states(connector_states_from)
         elif self._actors is not None and to_worker_indices is None:
             to_local, to_remote, to_restarted = self._training_connector_states()
+        self._send_state(state, to_local, to_remote, to_restarted, to_worker_indices, timeout_seconds)
+
+    def sync_restored_state(self, from_worker_or_learner_group) -> None:
+        """After a checkpoint was restored into the local runner: the weights, and its connector states exactly
+        as restored, go to every remote runner and become what later merges add to. (sync_weights would merge
+        the remote runners' states onto the new group's empty base and drop the restored MeanStdFilter
+        statistics.)"""
+        pipelines = self._stateful_pipelines(self._local_env_runner)
+        if self._actors is None or not pipelines:
+            self.sync_weights(from_worker_or_learner_group=from_worker_or_learner_group)
+            return
+        restored = connector_part(self._local_env_runner.get_state(components=list(pipelines)))
+        self.connector_sync.take_reference(restored)
+        self.connector_sync.runners_started(self._actors.healthy_indices(), restored)  # they hold it from now on
+        state = {"rl_module": _weights_of(from_worker_or_learner_group, True)}
+        self._send_state(state, {}, restored, restored, None, None)
+
+    def _send_state(self, state, to_local, to_remote, to_restarted, to_worker_indices, timeout_seconds) -> None:
         if self._actors is None:
             local_state = {**state, **to_local}
             self.foreach_env_runner(lambda env_runner: env_runner.set_state(local_state),
@@ -476,3 +490,10 @@ def default_env_runner_class(config) -> type:
 
         return MultiAgentEnvRunner
     return EnvRunner
+
+
+def _weights_of(source, inference_only: bool):
+    """The module weights of a LearnerGroup / Learner (get_weights) or an EnvRunner (its module's state)."""
+    if hasattr(source, "get_weights"):
+        return source.get_weights(inference_only=inference_only)
+    return source.module.get_state(inference_only=inference_only)

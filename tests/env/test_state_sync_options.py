@@ -217,3 +217,28 @@ def test_the_options_survive_save_and_restore(tmp_path):
             (True, False, False)
     finally:
         restored.stop()
+
+
+@pytest.mark.parametrize("broadcast", [True, False])
+def test_a_restore_gives_every_remote_runner_the_statistics_and_training_adds_to_them(tmp_path, broadcast):
+    """from_checkpoint in a new algorithm: the remote runners start from the restored statistics, and the next
+    merge adds to them (it merged onto the new group's empty base: the restored statistics were dropped)."""
+    from relayrl import Algorithm
+
+    algo = config(broadcast_env_runner_states=broadcast).build_algo()
+    try:
+        algo.train()
+        algo.train()
+        path = algo.save_to_path(str(tmp_path / "ckpt"))
+        saved_count, saved_mean = stat(algo.env_runner)
+    finally:
+        algo.stop()
+    restored = Algorithm.from_checkpoint(path, trusted=[CountingEnv])
+    try:
+        assert stat(restored.env_runner)[0] == saved_count
+        assert all(c == saved_count and np.allclose(m, saved_mean) for c, m in remote_stats(restored))
+        restored.train()
+        count, _ = stat(restored.env_runner)
+        assert count >= saved_count + 20  # (20 steps sampled, each pushed an observation)
+    finally:
+        restored.stop()
