@@ -193,12 +193,9 @@ class AlgorithmState:
             self.sync_weights()  # runners act with the restored weights
         group = self.env_runner_group
         if "learner_group" in state and group.num_remote_env_runners():
-            # Remote runners' episodes are not stored: they get the weights and connector states, then sample anew.
-            if "env_runner" in state and self.env_runner is not None and not getattr(self, "_policy_based", False):
-                group.sync_restored_state(self.learner_group)  # the restored connector states as they are
-            else:
-                group.sync_weights(from_worker_or_learner_group=self.learner_group,
-                                   connector_states_from=self.env_runner)
+            # Remote runners' episodes are not stored: they get the weights and the local runner's connector states
+            # as they are (restored, or kept when the checkpoint has none), then sample anew.
+            group.sync_restored_state(self.learner_group)
         if "rng" in state:  # last: building and syncing above must not advance the restored generators
             set_rng_state(state["rng"])
 
