@@ -173,10 +173,27 @@ def browser(site_url, tmp_path_factory):
     for flag in [*CHROMIUM_FLAGS, f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"]:
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(executable_path=shutil.which("chromedriver")))
+    logs = tmp_path_factory.mktemp("chromedriver-logs")
+    driver = _start_chromedriver(webdriver, Service, options, logs)
     driver.set_page_load_timeout(60)
     yield driver
     driver.quit()
+
+
+def _start_chromedriver(webdriver, service_class, options, logs: pathlib.Path, tries: int = 3):
+    """chromedriver, started again if it exits at once (it did once in a CI run on a busy machine, status 1, with
+    nothing said: e.g. its port taken between selenium's pick and its bind). The last try's log is in the error."""
+    from selenium.common.exceptions import WebDriverException
+
+    for attempt in range(tries):
+        log = logs / f"chromedriver-{attempt}.log"
+        try:
+            return webdriver.Chrome(options=options, service=service_class(
+                executable_path=shutil.which("chromedriver"), log_output=str(log)))
+        except WebDriverException as error:
+            if attempt == tries - 1:
+                said = log.read_text(errors="replace")[-2000:] if log.exists() else "(no log)"
+                raise WebDriverException(f"{error.msg} chromedriver's log:\n{said}") from error
 
 
 def _open(browser, url: str, screenshot: pathlib.Path) -> list:
