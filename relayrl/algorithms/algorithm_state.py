@@ -1,12 +1,12 @@
 """What an Algorithm checkpoints, checks and restores (mixed into `Algorithm`).
 
-Its own state: iteration, time_total_s, counters, the metrics logger (the smoothing windows the
-next result needs), the last evaluation's results (carried_evaluation.py), python/numpy/torch RNG states,
-the config as JSON (data, read only by `from_checkpoint`) and the plain numbers a subclass names in `STATE_ATTRIBUTES` (e.g. DQN's
-fractional update count). Its components: learner_group, env_runner (local), eval_env_runners
-(connector states), replay_buffer (`algo.local_replay_buffer`), callbacks (those defining
-get_state/set_state) and offline_data (an offline algorithm's embedded reader: where its pass over the data is,
-restored unless config.input_restore_position is False; relayrl/offline/reader_position.py).
+Its own state: iteration, time_total_s, counters, the metrics logger (the smoothing windows the next result needs),
+the last evaluation's results (carried_evaluation.py), python/numpy/torch RNG states, the config as JSON (data, read
+only by `from_checkpoint`) and the plain numbers a subclass names in `STATE_ATTRIBUTES` (e.g. DQN's fractional
+update count). Its components: learner_group, env_runner (local), eval_env_runners (connector states), replay_buffer
+(`algo.local_replay_buffer`), callbacks (those defining get_state/set_state) and offline_data (an offline
+algorithm's embedded reader: where its pass over the data is, restored unless config.input_restore_position is
+False; relayrl/offline/reader_position.py).
 
 `set_state` is all-or-nothing: every part is checked against the live objects first
 (`check_state`), then set; a mismatch raises one CheckpointError and changes nothing.
