@@ -13,10 +13,6 @@ from relayrl.policy.rollout.worker_set import PolicyWorkerSet
 
 
 class PolicyEvalWorkerSet(PolicyWorkerSet):
-    @property
-    def remote_env_runners(self) -> list:
-        return self.remote_workers()
-
     def healthy_env_runner_ids(self) -> list[int]:
         return [] if self._actors is None else self._actors.healthy_indices()
 

@@ -43,6 +43,8 @@ def remote_states(algo):
 def test_use_worker_filter_stats_false_discards_the_runners_deltas():
     algo = remote_config(use_worker_filter_stats=False).build_algo()
     try:
+        handles = algo.env_runner_group.remote_env_runners  # RLlib's name, as on the new stack's group
+        assert len(handles) == 2 and all(isinstance(h, ray.actor.ActorHandle) for h in handles)
         for _ in range(2):
             algo.train()
             assert driver_stats(algo).count == 1  # only its own first reset

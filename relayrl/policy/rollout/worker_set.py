@@ -85,6 +85,11 @@ class PolicyWorkerSet:
             return []
         return [self._actors.actor(i) for i in self._actors.healthy_indices()]
 
+    @property
+    def remote_env_runners(self) -> list[Any]:
+        """RLlib's new name for `remote_workers()`: the healthy remote runners' Ray actor handles."""
+        return self.remote_workers()
+
     def num_remote_workers(self) -> int:
         return 0 if self._actors is None else len(self._actors.indices)
 
