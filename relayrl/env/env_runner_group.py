@@ -333,11 +333,11 @@ class EnvRunnerGroup:
         as restored, go to every remote runner and become what later merges add to. (sync_weights would merge
         the remote runners' states onto the new group's empty base and drop the restored MeanStdFilter
         statistics.)"""
-        pipelines = self._stateful_pipelines(self._local_env_runner)
+        pipelines = self.stateful_pipelines(self._local_env_runner)
         if self._actors is None or not pipelines:
             self.sync_weights(from_worker_or_learner_group=from_worker_or_learner_group)
             return
-        restored = connector_part(self._local_env_runner.get_state(components=list(pipelines)))
+        restored = self.local_connector_states(pipelines)
         self.connector_sync.take_reference(restored)
         self.connector_sync.runners_started(self._actors.healthy_indices(), restored)  # they hold it from now on
         state = {"rl_module": _weights_of(from_worker_or_learner_group, True)}
@@ -363,14 +363,14 @@ class EnvRunnerGroup:
 
     def _training_connector_states(self) -> Tuple[dict, dict, dict]:
         """(for the local runner, the remote runners, restarted runners) per merge / broadcast_env_runner_states."""
-        pipelines = self._stateful_pipelines(self._local_env_runner)
+        pipelines = self.stateful_pipelines(self._local_env_runner)
         if not pipelines:
             return {}, {}, {}
         merge, broadcast = state_sync_mode(self.config)
         if merge:
             merged = self.connector_sync.merge(pipelines, self._remote_connector_states(), broadcast=broadcast)
             return merged, (merged if broadcast else {}), merged
-        reference = connector_part(self._local_env_runner.get_state(components=list(pipelines)))
+        reference = self.local_connector_states(pipelines)
         if broadcast:
             self.connector_sync.take_reference(reference)
             return {}, reference, reference
@@ -386,14 +386,20 @@ class EnvRunnerGroup:
         if not merge:
             reference = connector_part(train_runner.get_state(components=list(CONNECTOR_KEYS)))  # not episodes, envs
             return reference, reference, reference
-        pipelines = self._stateful_pipelines(train_runner)  # (the same pipelines; an evaluation group has no local
+        pipelines = self.stateful_pipelines(train_runner)  # (the same pipelines; an evaluation group has no local
         if self._actors is None or not pipelines:  # runner with remote ones) In-process: the local runner's own.
             return {}, {}, {}
         merged = self.connector_sync.merge(pipelines, self._remote_connector_states(), broadcast=True)
         return merged, merged, merged
 
+    def local_connector_states(self, pipelines: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        """The local runner's connector states as they are (of `pipelines`' keys, default all): the reference when
+        merge_env_runner_states is off, and what a restore sends."""
+        keys = list(CONNECTOR_KEYS if pipelines is None else pipelines)
+        return connector_part(self._local_env_runner.get_state(components=keys))
+
     @staticmethod
-    def _stateful_pipelines(runner) -> Dict[str, Any]:
+    def stateful_pipelines(runner) -> Dict[str, Any]:
         """{"env_to_module_connector": pipeline, ...} of `runner`'s pipelines that keep state (only those cost a
         round trip)."""
         if runner is None:

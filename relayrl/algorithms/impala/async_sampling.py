@@ -17,7 +17,7 @@ import numpy as np
 from relayrl.algorithms.impala.impala_learner import WEIGHTS_SEQ_NO, build_impala_learner_pipeline
 from relayrl.algorithms.train_batch_columns import concatenate_train_batches
 from relayrl.core.columns import DEFAULT_MODULE_ID, Columns
-from relayrl.env.connector_state_sync import CONNECTOR_KEYS, connector_part, state_sync_mode
+from relayrl.env.connector_state_sync import state_sync_mode
 
 # EnvRunner -> its Learner pipeline (inside the actor). Weak keys: an entry goes with its runner, so a later runner
 # never gets a stopped one's pipeline (keyed by id(), a new runner at a reused address did, built for another config).
@@ -119,14 +119,12 @@ class AsyncSampler:
         sync = self.group.connector_sync
         if merge:
             if self._connector_states:
-                pipelines = {"env_to_module_connector": local._env_to_module,
-                             "module_to_env_connector": local._module_to_env}
                 states, self._connector_states = self._connector_states, {}
-                sync.merge(pipelines, states, broadcast=broadcast)
+                sync.merge(self.group.stateful_pipelines(local), states, broadcast=broadcast)
             merged = dict(sync.base)  # (sent again when nothing new came: the same object for restarted runners,
             return (merged if broadcast else {}), merged  # so the weights are put once)
         self._connector_states = {}
-        reference = connector_part(local.get_state(components=list(CONNECTOR_KEYS)))
+        reference = self.group.local_connector_states()
         if broadcast:
             sync.take_reference(reference)
             return reference, reference
