@@ -60,9 +60,29 @@ class RowBatch:
                         self.row_in_file[indices], self.files)
 
 
+def check_alike(batches: List[RowBatch]) -> None:
+    """OfflineDataError where a batch (from another file) lacks a column the first has, or holds it in another row
+    shape: pooled with the others, its rows would fail to stack, or (shuffled) be cut or zero-padded silently."""
+    first = batches[0]
+    for batch in batches[1:]:
+        for column, values in first.columns.items():
+            other = batch.columns.get(column)
+            if other is None:
+                raise OfflineDataError(
+                    f"offline data: {batch.where(0)}: no column {column!r}, which {first.where(0)} has; every file "
+                    "must hold the same columns: re-record it, or read only the columns all files hold "
+                    "(config.offline_data(input_read_method_kwargs={'columns': [...]})).")
+            if other.shape[1:] != values.shape[1:]:
+                raise OfflineDataError(
+                    f"offline data: {batch.where(0)}, column {column!r}: rows of shape {list(other.shape[1:])}, but "
+                    f"{first.where(0)} holds rows of shape {list(values.shape[1:])}; every file must hold the same "
+                    "shapes: remove or re-record the file that does not fit the spaces.")
+
+
 def concatenate(batches: List[RowBatch]) -> RowBatch:
     if len(batches) == 1:
         return batches[0]
+    check_alike(batches)
     first = batches[0]
     return RowBatch({k: np.concatenate([b.columns[k] for b in batches]) for k in first.columns},
                     np.concatenate([b.file_index for b in batches]), np.concatenate([b.row_in_file for b in batches]),
@@ -71,6 +91,7 @@ def concatenate(batches: List[RowBatch]) -> RowBatch:
 
 def shuffled_concatenate(batches: List[RowBatch], rng) -> RowBatch:
     """The batches' rows in a random order: each row is copied once, straight to its new place."""
+    check_alike(batches)
     total = sum(len(b) for b in batches)
     places = rng.permutation(total)
 

@@ -206,6 +206,31 @@ def test_observations_of_the_wrong_shape_name_file_row_and_column(tmp_path):
     assert f"file {path}, row 0, column 'obs'" in message and "shape [4]" in message and "[3]" in message
 
 
+@pytest.mark.parametrize("shuffle", ["auto", 0])
+def test_a_file_whose_rows_differ_in_shape_from_the_others_is_named(tmp_path, shuffle):
+    """Rows of two files meet in one batch (the shuffle pool): a column of another row shape was cut or zero-padded
+    into the pool silently (shuffled), or failed numpy's concatenation without naming a file (in order)."""
+    good = write_rows(tmp_path / "d/a.parquet", 20)
+    bad = write_rows(tmp_path / "d/b.parquet", 20, **{Columns.OBS: np.zeros((20, 2), np.float32)})
+    message = _train_error(tmp_path, shuffle_buffer_size=shuffle, dataset_num_iters_per_learner=3)
+    assert str(good) in message and str(bad) in message and "column 'obs'" in message
+    assert "shape [2]" in message and "shape [3]" in message
+
+
+def test_files_with_different_columns_are_named_with_the_fix(tmp_path):
+    write_rows(tmp_path / "d/a.parquet", 20, action_logp=np.zeros(20, np.float32))  # e.g. a PPO recording
+    bad = write_rows(tmp_path / "d/b.parquet", 20)  # and one without the extra column (KeyError, before)
+    message = _train_error(tmp_path)
+    assert str(bad) in message and "no column 'action_logp'" in message and "'columns'" in message
+    columns = [Columns.EPS_ID, Columns.OBS, Columns.ACTIONS, Columns.REWARDS, Columns.NEXT_OBS, Columns.TERMINATEDS,
+               Columns.TRUNCATEDS]
+    algo = _config(tmp_path / "d", input_read_method_kwargs={"columns": columns}).build_algo()  # the fix named
+    try:
+        assert algo.train()["num_env_steps_trained_lifetime"] == 16
+    finally:
+        algo.stop()
+
+
 def test_an_action_outside_the_space_names_its_row(tmp_path):
     actions = np.zeros(20, np.int64)
     actions[13] = 5
