@@ -38,6 +38,7 @@ def decompress(rows: RowBatch, columns: Sequence[str]) -> None:
 def conform_observations(rows: RowBatch, column: str, space) -> None:
     values = rows.columns[column]
     if isinstance(space, gym.spaces.Box):
+        values = _stack_cells(rows, column, values, space.shape)
         _check_numeric(rows, column, values, "observations")
         if values.shape[1:] != space.shape:
             _fail(rows, 0, column, f"observations of shape {list(values.shape[1:])}, but the observation space "
@@ -102,6 +103,18 @@ def conform_rewards_and_flags(rows: RowBatch) -> None:
             if bad.any():
                 _fail(rows, int(np.argmax(bad)), column, f"{flags[int(np.argmax(bad))]} is not a bool (True/False)")
             rows.columns[column] = flags.astype(bool)
+
+
+def _stack_cells(rows: RowBatch, column: str, values: np.ndarray, shape) -> np.ndarray:
+    """Rows held as one array per cell (Ray Data hands over files of different row shapes so) stacked, or the first
+    row whose shape is not the space's named with its file."""
+    if values.dtype != object or not len(values) or not isinstance(values[0], np.ndarray):
+        return values
+    for i, cell in enumerate(values):
+        if not isinstance(cell, np.ndarray) or cell.shape != tuple(shape):
+            _fail(rows, i, column, f"observations of shape {list(np.shape(cell))}, but the observation space has "
+                  f"shape {list(shape)}", "Record with the same env, or remove the file.")
+    return np.stack(values)
 
 
 def _check_numeric(rows: RowBatch, column: str, values: np.ndarray, what: str) -> None:
