@@ -144,7 +144,7 @@ def make_reader(config) -> RowStream:
     if dataset_ids:
         if config.input_read_episodes:
             raise ValueError("Minari datasets are read as transition rows: set input_read_episodes=False.")
-        source = MinariEpisodes(dataset_ids)
+        source = MinariEpisodes(dataset_ids, normalize_actions=config.normalize_actions)
     else:
         filesystem, files = input_files(config.input_, filesystem=config.input_filesystem,
                                         filesystem_kwargs=config.input_filesystem_kwargs)
