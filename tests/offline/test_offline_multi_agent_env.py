@@ -2,6 +2,9 @@
 no single `observation_space`): the modules get their agents' spaces, the rows are checked against the trained
 module's, the env evaluates every iteration, and a checkpoint restored with `from_checkpoint` trains on to the
 weights of the uninterrupted run."""
+import json
+import textwrap
+
 import gymnasium as gym
 import numpy as np
 import torch
@@ -87,3 +90,44 @@ def test_rows_that_fit_another_agents_space_are_refused_naming_the_column(cartpo
             raise AssertionError("rows of shape [4] trained a module whose observations have shape [3]")
     finally:
         algo.stop()
+
+
+TWINS_MODULE = """
+import gymnasium as gym
+import numpy as np
+
+from relayrl.env.multi_agent_env import MultiAgentEnv
+
+
+class Twins(MultiAgentEnv):
+    def __init__(self, config=None):
+        super().__init__()
+        self.agents = self.possible_agents = ["left", "right"]
+        self.observation_spaces = {a: gym.spaces.Box(-5.0, 5.0, (4,), np.float32) for a in self.agents}
+        self.action_spaces = {a: gym.spaces.Discrete(2) for a in self.agents}
+        self.t = 0
+
+    def reset(self, *, seed=None, options=None):
+        self.t = 0
+        return {a: np.zeros(4, np.float32) for a in self.agents}, {}
+
+    def step(self, actions):
+        self.t += 1
+        obs = {a: np.full(4, self.t / 10, np.float32) for a in self.agents}
+        return obs, {a: float(x) for a, x in actions.items()}, {"__all__": self.t >= 5}, {"__all__": False}, {}
+"""
+
+
+def test_command_line_bc_on_a_users_multi_agent_env_class(cartpole_rows, tmp_path, monkeypatch, capsys):
+    """`relayrl train BC --env my_module:MultiAgentEnvClass` (one module every agent maps to; AttributeError before)
+    then `relayrl evaluate` of its checkpoint."""
+    from relayrl.cli import main
+
+    (tmp_path / "twins_envs.py").write_text(textwrap.dedent(TWINS_MODULE))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    logdir = ["--logger-config", json.dumps({"type": "json", "logdir": str(tmp_path / "run")})]
+    assert main(["train", "BC", "--input", cartpole_rows, "--env", "twins_envs:Twins", "--stop-iters", "1",
+                 "--train-batch-size", "32", *logdir]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(tmp_path / "run"), "--episodes", "2", "--trust", "twins_envs"]) == 0
+    assert "mean return over 2 episodes" in capsys.readouterr().out
