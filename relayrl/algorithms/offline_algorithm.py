@@ -146,7 +146,13 @@ def offline_spaces(config) -> Dict[str, Tuple[Any, Any]]:
 
         env = make_env_creator(config.env)(EnvContext(config.env_config))
     try:
-        if env is not None and config.is_multi_agent and _is_multi_agent_env(env):
+        if env is not None and _is_multi_agent_env(env):
+            if not config.is_multi_agent:
+                raise ValueError(
+                    f"The env {type(env).__name__} is a MultiAgentEnv, but this config is single-agent: add "
+                    "config.multi_agent(policies={'main', ...}, policy_mapping_fn=..., policies_to_train=['main']) "
+                    "(the rows train the one module trained), or give the spaces of the rows' agent with "
+                    "config.environment(observation_space=..., action_space=...).")
             return multi_agent_offline_spaces(config, env)
         if env is not None:
             obs_space, act_space = obs_space or env.observation_space, act_space or env.action_space

@@ -78,6 +78,16 @@ def test_a_users_multi_agent_env_gives_each_module_its_agents_spaces(cartpole_ro
         restored.stop()
 
 
+def test_a_single_agent_config_on_a_multi_agent_env_names_the_multi_agent_config(cartpole_rows):
+    config = BCConfig().environment(HeroAndRival).offline_data(input_=cartpole_rows)  # (AttributeError, before)
+    try:
+        config.build_algo()
+    except ValueError as error:
+        assert "HeroAndRival is a MultiAgentEnv" in str(error) and "config.multi_agent(" in str(error)
+    else:
+        raise AssertionError("a single-agent BC was built on a MultiAgentEnv")
+
+
 def test_rows_that_fit_another_agents_space_are_refused_naming_the_column(cartpole_rows):
     config = _config(cartpole_rows).multi_agent(policies_to_train=["rival"])  # CartPole rows, rival's (3,) space
     algo = config.build_algo()
