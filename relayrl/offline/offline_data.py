@@ -150,7 +150,8 @@ def make_reader(config) -> RowStream:
                                         filesystem_kwargs=config.input_filesystem_kwargs)
         if reads_sample_batch_json(config, files):
             source = SampleBatchJsonFiles(filesystem, files, required=required_columns(config),
-                                          rename=reader_renames(config))
+                                          rename=reader_renames(config),
+                                          columns=(config.input_read_method_kwargs or {}).get("columns"))
         else:
             source = ParquetFiles(filesystem, files, required=required_columns(config), rename=reader_renames(config),
                                   columns=(config.input_read_method_kwargs or {}).get("columns"))
