@@ -154,9 +154,10 @@ def _multi_agent_step(algo, env, obs: dict, explore: bool):
     the return counts every agent's reward (as an episode's return in training results)."""
     from relayrl.connectors.common.agent_to_module_mapping import module_of_agent_before_sampling
 
-    actions = {agent: algo.compute_single_action(
-        agent_obs, policy_id=module_of_agent_before_sampling(algo.config.agent_to_module_mapping_fn, agent), explore=explore)
-        for agent, agent_obs in obs.items()}
+    mapping = algo.config.agent_to_module_mapping_fn
+    actions = {agent: algo.compute_single_action(agent_obs, policy_id=module_of_agent_before_sampling(mapping, agent),
+                                                 explore=explore)
+               for agent, agent_obs in obs.items()}
     obs, rewards, terminated, truncated, _ = env.step(actions)
     done = bool(terminated.get("__all__")) or bool(truncated.get("__all__"))
     return obs, float(sum(rewards.values())), done
