@@ -6,7 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from relayrl import IQLConfig, SACConfig
+from relayrl import BCConfig, IQLConfig, SACConfig
 from relayrl.offline.offline_data import make_reader
 
 QUIET = {"logger_config": {"type": "none"}}
@@ -54,3 +54,55 @@ def test_minari_holds_the_envs_actions_and_reads_back_the_modules(tmp_path, monk
     assert read.min() >= -1.0 and read.max() <= 1.0
     raw = make_reader(config.copy(copy_frozen=False).environment(normalize_actions=False))
     np.testing.assert_allclose(raw.next_batch(len(written)).columns["actions"].ravel(), written, rtol=1e-6)
+
+
+class SetPoint(gym.Env):
+    """Heat to 5: the temperature moves halfway to the power in [0, 10]; a scripted expert writes the dataset."""
+
+    def __init__(self, config=None):
+        self.observation_space = gym.spaces.Box(-50.0, 50.0, (1,), np.float32)
+        self.action_space = gym.spaces.Box(0.0, 10.0, (1,), np.float32)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.temp, self.t = float(self.np_random.uniform(0, 10)), 0
+        return np.array([self.temp], np.float32), {}
+
+    def step(self, action):
+        self.temp, self.t = 0.5 * self.temp + 0.5 * float(np.clip(action[0], 0, 10)), self.t + 1
+        return np.array([self.temp], np.float32), -abs(self.temp - 5.0), False, self.t >= 10, {}
+
+
+def test_bc_from_a_third_party_dataset_of_env_actions_imitates_its_expert(tmp_path, monkeypatch):
+    """A dataset written with Minari's own API (the env's units): BC's greedy return -0.9 (the expert's first
+    step costs ~-2.5 an episode at most); before, the [0, 10] actions trained the module's [-1, 1] range and the
+    policy saturated at full power (-45)."""
+    minari = pytest.importorskip("minari")
+    from minari.data_collector import EpisodeBuffer
+
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
+    env, buffers = SetPoint(), []
+    for seed in range(100):
+        obs, _ = env.reset(seed=seed)
+        observations, actions, rewards = [obs], [], []
+        for _ in range(10):
+            actions.append(np.clip(10.0 - obs, 0.0, 10.0).astype(np.float32))  # the power that reaches 5 at once
+            obs, reward, _, _, _ = env.step(actions[-1])
+            observations.append(obs)
+            rewards.append(reward)
+        buffers.append(EpisodeBuffer(observations=np.stack(observations), actions=np.stack(actions), rewards=rewards,
+                                     terminations=[False] * 10, truncations=[False] * 9 + [True]))
+    minari.create_dataset_from_buffers("third/setpoint-v0", buffers, observation_space=env.observation_space,
+                                       action_space=env.action_space, algorithm_name="scripted", author="tests",
+                                       author_email="tests@example.org", code_permalink="https://example.org")
+    algo = (BCConfig().environment(SetPoint)
+            .offline_data(input_="minari://third/setpoint-v0", dataset_num_iters_per_learner=100)
+            .training(train_batch_size=128)
+            .evaluation(evaluation_interval=4, evaluation_duration=10, evaluation_config={"explore": False})
+            .debugging(seed=0, **QUIET).build_algo())
+    try:
+        for _ in range(4):
+            result = algo.train()
+        assert result["evaluation"]["env_runners"]["episode_return_mean"] > -5.0
+    finally:
+        algo.stop()
