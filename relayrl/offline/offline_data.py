@@ -96,6 +96,7 @@ class RowHandler:
             if episode.agent_id is not None:
                 raise OfflineDataError(f"offline data: {rows.where(i)}, column 'item': the episode is agent "
                                        f"{episode.agent_id!r}'s part of a multi-agent episode: {MULTI_AGENT_FIX}")
+            row_checks.check_episode(rows, i, episode, obs_space, act_space)
             if not self.config.prelearner_use_recorded_module_states:
                 # RLlib's default: the recording module's recurrent states are not the trained module's; each
                 # sequence starts from the trained module's initial state.
@@ -168,6 +169,7 @@ class OfflineData:
         self.config = config
         self.reader = make_reader(config)
         self.rows = RowHandler(config, spaces, learner)
+        self.rows._episodes.max_empty_rows = self.reader.num_rows  # a whole pass of empty episodes: none to read
         self._warn_unused(config)
 
     def _warn_unused(self, config) -> None:

@@ -190,6 +190,40 @@ def test_multi_agent_episode_rows_are_refused_naming_file_and_row(tmp_path):
     assert "not supported yet" in message
 
 
+@pytest.mark.parametrize("bad, named", [
+    ({"obs": np.zeros((4, 2), np.float32)}, "observations have shape [2], but the space"),
+    ({"actions": [0, 5, 1]}, "actions [0, 5, 1]... are not all in the space Discrete(2)"),
+    ({"rewards": [1.0, np.nan, 1.0]}, "rewards hold nan"),
+])
+def test_episode_rows_that_do_not_fit_the_spaces_name_file_and_row(tmp_path, bad, named):
+    """Checked as transition rows are (before: numpy's concatenate error in the Learner pipeline, or nothing)."""
+    from relayrl.episodes.single_agent_episode import SingleAgentEpisode
+    from relayrl.offline.episode_rows import encode_episode
+
+    def episode(obs=np.zeros((4, 3), np.float32), actions=(0, 1, 0), rewards=(1.0, 1.0, 1.0)):
+        return encode_episode(SingleAgentEpisode(observations=list(obs), actions=list(actions), rewards=list(rewards),
+                                                 truncated=True, len_lookback_buffer=0))
+
+    os.makedirs(tmp_path / "d")
+    pq.write_table(pa.table({"item": [episode(), episode(**bad)]}), tmp_path / "d/a.parquet")
+    message = _train_error(tmp_path, input_read_episodes=True, shuffle_buffer_size=0)
+    assert f"file {tmp_path / 'd/a.parquet'}, row 1, column 'item'" in message and named in message
+
+
+def test_episode_rows_without_steps_are_refused_not_read_forever(tmp_path):
+    """Episodes whose steps are all in the lookback buffer (SingleAgentEpisode's default) hold no steps: a pass of
+    them ends the read with the problem named (before, train() read the files forever)."""
+    from relayrl.episodes.single_agent_episode import SingleAgentEpisode
+    from relayrl.offline.episode_rows import encode_episode
+
+    empty = encode_episode(SingleAgentEpisode(observations=list(np.zeros((4, 3), np.float32)), actions=[0, 1, 0],
+                                              rewards=[1.0] * 3))
+    os.makedirs(tmp_path / "d")
+    pq.write_table(pa.table({"item": [empty] * 3}), tmp_path / "d/a.parquet")
+    message = _train_error(tmp_path, input_read_episodes=True)
+    assert "episode rows read one after the other hold no steps" in message and "has 3 rows" in message
+
+
 def test_multi_agent_configs_of_offline_algorithms_train_one_module_or_are_refused():
     two = _config("/data").multi_agent(policies={"p0", "p1"}, policy_mapping_fn=lambda aid, *a, **kw: "p0")
     with pytest.raises(ValueError, match=r"BC trains one module .* trains 2 \(\['p0', 'p1'\]\): give it one"):
