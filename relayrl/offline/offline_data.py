@@ -7,6 +7,7 @@ reads its own shard instead (relayrl/distributed/offline_ray_data.py) with the s
 import logging
 from typing import Any, Dict, Optional, Tuple
 
+import gymnasium as gym
 import numpy as np
 
 from relayrl.algorithms.offline_multi_agent import as_module_episode
@@ -170,6 +171,9 @@ class OfflineData:
         self.reader = make_reader(config)
         self.rows = RowHandler(config, spaces, learner)
         self.rows._episodes.max_empty_rows = self.reader.num_rows  # a whole pass of empty episodes: none to read
+        obs_space = spaces[0]
+        if isinstance(obs_space, gym.spaces.Box) and not config.input_read_episodes:  # (names a file of other rows)
+            self.reader.expected_shapes = {Columns.OBS: obs_space.shape, Columns.NEXT_OBS: obs_space.shape}
         self._warn_unused(config)
 
     def _warn_unused(self, config) -> None:
