@@ -10,6 +10,7 @@ timesteps read, as RLlib's does.
 """
 from typing import Any, Dict, Tuple
 
+from relayrl.algorithms.offline_multi_agent import multi_agent_offline_spaces
 from relayrl.algorithms.offline_recurrent_rows import check_recurrent_module_reads_episodes
 from relayrl.core.columns import DEFAULT_MODULE_ID
 from relayrl.metrics import LEARNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME, NUM_ENV_STEPS_TRAINED_LIFETIME
@@ -145,6 +146,14 @@ def offline_spaces(config) -> Dict[str, Tuple[Any, Any]]:
 
         env = make_env_creator(config.env)(EnvContext(config.env_config))
     try:
+        if env is not None and _is_multi_agent_env(env):
+            if not config.is_multi_agent:
+                raise ValueError(
+                    f"The env {type(env).__name__} is a MultiAgentEnv, but this config is single-agent: add "
+                    "config.multi_agent(policies={'main', ...}, policy_mapping_fn=..., policies_to_train=['main']) "
+                    "(the rows train the one module trained), or give the spaces of the rows' agent with "
+                    "config.environment(observation_space=..., action_space=...).")
+            return multi_agent_offline_spaces(config, env)
         if env is not None:
             obs_space, act_space = obs_space or env.observation_space, act_space or env.action_space
         rows_spaces = module_spaces = (obs_space, act_space)
@@ -156,6 +165,12 @@ def offline_spaces(config) -> Dict[str, Tuple[Any, Any]]:
         if env is not None:
             env.close()
     return {"__env_single__": rows_spaces, DEFAULT_MODULE_ID: module_spaces}
+
+
+def _is_multi_agent_env(env) -> bool:
+    from relayrl.env.multi_agent_env import MultiAgentEnv
+
+    return isinstance(getattr(env, "unwrapped", env), MultiAgentEnv) or isinstance(env, MultiAgentEnv)
 
 
 def _recorded_observation_space(pipeline, observation_space):

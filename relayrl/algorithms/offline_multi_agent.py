@@ -21,7 +21,9 @@ def offline_module_id(config) -> str:
         raise ValueError(f"{name} trains one module from single-agent offline data, but config.multi_agent(...) "
                          f"trains {len(trained)} ({trained}): give it one policy to train (policies={{'main'}}, "
                          "or policies_to_train=['main']); other policies may run in evaluation only "
-                         "(evaluation_config={'policies': ...}). Multi-agent recordings are not read yet.")
+                         "(evaluation_config={'policies': ...}). Multi-agent recordings are not read yet: "
+                         "relayrl.offline.split_by_module.split_by_module(recording, folder) writes each module's "
+                         "rows as a single-agent dataset, which a BC per module (or this one) reads.")
     return trained[0]
 
 
@@ -33,4 +35,24 @@ def as_module_episode(episode, module_id: str):
     return episode
 
 
-__all__ = ["offline_module_id", "as_module_episode"]
+def multi_agent_offline_spaces(config, env) -> dict:
+    """offline_spaces for a multi-agent config whose env (a MultiAgentEnv, per-agent spaces) gives the spaces: each
+    module gets its agents' spaces through the env-to-module pipeline (policy_mapping_fn), as a MultiAgentEnvRunner
+    builds them, and the rows are checked against the spaces of the module they train. The config's own
+    observation_space / action_space, where set, win (the rows and any module without agents)."""
+    import gymnasium as gym
+
+    from relayrl.env.unmapped_module_spaces import check_module_spaces, spaces_by_module
+
+    agents = list(env.possible_agents) or list(getattr(env, "observation_spaces", None) or {})
+    agent_spaces = (gym.spaces.Dict({aid: env.get_observation_space(aid) for aid in agents}),
+                    gym.spaces.Dict({aid: env.get_action_space(aid) for aid in agents}))
+    pipeline = config.build_env_to_module_connector(env=env, spaces={"__env_single__": agent_spaces})
+    spaces = spaces_by_module(pipeline.observation_space, pipeline.action_space, config.policies)
+    check_module_spaces(config.get_multi_rl_module_spec(spaces=spaces))
+    trained = spaces[offline_module_id(config)]
+    rows = (config.observation_space or trained[0], config.action_space or trained[1])
+    return {**spaces, "__env_single__": rows, DEFAULT_MODULE_ID: rows}
+
+
+__all__ = ["offline_module_id", "as_module_episode", "multi_agent_offline_spaces"]

@@ -129,11 +129,15 @@ def evaluate_checkpoint(checkpoint: str, *, episodes: int = 5, video_dir: Option
             frames = [env.render()] if writer else []
             total, done, state = 0.0, False, None  # state: a recurrent module's memory, carried step to step
             while not done:
-                action, state, _ = algo.compute_single_action(obs, state, explore=explore, full_fetch=True)
-                state = state if _holds_state(state) else None
-                obs, reward, terminated, truncated, _ = env.step(action)
-                total += float(reward)
-                done = terminated or truncated
+                if algo.config.is_multi_agent:
+                    obs, reward, done = _multi_agent_step(algo, env, obs, explore)
+                    total += reward
+                else:
+                    action, state, _ = algo.compute_single_action(obs, state, explore=explore, full_fetch=True)
+                    state = state if _holds_state(state) else None
+                    obs, reward, terminated, truncated, _ = env.step(action)
+                    total += float(reward)
+                    done = terminated or truncated
                 if writer:
                     frames.append(env.render())
             returns.append(total)
@@ -143,6 +147,20 @@ def evaluate_checkpoint(checkpoint: str, *, episodes: int = 5, video_dir: Option
         return returns
     finally:
         algo.stop()
+
+
+def _multi_agent_step(algo, env, obs: dict, explore: bool):
+    """One step of a MultiAgentEnv: each agent that observed acts with the module policy_mapping_fn maps it to;
+    the return counts every agent's reward (as an episode's return in training results)."""
+    from relayrl.connectors.common.agent_to_module_mapping import module_of_agent_before_sampling
+
+    mapping = algo.config.agent_to_module_mapping_fn
+    actions = {agent: algo.compute_single_action(agent_obs, policy_id=module_of_agent_before_sampling(mapping, agent),
+                                                 explore=explore)
+               for agent, agent_obs in obs.items()}
+    obs, rewards, terminated, truncated, _ = env.step(actions)
+    done = bool(terminated.get("__all__")) or bool(truncated.get("__all__"))
+    return obs, float(sum(rewards.values())), done
 
 
 def _holds_state(state) -> bool:

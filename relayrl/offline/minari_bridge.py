@@ -6,7 +6,11 @@
 - Recording: `config.offline_data(output="minari://<dataset id>")`: the EnvRunner's finished episodes go into a
   new Minari dataset (created on the first write, extended on later ones). Minari writes one dataset from one
   process, so this records with in-process EnvRunners only (num_env_runners=0, evaluation_num_env_runners=0).
+- Actions: a Minari dataset holds the actions the env got (its convention, which other tools read). Box actions
+  are written as the env got them (with normalize_actions, the module's [-1, 1] actions mapped to the space's
+  bounds) and read back into the module's range (`env_actions` / `module_actions`).
 """
+import functools
 import os
 import warnings
 from typing import Any, List, Optional, Sequence
@@ -46,9 +50,10 @@ class MinariEpisodes:
     """The row source (see reader.RowStream) of Minari datasets: each episode's steps as transition rows. Its units
     are the episodes (read one at a time, in a new order each pass when shuffling); `files` names them."""
 
-    def __init__(self, dataset_ids: Sequence[str]):
+    def __init__(self, dataset_ids: Sequence[str], *, normalize_actions: bool = False):
         self._names = [MINARI_PREFIX + d for d in dataset_ids]
         self._datasets = [load_minari_dataset(d) for d in dataset_ids]
+        self._normalize_actions = normalize_actions  # the env's Box actions -> the module's [-1, 1]
         self._episodes = [(k, int(i)) for k, ds in enumerate(self._datasets) for i in ds.episode_indices]
         self.files = [f"{self._names[k]}, episode {i}" for k, i in self._episodes]  # RowBatch labels, per episode
         self.num_rows = sum(int(ds.total_steps) for ds in self._datasets)
@@ -82,7 +87,8 @@ class MinariEpisodes:
             Columns.EPS_ID: np.full(n, f"{self._names[dataset]}#{episode.id}", dtype=object),
             Columns.OBS: np.asarray(observations[:-1]),
             Columns.NEXT_OBS: np.asarray(observations[1:]),
-            Columns.ACTIONS: np.asarray(episode.actions),
+            Columns.ACTIONS: module_actions(np.asarray(episode.actions), self._datasets[dataset].action_space,
+                                            self._normalize_actions),
             Columns.REWARDS: np.asarray(episode.rewards),
             Columns.TERMINATEDS: np.asarray(episode.terminations, dtype=bool),
             Columns.TRUNCATEDS: np.asarray(episode.truncations, dtype=bool),
@@ -93,8 +99,10 @@ class MinariEpisodes:
 class MinariWriter:
     """Writes finished single-agent episodes into a Minari dataset (created on the first write)."""
 
-    def __init__(self, dataset_id: str, *, env_spec=None, observation_space=None, action_space=None):
+    def __init__(self, dataset_id: str, *, env_spec=None, observation_space=None, action_space=None,
+                 normalize_actions: bool = False, clip_actions: bool = False):
         self.dataset_id = dataset_id
+        self._to_env = (normalize_actions, clip_actions)  # the module-to-env mapping of Box actions
         self._env_spec = env_spec
         self._spaces = (observation_space, action_space)
         self._dataset = None
@@ -118,7 +126,9 @@ class MinariWriter:
         minari = require("minari", "recording into a Minari dataset")
         from minari.data_collector import EpisodeBuffer
 
-        buffers = [_buffer(e, EpisodeBuffer) for e in self._finished(episodes)]
+        actions = functools.partial(env_actions, space=self._spaces[1], normalize_actions=self._to_env[0],
+                                    clip_actions=self._to_env[1])
+        buffers = [_buffer(e, EpisodeBuffer, actions) for e in self._finished(episodes)]
         if not buffers:
             return 0
         if self._dataset is None:
@@ -142,12 +152,37 @@ class MinariWriter:
         self._ongoing = {}
 
 
-def _buffer(chunks, buffer_class):
+def env_actions(actions: np.ndarray, space, normalize_actions: bool, clip_actions: bool) -> np.ndarray:
+    """The module's Box actions as the env got them (NormalizeAndClipActions' mapping); others as they are."""
+    import gymnasium as gym
+
+    from relayrl.connectors.module_to_env.normalize_and_clip_actions import clip_action, unsquash_action
+
+    if not isinstance(space, gym.spaces.Box) or not (normalize_actions or clip_actions):
+        return actions
+    return unsquash_action(actions, space) if normalize_actions else clip_action(actions, space)
+
+
+def module_actions(actions: np.ndarray, space, normalize_actions: bool) -> np.ndarray:
+    """The env's Box actions of a Minari dataset in the module's range: bounded dimensions mapped to [-1, 1] (the
+    inverse of env_actions), when the config normalizes actions."""
+    import gymnasium as gym
+
+    if not normalize_actions or not isinstance(space, gym.spaces.Box) or actions.shape[1:] != space.shape:
+        return actions  # (another shape is left for the row checks to name)
+    bounded = np.isfinite(space.low) & np.isfinite(space.high)
+    low, high = np.where(bounded, space.low, -1.0), np.where(bounded, space.high, 1.0)
+    scaled = (actions - low) * 2.0 / np.where(high > low, high - low, 1.0) - 1.0
+    return np.where(bounded, scaled, actions).astype(space.dtype)
+
+
+def _buffer(chunks, buffer_class, actions=lambda a: a):
     """One Minari episode from an episode's chunks (each chunk's last observation is the next one's first)."""
     observations = np.concatenate([np.asarray(c.get_observations())[:-1] for c in chunks]
                                   + [np.asarray(chunks[-1].get_observations())[-1:]])
     n, last = len(observations) - 1, chunks[-1]
-    return buffer_class(observations=observations, actions=np.concatenate([np.asarray(c.get_actions()) for c in chunks]),
+    return buffer_class(observations=observations,
+                        actions=actions(np.concatenate([np.asarray(c.get_actions()) for c in chunks])),
                         rewards=[float(r) for c in chunks for r in c.get_rewards()],
                         terminations=[False] * (n - 1) + [bool(last.is_terminated)],
                         truncations=[False] * (n - 1) + [bool(last.is_truncated)])
@@ -160,4 +195,4 @@ def minari_output_id(output: Optional[str]) -> Optional[str]:
 
 
 __all__ = ["MINARI_PREFIX", "MinariEpisodes", "MinariWriter", "minari_dataset_ids", "minari_output_id",
-           "load_minari_dataset"]
+           "load_minari_dataset", "env_actions", "module_actions"]

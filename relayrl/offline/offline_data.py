@@ -7,6 +7,7 @@ reads its own shard instead (relayrl/distributed/offline_ray_data.py) with the s
 import logging
 from typing import Any, Dict, Optional, Tuple
 
+import gymnasium as gym
 import numpy as np
 
 from relayrl.algorithms.offline_multi_agent import as_module_episode
@@ -96,6 +97,7 @@ class RowHandler:
             if episode.agent_id is not None:
                 raise OfflineDataError(f"offline data: {rows.where(i)}, column 'item': the episode is agent "
                                        f"{episode.agent_id!r}'s part of a multi-agent episode: {MULTI_AGENT_FIX}")
+            row_checks.check_episode(rows, i, episode, obs_space, act_space)
             if not self.config.prelearner_use_recorded_module_states:
                 # RLlib's default: the recording module's recurrent states are not the trained module's; each
                 # sequence starts from the trained module's initial state.
@@ -144,13 +146,14 @@ def make_reader(config) -> RowStream:
     if dataset_ids:
         if config.input_read_episodes:
             raise ValueError("Minari datasets are read as transition rows: set input_read_episodes=False.")
-        source = MinariEpisodes(dataset_ids)
+        source = MinariEpisodes(dataset_ids, normalize_actions=config.normalize_actions)
     else:
         filesystem, files = input_files(config.input_, filesystem=config.input_filesystem,
                                         filesystem_kwargs=config.input_filesystem_kwargs)
         if reads_sample_batch_json(config, files):
             source = SampleBatchJsonFiles(filesystem, files, required=required_columns(config),
-                                          rename=reader_renames(config))
+                                          rename=reader_renames(config),
+                                          columns=(config.input_read_method_kwargs or {}).get("columns"))
         else:
             source = ParquetFiles(filesystem, files, required=required_columns(config), rename=reader_renames(config),
                                   columns=(config.input_read_method_kwargs or {}).get("columns"))
@@ -167,6 +170,10 @@ class OfflineData:
         self.config = config
         self.reader = make_reader(config)
         self.rows = RowHandler(config, spaces, learner)
+        self.rows._episodes.max_empty_rows = self.reader.num_rows  # a whole pass of empty episodes: none to read
+        obs_space = spaces[0]
+        if isinstance(obs_space, gym.spaces.Box) and not config.input_read_episodes:  # (names a file of other rows)
+            self.reader.expected_shapes = {Columns.OBS: obs_space.shape, Columns.NEXT_OBS: obs_space.shape}
         self._warn_unused(config)
 
     def _warn_unused(self, config) -> None:

@@ -10,13 +10,14 @@ Subclass it (`config.offline_data(prelearner_class=...)`) and override `_map_to_
 your own layout; a subclass always takes the episode path.
 """
 import uuid
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
 from relayrl.algorithms.offline_multi_agent import as_module_episode, offline_module_id
 from relayrl.core.columns import Columns
 from relayrl.episodes.single_agent_episode import SingleAgentEpisode
+from relayrl.offline.reader import OfflineDataError
 from relayrl.offline.transition_columns import TransitionColumns
 
 # RLlib's offline schema: columns with a meaning of their own; any other column is an extra model output.
@@ -24,6 +25,7 @@ SCHEMA = {name: name for name in (Columns.EPS_ID, Columns.AGENT_ID, Columns.MODU
                                   Columns.REWARDS, Columns.INFOS, Columns.NEXT_OBS, Columns.TERMINATEDS,
                                   Columns.TRUNCATEDS, Columns.T, "agent_index", "dones", "unroll_id")}
 _NOT_EXTRA = set(SCHEMA) | {"type"}
+_MAX_EMPTY_ROWS = 1_000_000  # (where the dataset's size is not known: a Ray Data shard)
 
 
 def extra_columns(batch: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
@@ -78,17 +80,27 @@ class EpisodeBatcher:
     steps of it already handed out) or None, so a checkpoint can name the carried episodes instead of storing them.
     """
 
-    def __init__(self):
+    def __init__(self, max_empty_rows: Optional[int] = None):
         self._carry: List[tuple] = []  # (episode, origin) pairs that start the next batch
+        # Rows read one after the other holding no step that mean the data has none (a whole pass: the dataset's
+        # rows); without the bound, a dataset of empty episodes (all steps in the lookback buffer) read forever.
+        self.max_empty_rows = max_empty_rows or _MAX_EMPTY_ROWS
 
     def batch(self, num_timesteps: int, more_episodes) -> List[SingleAgentEpisode]:
         """`more_episodes()`: the next few (episode, origin) pairs from the files (called until there are enough
         steps)."""
         pending, self._carry = self._carry, []
-        out, have = [], 0
+        out, have, empty_rows = [], 0, 0
         while have < num_timesteps:
             if not pending:
-                pending = [(e, origin) for e, origin in more_episodes() if len(e)]
+                read = more_episodes()
+                pending = [(e, origin) for e, origin in read if len(e)]
+                empty_rows = 0 if pending else empty_rows + len(read)
+                if empty_rows > self.max_empty_rows:
+                    raise OfflineDataError(
+                        f"offline data: {empty_rows} episode rows read one after the other hold no steps (episodes "
+                        f"of length 0, e.g. every step in the lookback buffer; the dataset has "
+                        f"{self.max_empty_rows} rows): record the episodes again.")
                 continue
             episode, origin = pending.pop(0)
             need = num_timesteps - have

@@ -60,17 +60,49 @@ class RowBatch:
                         self.row_in_file[indices], self.files)
 
 
-def concatenate(batches: List[RowBatch]) -> RowBatch:
+def check_alike(batches: List[RowBatch], expected: Optional[Dict[str, tuple]] = None) -> None:
+    """OfflineDataError where a batch (from another file) lacks a column the first has, or holds it in another row
+    shape: pooled with the others, its rows would fail to stack, or (shuffled) be cut or zero-padded silently.
+    `expected`: {column: row shape} the spaces give (observations): the batch that differs from it is named."""
+    first = batches[0]
+    for column, shape in (expected or {}).items():
+        for batch in batches:
+            values = batch.columns.get(column)
+            if values is not None and values.dtype != object and values.shape[1:] != tuple(shape):
+                if all(b.columns.get(column) is None or b.columns[column].shape[1:] == values.shape[1:]
+                       for b in batches):
+                    break  # one shape throughout: the row checks name it against the space
+                raise OfflineDataError(
+                    f"offline data: {batch.where(0)}, column {column!r}: rows of shape {list(values.shape[1:])}, "
+                    f"but the space has shape {list(shape)} (as other files' rows); remove or re-record the file.")
+    for batch in batches[1:]:
+        for column, values in first.columns.items():
+            other = batch.columns.get(column)
+            if other is None:
+                raise OfflineDataError(
+                    f"offline data: {batch.where(0)}: no column {column!r}, which {first.where(0)} has; every file "
+                    "must hold the same columns: re-record it, or read only the columns all files hold "
+                    "(config.offline_data(input_read_method_kwargs={'columns': [...]})).")
+            if other.shape[1:] != values.shape[1:]:
+                raise OfflineDataError(
+                    f"offline data: {batch.where(0)}, column {column!r}: rows of shape {list(other.shape[1:])}, but "
+                    f"{first.where(0)} holds rows of shape {list(values.shape[1:])}; every file must hold the same "
+                    "shapes: remove or re-record the file that does not fit the spaces.")
+
+
+def concatenate(batches: List[RowBatch], expected: Optional[Dict[str, tuple]] = None) -> RowBatch:
     if len(batches) == 1:
         return batches[0]
+    check_alike(batches, expected)
     first = batches[0]
     return RowBatch({k: np.concatenate([b.columns[k] for b in batches]) for k in first.columns},
                     np.concatenate([b.file_index for b in batches]), np.concatenate([b.row_in_file for b in batches]),
                     first.files)
 
 
-def shuffled_concatenate(batches: List[RowBatch], rng) -> RowBatch:
+def shuffled_concatenate(batches: List[RowBatch], rng, expected: Optional[Dict[str, tuple]] = None) -> RowBatch:
     """The batches' rows in a random order: each row is copied once, straight to its new place."""
+    check_alike(batches, expected)
     total = sum(len(b) for b in batches)
     places = rng.permutation(total)
 
@@ -126,6 +158,7 @@ class RowStream:
         self._unit_chunks = None  # the open unit's remaining chunks (None: open it on the next chunk)
         self._pool: Optional[RowBatch] = None
         self._pool_start = 0
+        self.expected_shapes: Dict[str, tuple] = {}  # {column: row shape} from the spaces (check_alike)
         self._memory: Optional[RowBatch] = self._read_all() if materialize else None
 
     @property
@@ -158,7 +191,7 @@ class RowStream:
             chunk = self._next_chunk()
             chunks.append(chunk)
             seen += len(chunk)
-        return concatenate(chunks)
+        return concatenate(chunks, self.expected_shapes)
 
     def next_batch(self, num_rows: int) -> RowBatch:
         """The next `num_rows` rows (the stream goes on into the next pass when this one ends)."""
@@ -184,7 +217,8 @@ class RowStream:
             chunk = self._next_chunk()
             rest.append(chunk)
             have += len(chunk)
-        pool = shuffled_concatenate(rest, self._rng) if self._shuffle_rows else concatenate(rest)
+        pool = shuffled_concatenate(rest, self._rng, self.expected_shapes) if self._shuffle_rows else \
+            concatenate(rest, self.expected_shapes)
         self._pool, self._pool_start = pool, 0
 
     # -- the position (checkpoints) --------------------------------------------------------------

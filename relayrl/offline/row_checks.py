@@ -38,6 +38,7 @@ def decompress(rows: RowBatch, columns: Sequence[str]) -> None:
 def conform_observations(rows: RowBatch, column: str, space) -> None:
     values = rows.columns[column]
     if isinstance(space, gym.spaces.Box):
+        values = _stack_cells(rows, column, values, space.shape)
         _check_numeric(rows, column, values, "observations")
         if values.shape[1:] != space.shape:
             _fail(rows, 0, column, f"observations of shape {list(values.shape[1:])}, but the observation space "
@@ -104,6 +105,43 @@ def conform_rewards_and_flags(rows: RowBatch) -> None:
             rows.columns[column] = flags.astype(bool)
 
 
+def check_episode(rows: RowBatch, i: int, episode, obs_space, act_space) -> None:
+    """An episode row's observations and actions against the spaces (Box shapes, Discrete ranges) and its rewards
+    finite: what the transition checks ensure, named by the row (before, a wrong shape failed the Learner
+    pipeline's batching with numpy's concatenate error)."""
+    def fail(problem: str) -> None:
+        raise OfflineDataError(f"offline data: {rows.where(i)}, column 'item': the episode's {problem}. Record "
+                               "with the same env, or remove the file.")
+
+    for what, values, space in (("observations", episode.get_observations(), obs_space),
+                                ("actions", episode.get_actions(), act_space)):
+        values = np.asarray(values)
+        if not len(values) or values.dtype == object:
+            continue
+        if isinstance(space, gym.spaces.Box) and values.shape[1:] != space.shape:
+            fail(f"{what} have shape {list(values.shape[1:])}, but the space {space} has {list(space.shape)}")
+        if isinstance(space, gym.spaces.Discrete):
+            start = int(getattr(space, "start", 0))
+            bad = (values.ndim != 1) or bool(((values < start) | (values >= start + int(space.n))).any())
+            if bad:
+                fail(f"{what} {values.ravel()[:5].tolist()}... are not all in the space {space}")
+    rewards = np.asarray(episode.get_rewards(), dtype=np.float64) if len(episode) else np.zeros(0)
+    if not np.isfinite(rewards).all():
+        fail(f"rewards hold {rewards[~np.isfinite(rewards)][0]}")
+
+
+def _stack_cells(rows: RowBatch, column: str, values: np.ndarray, shape) -> np.ndarray:
+    """Rows held as one array per cell (Ray Data hands over files of different row shapes so) stacked, or the first
+    row whose shape is not the space's named with its file."""
+    if values.dtype != object or not len(values) or not isinstance(values[0], np.ndarray):
+        return values
+    for i, cell in enumerate(values):
+        if not isinstance(cell, np.ndarray) or cell.shape != tuple(shape):
+            _fail(rows, i, column, f"observations of shape {list(np.shape(cell))}, but the observation space has "
+                  f"shape {list(shape)}", "Record with the same env, or remove the file.")
+    return np.stack(values)
+
+
 def _check_numeric(rows: RowBatch, column: str, values: np.ndarray, what: str) -> None:
     if values.dtype.kind not in "biuf":
         _fail(rows, 0, column, f"{what} of dtype {values.dtype} ({type(values[0]).__name__} values), not numbers",
@@ -122,4 +160,4 @@ def _discrete(rows: RowBatch, column: str, values: np.ndarray, space, what: str)
     return values.astype(space.dtype, copy=False)
 
 
-__all__ = ["decompress", "conform_observations", "conform_actions", "conform_rewards_and_flags"]
+__all__ = ["decompress", "conform_observations", "conform_actions", "conform_rewards_and_flags", "check_episode"]

@@ -31,11 +31,14 @@ class LineParser:
     """One JSON line -> its columns ({RLlib column: raw value}, then arrays), checked; errors name `where`.
 
     `required`: columns every line must hold (after `rename`, {file column: RLlib column}; `dones` counts as
-    `terminateds`)."""
+    `terminateds`); `columns`: keep only these (RLlib's names; None: all), as the parquet reader's
+    `input_read_method_kwargs={'columns': [...]}`."""
 
-    def __init__(self, *, required: Sequence[str] = (), rename: Optional[Dict[str, str]] = None):
+    def __init__(self, *, required: Sequence[str] = (), rename: Optional[Dict[str, str]] = None,
+                 columns: Optional[Sequence[str]] = None):
         self.rename = dict(rename or {})
         self.required = [c for c in required if c != "terminateds"]
+        self.keep = None if columns is None else set(columns)
 
     def raw_columns(self, line: str, where: str) -> Dict[str, object]:
         """The line's columns as they are in the JSON ({} for a blank line)."""
@@ -66,7 +69,9 @@ class LineParser:
             name = self.rename.get(name, name)
             if name in _DROPPED or name.startswith(("state_in_", "state_out_")):
                 continue
-            columns["terminateds" if name == "dones" else name] = value
+            name = "terminateds" if name == "dones" else name
+            if self.keep is None or name in self.keep:
+                columns[name] = value
         check_required_columns(where, self.required, columns, self.rename, sorted(record))
         return columns
 
@@ -99,10 +104,10 @@ class SampleBatchJsonFiles:
     'file F, line L' and its row in that line's batch."""
 
     def __init__(self, filesystem, files: Sequence[str], *, required: Sequence[str] = (),
-                 rename: Optional[Dict[str, str]] = None):
+                 rename: Optional[Dict[str, str]] = None, columns: Optional[Sequence[str]] = None):
         self.filesystem = filesystem
         self.paths = list(files)
-        self._parser = LineParser(required=required, rename=rename)
+        self._parser = LineParser(required=required, rename=rename, columns=columns)
         self.files: List[str] = []  # per line with rows: 'PATH, line L' (RowBatch.where names it)
         self._labels: List[Dict[int, int]] = []  # per path: {line number: its index in self.files}
         self._label_paths: List[int] = []  # per entry of self.files: the index of its path

@@ -181,7 +181,8 @@ def writer_for(env_runner) -> Optional[object]:
                              "parquet (output=<folder>).")
         obs_space, act_space = env_runner.get_spaces()["__env_single__"]
         env_spec = config.env if isinstance(config.env, str) else None
-        return MinariWriter(dataset_id, env_spec=env_spec, observation_space=obs_space, action_space=act_space)
+        return MinariWriter(dataset_id, env_spec=env_spec, observation_space=obs_space, action_space=act_space,
+                            normalize_actions=config.normalize_actions, clip_actions=config.clip_actions)
     return OfflineWriter(config, worker_index=env_runner.worker_index, subdir=env_subdir(env_runner))
 
 

@@ -7,6 +7,8 @@ import pytest
 
 from relayrl import BCConfig
 from relayrl.distributed.offline_ray_data import _row_batch
+from relayrl.offline.reader import OfflineDataError
+from relayrl.offline.row_checks import conform_observations
 
 
 def test_a_list_column_from_ray_data_becomes_one_array_and_ragged_rows_stay_for_the_checks():
@@ -17,6 +19,24 @@ def test_a_list_column_from_ray_data_becomes_one_array_and_ragged_rows_stay_for_
     ragged = np.empty(2, dtype=object)
     ragged[:] = [np.zeros(4, np.float32), np.zeros(3, np.float32)]
     assert _row_batch({"obs": ragged}).columns["obs"].dtype == object  # the row checks name the shape
+
+
+def test_ragged_rows_from_two_files_name_the_file_whose_shape_is_not_the_spaces():
+    """Ray Data hands a batch from a file of [3]-rows and one of [4]-rows as per-row arrays: the check names the
+    [3] file and both shapes (before: 'observations of dtype object ... If they are RLlib-compressed')."""
+    ragged = np.empty(3, dtype=object)
+    ragged[:] = [np.zeros(4, np.float32), np.zeros(4, np.float32), np.zeros(3, np.float32)]
+    batch = _row_batch({"obs": ragged, "path": np.array(["good.parquet", "good.parquet", "bad.parquet"], object)})
+    with pytest.raises(OfflineDataError) as info:
+        conform_observations(batch, "obs", gym.spaces.Box(-1, 1, (4,), np.float32))
+    assert "file bad.parquet, column 'obs'" in str(info.value) and "shape [3]" in str(info.value)
+    assert "shape [4]" in str(info.value)
+    fitting = np.empty(2, dtype=object)
+    fitting[:] = [np.zeros(4, np.float64), np.ones(4, np.float64)]
+    batch = _row_batch({"obs": fitting})
+    batch.columns["obs"] = fitting  # (cells of the space's shape left as cells are stacked and cast)
+    conform_observations(batch, "obs", gym.spaces.Box(-1, 1, (4,), np.float32))
+    assert batch.columns["obs"].dtype == np.float32 and batch.columns["obs"].shape == (2, 4)
 
 
 @pytest.mark.slow

@@ -190,6 +190,40 @@ def test_multi_agent_episode_rows_are_refused_naming_file_and_row(tmp_path):
     assert "not supported yet" in message
 
 
+@pytest.mark.parametrize("bad, named", [
+    ({"obs": np.zeros((4, 2), np.float32)}, "observations have shape [2], but the space"),
+    ({"actions": [0, 5, 1]}, "actions [0, 5, 1]... are not all in the space Discrete(2)"),
+    ({"rewards": [1.0, np.nan, 1.0]}, "rewards hold nan"),
+])
+def test_episode_rows_that_do_not_fit_the_spaces_name_file_and_row(tmp_path, bad, named):
+    """Checked as transition rows are (before: numpy's concatenate error in the Learner pipeline, or nothing)."""
+    from relayrl.episodes.single_agent_episode import SingleAgentEpisode
+    from relayrl.offline.episode_rows import encode_episode
+
+    def episode(obs=np.zeros((4, 3), np.float32), actions=(0, 1, 0), rewards=(1.0, 1.0, 1.0)):
+        return encode_episode(SingleAgentEpisode(observations=list(obs), actions=list(actions), rewards=list(rewards),
+                                                 truncated=True, len_lookback_buffer=0))
+
+    os.makedirs(tmp_path / "d")
+    pq.write_table(pa.table({"item": [episode(), episode(**bad)]}), tmp_path / "d/a.parquet")
+    message = _train_error(tmp_path, input_read_episodes=True, shuffle_buffer_size=0)
+    assert f"file {tmp_path / 'd/a.parquet'}, row 1, column 'item'" in message and named in message
+
+
+def test_episode_rows_without_steps_are_refused_not_read_forever(tmp_path):
+    """Episodes whose steps are all in the lookback buffer (SingleAgentEpisode's default) hold no steps: a pass of
+    them ends the read with the problem named (before, train() read the files forever)."""
+    from relayrl.episodes.single_agent_episode import SingleAgentEpisode
+    from relayrl.offline.episode_rows import encode_episode
+
+    empty = encode_episode(SingleAgentEpisode(observations=list(np.zeros((4, 3), np.float32)), actions=[0, 1, 0],
+                                              rewards=[1.0] * 3))
+    os.makedirs(tmp_path / "d")
+    pq.write_table(pa.table({"item": [empty] * 3}), tmp_path / "d/a.parquet")
+    message = _train_error(tmp_path, input_read_episodes=True)
+    assert "episode rows read one after the other hold no steps" in message and "has 3 rows" in message
+
+
 def test_multi_agent_configs_of_offline_algorithms_train_one_module_or_are_refused():
     two = _config("/data").multi_agent(policies={"p0", "p1"}, policy_mapping_fn=lambda aid, *a, **kw: "p0")
     with pytest.raises(ValueError, match=r"BC trains one module .* trains 2 \(\['p0', 'p1'\]\): give it one"):
@@ -204,6 +238,34 @@ def test_observations_of_the_wrong_shape_name_file_row_and_column(tmp_path):
     path = write_rows(tmp_path / "d/a.parquet", 20, **{Columns.OBS: np.zeros((20, 4), np.float32)})
     message = _train_error(tmp_path, shuffle_buffer_size=0)
     assert f"file {path}, row 0, column 'obs'" in message and "shape [4]" in message and "[3]" in message
+
+
+@pytest.mark.parametrize("bad_name", ["a.parquet", "c.parquet"])
+@pytest.mark.parametrize("shuffle", ["auto", 0])
+def test_a_file_whose_rows_differ_in_shape_from_the_others_is_named(tmp_path, shuffle, bad_name):
+    """Rows of two files meet in one batch (the shuffle pool): a column of another row shape was cut or zero-padded
+    into the pool silently (shuffled), or failed numpy's concatenation without naming a file (in order)."""
+    good = write_rows(tmp_path / "d/b.parquet", 20)
+    bad = write_rows(tmp_path / "d" / bad_name, 20, **{Columns.OBS: np.zeros((20, 2), np.float32)})
+    message = _train_error(tmp_path, shuffle_buffer_size=shuffle, dataset_num_iters_per_learner=3)
+    # the file that does not fit the space is named, whichever is read first
+    assert message.startswith(f"offline data: file {bad}, row 0, column 'obs': "), message
+    assert "shape [2], but the" in message and "space" in message and "shape [3]" in message
+    assert str(good) not in message
+
+
+def test_files_with_different_columns_are_named_with_the_fix(tmp_path):
+    write_rows(tmp_path / "d/a.parquet", 20, action_logp=np.zeros(20, np.float32))  # e.g. a PPO recording
+    bad = write_rows(tmp_path / "d/b.parquet", 20)  # and one without the extra column (KeyError, before)
+    message = _train_error(tmp_path)
+    assert str(bad) in message and "no column 'action_logp'" in message and "'columns'" in message
+    columns = [Columns.EPS_ID, Columns.OBS, Columns.ACTIONS, Columns.REWARDS, Columns.NEXT_OBS, Columns.TERMINATEDS,
+               Columns.TRUNCATEDS]
+    algo = _config(tmp_path / "d", input_read_method_kwargs={"columns": columns}).build_algo()  # the fix named
+    try:
+        assert algo.train()["num_env_steps_trained_lifetime"] == 16
+    finally:
+        algo.stop()
 
 
 def test_an_action_outside_the_space_names_its_row(tmp_path):

@@ -117,6 +117,20 @@ def test_values_outside_the_spaces_name_the_line(tmp_path):
         algo.stop()
 
 
+def test_lines_with_other_extra_columns_are_named_and_the_columns_option_reads_them(tmp_path):
+    without_logp = {k: v for k, v in _columns(10, 10).items() if k != "action_logp"}  # (KeyError, before)
+    path = write_json(tmp_path / "d/large.json", [sample_batch_line(_columns(0, 10)), sample_batch_line(without_logp)])
+    algo = _config(path).build_algo()
+    try:
+        with pytest.raises(OfflineDataError, match=r"line 2, row 0: no column 'action_logp', which file .*line 1"):
+            algo.train()
+    finally:
+        algo.stop()
+    columns = ["obs", "new_obs", "actions", "rewards", "terminateds", "eps_id"]
+    rows = make_reader(_config(path, input_read_method_kwargs={"columns": columns})).next_batch(16)
+    assert sorted(rows.columns) == sorted(columns) and len(rows) == 16  # (the option had no effect on JSON)
+
+
 def test_mixing_json_and_parquet_is_refused(tmp_path):
     write_json(tmp_path / "a.json", [sample_batch_line(_columns(0, 4))])
     (tmp_path / "b.parquet").write_bytes(b"")
