@@ -150,12 +150,23 @@ class ConfigValidationMixin:
         if fragment == "auto":
             return
         envs, runners = self.num_envs_per_env_runner, max(self.num_env_runners, 1)
-        per_round = fragment * envs * runners
         total = self.total_train_batch_size
+
+        def fits(num_envs: int) -> bool:
+            per_round = fragment * num_envs * runners
+            return per_round <= total and math.ceil(total / per_round) * per_round - total <= 0.1 * total
+
+        if fits(envs):
+            return
+        per_round = fragment * envs * runners
         sampled = math.ceil(total / per_round) * per_round
-        if per_round > total or sampled - total > 0.1 * total:
-            raise ValueError(
-                f"rollout_fragment_length ({fragment}) x num_envs_per_env_runner ({envs}) x "
-                f"max(num_env_runners, 1) ({runners}) = {per_round} steps per sampling round "
-                f"does not fit the train batch of {total} steps (it would sample {sampled}); "
-                "set rollout_fragment_length='auto' or a divisor of the batch")
+        fix = "set rollout_fragment_length='auto' or a divisor of the batch"
+        if not self.is_given("num_envs_per_env_runner") and envs > 1:
+            # An RLlib config (1 env per runner there) fails here only through relayrl's default: say so.
+            fitting = next((n for n in range(envs - 1, 0, -1) if fits(n)), None)
+            fix = (f"num_envs_per_env_runner={envs} is relayrl's default here (RLlib's is 1), not yours; "
+                   + (f"set num_envs_per_env_runner={fitting}, or " if fitting else "") + fix)
+        raise ValueError(
+            f"rollout_fragment_length ({fragment}) x num_envs_per_env_runner ({envs}) x "
+            f"max(num_env_runners, 1) ({runners}) = {per_round} steps per sampling round "
+            f"does not fit the train batch of {total} steps (it would sample {sampled}); {fix}")
