@@ -114,6 +114,23 @@ class ConfigValidationMixin:
         if self.evaluation_config:
             # Unknown keys and bad values raise here rather than when the algorithm is built.
             self.overrides(**dict(self.evaluation_config))
+            self._refuse_evaluation_videos()
+
+    def _refuse_evaluation_videos(self) -> None:
+        """Evaluation runners record no videos (env/wrappers/video_recorder.py): a value for them alone was dropped
+        without a word, so it is refused, naming the ways to get videos of evaluation episodes."""
+        for key, value in dict(self.evaluation_config).items():
+            try:
+                name = self._option_table.resolve(key, owner="evaluation_config").name
+            except ValueError:
+                continue  # (a legacy key: overrides() took it)
+            if name == "record_video_every_n_episodes" and value and value != self.record_video_every_n_episodes:
+                raise ValueError(
+                    f"evaluation_config={{{key!r}: {value!r}}}: relayrl records videos of training episodes only; "
+                    "evaluation runners record none. For videos of evaluation episodes run `relayrl evaluate "
+                    "CHECKPOINT --video-dir DIR`, or render them in a callback (RLlib's EnvRenderCallback: relayrl.examples."
+                    "envs.env_rendering_and_recording; docs/results.md, 'Videos of the agent'); for training videos "
+                    "set config.environment(record_video_every_n_episodes=N).")
 
     def _validate_model_and_exploration(self) -> None:
         """Bad model_config / exploration_config values raise here, naming the key, not deep in torch later."""
