@@ -128,9 +128,9 @@ class ConfigValidationMixin:
                 raise ValueError(
                     f"evaluation_config={{{key!r}: {value!r}}}: relayrl records videos of training episodes only; "
                     "evaluation runners record none. For videos of evaluation episodes run `relayrl evaluate "
-                    "CHECKPOINT --video-dir DIR`, or render them in a callback (RLlib's EnvRenderCallback: relayrl.examples."
-                    "envs.env_rendering_and_recording; docs/results.md, 'Videos of the agent'); for training videos "
-                    "set config.environment(record_video_every_n_episodes=N).")
+                    "CHECKPOINT --video-dir DIR`, or render them in a callback (RLlib's EnvRenderCallback: "
+                    "relayrl.examples.envs.env_rendering_and_recording; docs/results.md, 'Videos of the agent'); "
+                    "for training videos set config.environment(record_video_every_n_episodes=N).")
 
     def _validate_model_and_exploration(self) -> None:
         """Bad model_config / exploration_config values raise here, naming the key, not deep in torch later."""

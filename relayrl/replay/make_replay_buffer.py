@@ -24,14 +24,17 @@ BUILT_IN_BUFFERS = {
 OLD_STACK_TYPES = {"ReplayBuffer": "EpisodeReplayBuffer", "PrioritizedReplayBuffer": "PrioritizedEpisodeReplayBuffer",
                    "MultiAgentReplayBuffer": "EpisodeReplayBuffer",
                    "MultiAgentPrioritizedReplayBuffer": "PrioritizedEpisodeReplayBuffer"}
-OLD_STACK_KEYS = {"prioritized_replay_alpha": "alpha", "prioritized_replay_beta": "beta", "prioritized_replay_eps": None}
+OLD_STACK_KEYS = {"prioritized_replay_alpha": "alpha", "prioritized_replay_beta": "beta",
+                  "prioritized_replay_eps": None}
 
 
 def _old_stack_key_hint(key: str, cls, accepted) -> str:
     new = OLD_STACK_KEYS[key]
     if new is None:
-        return " It is RLlib's old-stack key; the episode buffers have none (priorities are |TD error| + 1e-6): drop it."
-    where = cls.__name__ if new in accepted else "PrioritizedEpisodeReplayBuffer (type='PrioritizedEpisodeReplayBuffer')"
+        return (" It is RLlib's old-stack key; the episode buffers have none (priorities are |TD error| + 1e-6): "
+                "drop it.")
+    where = (cls.__name__ if new in accepted
+             else "PrioritizedEpisodeReplayBuffer (type='PrioritizedEpisodeReplayBuffer')")
     return f" It is RLlib's old-stack key; {where} calls it {new!r}."
 
 
@@ -48,8 +51,9 @@ def resolve_replay_buffer_class(buffer_type, import_name: ImportObject = import_
     if "." in buffer_type or ":" in buffer_type:
         return import_name(module_and_name(buffer_type), what=f"replay_buffer_config['type']={buffer_type!r}")
     if buffer_type in OLD_STACK_TYPES:
-        hint = (f" It is RLlib's old-stack buffer of timesteps; the new stack's (and relayrl's) buffers store episodes: "
-                f"use {OLD_STACK_TYPES[buffer_type]!r} (a multi-agent config gets its multi-agent version itself).")
+        hint = (" It is RLlib's old-stack buffer of timesteps; the new stack's (and relayrl's) buffers store "
+                f"episodes: use {OLD_STACK_TYPES[buffer_type]!r} (a multi-agent config gets its multi-agent "
+                "version itself).")
     else:
         hint = did_you_mean(buffer_type, BUILT_IN_BUFFERS)
     raise ValueError(f"Unknown replay buffer type {buffer_type!r}.{hint} "

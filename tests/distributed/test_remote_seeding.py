@@ -14,7 +14,8 @@ def _one_run(seed):
     try:
         returns = [algo.train()["env_runners"]["episode_return_mean"] for _ in range(2)]
         weights = torch.cat([p.detach().flatten() for p in algo.get_module().parameters()])
-        seeds = algo.env_runner_group.foreach_env_runner(lambda runner: int(torch.initial_seed()), local_env_runner=False)
+        seeds = algo.env_runner_group.foreach_env_runner(lambda runner: int(torch.initial_seed()),
+                                                         local_env_runner=False)
     finally:
         algo.stop()
     return returns, weights, seeds
