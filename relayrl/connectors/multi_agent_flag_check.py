@@ -4,11 +4,12 @@ Built without it in a multi-agent config, `FlattenObservations` flattened the Di
 one Box for every module and then failed on each agent's observation while sampling (an IndexError from
 gymnasium, on every remote runner, restarted again and again); `MeanStdFilter` said to add FlattenObservations.
 """
+from relayrl.connectors.common.frame_stacking import FrameStacking
 from relayrl.connectors.env_to_module.flatten_observations import FlattenObservations
 from relayrl.connectors.env_to_module.mean_std_filter import MeanStdFilter
 from relayrl.connectors.env_to_module.prev_actions_prev_rewards import PrevActionsPrevRewards
 
-_FLAGGED = (FlattenObservations, MeanStdFilter, PrevActionsPrevRewards)
+_FLAGGED = (FlattenObservations, MeanStdFilter, PrevActionsPrevRewards, FrameStacking)
 
 
 def _pieces(pieces):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from relayrl import PPOConfig
-from relayrl.connectors import FlattenObservations, MeanStdFilter, PrevActionsPrevRewards
+from relayrl.connectors import FlattenObservations, FrameStacking, MeanStdFilter, PrevActionsPrevRewards
 from relayrl.env.multi_agent_env import MultiAgentEnv
 
 
@@ -44,6 +44,7 @@ def _config(pieces, **flat_kwargs):
     (lambda: [FlattenObservations(multi_agent=True), MeanStdFilter()], r"MeanStdFilter\(multi_agent=True\)"),
     (lambda: [PrevActionsPrevRewards(), FlattenObservations(multi_agent=True)],
      r"PrevActionsPrevRewards\(multi_agent=True\)"),
+    (lambda: [FlattenObservations(multi_agent=True), FrameStacking(num_frames=2)], r"FrameStacking\(multi_agent=True\)"),
 ])
 def test_a_piece_without_the_flag_in_a_multi_agent_config_is_named(pieces, named):
     with pytest.raises(ValueError, match=rf"env_to_module_connector of a multi-agent config.*{named}"):
@@ -66,3 +67,16 @@ def test_the_flag_in_a_single_agent_config_is_named():
     with pytest.raises(ValueError, match=r"FlattenObservations\(multi_agent=True\) in the env_to_module_connector "
                        "of a single-agent config: drop multi_agent=True"):
         config.build_algo()
+
+
+def test_frame_stacking_with_the_flag_stacks_each_agents_frames_in_its_own_space():
+    # (multi_agent=True was ignored: FrameStacking refused the Dict of the agents' spaces)
+    algo = (_config(lambda: [FlattenObservations(multi_agent=True), FrameStacking(num_frames=3, multi_agent=True)])
+            .env_runners(episode_lookback_horizon=2)
+            .training(learner_connector=lambda obs_space, act_space: FrameStacking(
+                num_frames=3, multi_agent=True, as_learner_connector=True))).build_algo()  # (episodes hold flat obs)
+    assert algo.get_module("pa").observation_space.shape == (9,)  # 3 x Box(3)
+    assert algo.get_module("pb").observation_space.shape == (12,)  # 3 x one-hot Discrete(4)
+    result = algo.train()
+    assert {"pa", "pb"} <= set(result["learners"])
+    algo.stop()
