@@ -44,7 +44,8 @@ def _config(pieces, **flat_kwargs):
     (lambda: [FlattenObservations(multi_agent=True), MeanStdFilter()], r"MeanStdFilter\(multi_agent=True\)"),
     (lambda: [PrevActionsPrevRewards(), FlattenObservations(multi_agent=True)],
      r"PrevActionsPrevRewards\(multi_agent=True\)"),
-    (lambda: [FlattenObservations(multi_agent=True), FrameStacking(num_frames=2)], r"FrameStacking\(multi_agent=True\)"),
+    (lambda: [FlattenObservations(multi_agent=True), FrameStacking(num_frames=2)],
+     r"FrameStacking\(multi_agent=True\)"),
 ])
 def test_a_piece_without_the_flag_in_a_multi_agent_config_is_named(pieces, named):
     with pytest.raises(ValueError, match=rf"env_to_module_connector of a multi-agent config.*{named}"):
