@@ -191,6 +191,20 @@ def test_bad_evaluation_config_key_raises():
         config(evaluation_interval=1, evaluation_config={"explor": False}).build_algo()
 
 
+def test_videos_asked_of_evaluation_runners_alone_are_refused_naming_the_ways():
+    # (they were dropped without a word: evaluation runners record nothing)
+    config = PPOConfig().environment("CartPole-v1").evaluation(
+        evaluation_interval=1, evaluation_config={"record_video_every_n_episodes": 1})
+    with pytest.raises(ValueError, match=r"evaluation_config=\{'record_video_every_n_episodes': 1\}: relayrl records "
+                       r"videos of training episodes only.*relayrl evaluate CHECKPOINT --video-dir.*EnvRenderCallback"):
+        config.validate()
+    # the training runners' value repeated (what evaluation inherits anyway), or turned off, is fine
+    PPOConfig().environment("CartPole-v1", record_video_every_n_episodes=5).evaluation(
+        evaluation_interval=1, evaluation_config={"record_video_every_n_episodes": 5}).validate()
+    PPOConfig().environment("CartPole-v1", record_video_every_n_episodes=5).evaluation(
+        evaluation_interval=1, evaluation_config={"record_video_every_n_episodes": None}).validate()
+
+
 def test_custom_evaluation_function_and_callbacks():
     seen = []
 

@@ -68,7 +68,8 @@ def config_from_json(data: Any, overrides: Optional[Dict[str, Any]] = None, *, t
     options = {}
     for key, (option, value) in stored.items():
         options[key] = _rebuild_option(table, option, value, trust, where / "options" / key)
-        _require_storable(key, options[key])
+    _require_storable(options)  # every option at once: one error to fix, not one per try
+    for key, (option, _) in stored.items():
         options[key] = _resolve_names(table, option, options[key], trust, where / "options" / key)
     _forget_state_paths(options)
     config = config_cls()
@@ -198,15 +199,25 @@ def _rebuild_option(table, option, value: Any, trust: Trust, where: Where) -> An
     return by_name.rebuild(value, trust.for_kinds(OPTION_KINDS.get(option.name, ())), where)
 
 
-def _require_storable(key: str, value: Any) -> None:
-    missing = by_name.find_unstorable(value)
-    if missing:
-        where, marker = missing[0]
-        where = f"{key}{'.' + where if where and not where.startswith('[') else where}"
-        raise CheckpointError(
-            f"The config option `{key}` could not be stored in the checkpoint (`{where}` is {marker.description}). "
-            f"Pass it again: Algorithm.from_checkpoint(path, config_overrides={{'{key}': ...}}), or use a "
-            "module-level function / class (or register_env(name, creator) for envs) so it is stored by name.")
+def _require_storable(options: dict) -> None:
+    """Raise naming every option whose value could not be stored (a lambda, a closure, a local class)."""
+    reasons = []
+    for key, value in options.items():
+        missing = by_name.find_unstorable(value)
+        if missing:
+            where, marker = missing[0]
+            where = f"{key}{'.' + where if where and not where.startswith('[') else where}"
+            reasons.append((key, f"`{where}` is {marker.description}"))
+    if not reasons:
+        return
+    keys = [key for key, _ in reasons]
+    names = ", ".join(f"`{key}`" for key in keys)
+    example = ", ".join(f"'{key}': ..." for key in keys)
+    raise CheckpointError(
+        f"The config option{'s' if len(keys) > 1 else ''} {names} could not be stored in the checkpoint "
+        f"({'; '.join(reason for _, reason in reasons)}). Pass {'them' if len(keys) > 1 else 'it'} again: "
+        f"Algorithm.from_checkpoint(path, config_overrides={{{example}}}), or use a module-level function / class "
+        "(or register_env(name, creator) for envs) so it is stored by name.")
 
 
 def _resolve_names(table, option, value: Any, trust: Trust, where: Where) -> Any:

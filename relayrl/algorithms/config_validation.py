@@ -114,6 +114,23 @@ class ConfigValidationMixin:
         if self.evaluation_config:
             # Unknown keys and bad values raise here rather than when the algorithm is built.
             self.overrides(**dict(self.evaluation_config))
+            self._refuse_evaluation_videos()
+
+    def _refuse_evaluation_videos(self) -> None:
+        """Evaluation runners record no videos (env/wrappers/video_recorder.py): a value for them alone was dropped
+        without a word, so it is refused, naming the ways to get videos of evaluation episodes."""
+        for key, value in dict(self.evaluation_config).items():
+            try:
+                name = self._option_table.resolve(key, owner="evaluation_config").name
+            except ValueError:
+                continue  # (a legacy key: overrides() took it)
+            if name == "record_video_every_n_episodes" and value and value != self.record_video_every_n_episodes:
+                raise ValueError(
+                    f"evaluation_config={{{key!r}: {value!r}}}: relayrl records videos of training episodes only; "
+                    "evaluation runners record none. For videos of evaluation episodes run `relayrl evaluate "
+                    "CHECKPOINT --video-dir DIR`, or render them in a callback (RLlib's EnvRenderCallback: "
+                    "relayrl.examples.envs.env_rendering_and_recording; docs/results.md, 'Videos of the agent'); "
+                    "for training videos set config.environment(record_video_every_n_episodes=N).")
 
     def _validate_model_and_exploration(self) -> None:
         """Bad model_config / exploration_config values raise here, naming the key, not deep in torch later."""
@@ -150,12 +167,23 @@ class ConfigValidationMixin:
         if fragment == "auto":
             return
         envs, runners = self.num_envs_per_env_runner, max(self.num_env_runners, 1)
-        per_round = fragment * envs * runners
         total = self.total_train_batch_size
+
+        def fits(num_envs: int) -> bool:
+            per_round = fragment * num_envs * runners
+            return per_round <= total and math.ceil(total / per_round) * per_round - total <= 0.1 * total
+
+        if fits(envs):
+            return
+        per_round = fragment * envs * runners
         sampled = math.ceil(total / per_round) * per_round
-        if per_round > total or sampled - total > 0.1 * total:
-            raise ValueError(
-                f"rollout_fragment_length ({fragment}) x num_envs_per_env_runner ({envs}) x "
-                f"max(num_env_runners, 1) ({runners}) = {per_round} steps per sampling round "
-                f"does not fit the train batch of {total} steps (it would sample {sampled}); "
-                "set rollout_fragment_length='auto' or a divisor of the batch")
+        fix = "set rollout_fragment_length='auto' or a divisor of the batch"
+        if not self.is_given("num_envs_per_env_runner") and envs > 1:
+            # An RLlib config (1 env per runner there) fails here only through relayrl's default: say so.
+            fitting = next((n for n in range(envs - 1, 0, -1) if fits(n)), None)
+            fix = (f"num_envs_per_env_runner={envs} is relayrl's default here (RLlib's is 1), not yours; "
+                   + (f"set num_envs_per_env_runner={fitting}, or " if fitting else "") + fix)
+        raise ValueError(
+            f"rollout_fragment_length ({fragment}) x num_envs_per_env_runner ({envs}) x "
+            f"max(num_env_runners, 1) ({runners}) = {per_round} steps per sampling round "
+            f"does not fit the train batch of {total} steps (it would sample {sampled}); {fix}")

@@ -77,6 +77,29 @@ def _rmsprop_setting(value: Any) -> Mapping:
     return {}  # meaningful only with opt_type="rmsprop", which is refused; with Adam old RLlib ignored it too
 
 
+# RLlib's update_from_dict takes the old `multiagent` sub-dict, passing these keys to config.multi_agent().
+_MULTIAGENT_OPTIONS = ("policies", "policy_mapping_fn", "policies_to_train", "count_steps_by")
+_MULTIAGENT_NO_EFFECT = ("policy_map_capacity", "policy_states_are_swappable")  # the old stack's policy cache
+
+
+def _multiagent(value: Any) -> Mapping:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"`multiagent` must be a dict of multi-agent settings, got {value!r}")
+    out = {}
+    for key, item in value.items():
+        if key in _MULTIAGENT_OPTIONS:
+            out[key] = item
+        elif key == "observation_fn":
+            raise ValueError("multiagent={'observation_fn': ...} (the old stack's rewrite of the agents' observations) "
+                             "has no equivalent: rewrite them in an env-to-module connector piece "
+                             "(config.env_runners(env_to_module_connector=...), docs/multi_agent.md)")
+        elif key not in _MULTIAGENT_NO_EFFECT:
+            raise ValueError(f"multiagent={{{key!r}: ...}} is not a multi-agent setting; relayrl takes "
+                             f"{', '.join(_MULTIAGENT_OPTIONS)} (and {', '.join(_MULTIAGENT_NO_EFFECT)}, which "
+                             "have no effect)")
+    return out
+
+
 BASE_LEGACY_KEYS = (
     LegacyKey("model", "its default-model keys are `model_config` (config.rl_module(model_config=...)).", _model,
               builder="training"),
@@ -88,6 +111,9 @@ BASE_LEGACY_KEYS = (
               "last evaluation's results under result['evaluation'] (RLlib 2.60 refuses the key; relayrl takes "
               "True).", _always_attach_evaluation_results, builder="evaluation"),
     LegacyKey("opt_type", "opt_type='adam' is what relayrl's Learners use anyway; it has no effect.", _opt_type),
+    LegacyKey("multiagent", "its policies, policy_mapping_fn, policies_to_train and count_steps_by are set as "
+              "config.multi_agent(...) options, as RLlib's update_from_dict does (policy_map_capacity and "
+              "policy_states_are_swappable have no effect).", _multiagent),
     *(LegacyKey(key, f"`{key}` was an RMSProp setting of opt_type='rmsprop' (ignored with Adam, as in old "
                      f"RLlib); {_RMSPROP}.", _rmsprop_setting)
       for key in ("decay", "momentum", "epsilon")),

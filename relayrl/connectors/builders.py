@@ -40,6 +40,7 @@ from relayrl.connectors.module_to_env.remove_single_ts_time_rank_from_batch impo
 from relayrl.connectors.module_to_env.un_batch_to_individual_items import (
     UnBatchToIndividualItems,
 )
+from relayrl.connectors.multi_agent_flag_check import check_multi_agent_flags
 
 
 def env_spaces(env, spaces: Optional[dict]):
@@ -60,6 +61,7 @@ def build_env_to_module_pipeline(config, env=None, spaces=None, device=None) -> 
     user_pieces = []
     if config.env_to_module_connector is not None:
         user_pieces = call_user_factory(config.env_to_module_connector, env, spaces, device)
+        check_multi_agent_flags(config, user_pieces, "env_to_module_connector")
     pieces = with_observation_filter(config, obs_space, user_pieces)
     if config.add_default_connectors_to_env_to_module_pipeline:
         pieces += [
@@ -94,6 +96,7 @@ def build_learner_pipeline(config, input_observation_space, input_action_space, 
     pieces = []
     if config.learner_connector is not None:
         pieces = call_user_factory(config.learner_connector, input_observation_space, input_action_space)
+        check_multi_agent_flags(config, pieces, "learner_connector")
     if config.add_default_connectors_to_learner_pipeline:
         pieces += [
             AddObservationsFromEpisodesToBatch(as_learner_connector=True),

@@ -383,10 +383,26 @@ class EnvRunnerActors:
         refs = [actor.stop.remote() for actor in healthy]
         if refs:  # close envs (and their subprocesses) politely, then make sure the actors are gone
             self.ray.wait(refs, num_returns=len(refs), timeout=5.0)
+        free_before = self._free_cpus()
         self._kill(self._actors.values())
         self._actors.clear()
         self._healthy.clear()
         self._in_flight.clear()
+        self._wait_released(free_before + len(healthy) * (self._num_cpus or 0.0))
+
+    def _free_cpus(self) -> float:
+        try:
+            return float(self.ray.available_resources().get("CPU", 0.0))
+        except Exception:  # Ray already shut down
+            return 0.0
+
+    def _wait_released(self, cpus: float, timeout: float = 1.0) -> None:
+        """Wait (at most `timeout` s) until Ray gives the killed actors' CPUs back (~0.1 s after the kill): an
+        algorithm built right after `stop()` (restore into a new one) saw them taken and warned that its runners
+        would wait for others to finish."""
+        deadline = time.monotonic() + timeout
+        while self._free_cpus() < cpus - 1e-6 and time.monotonic() < deadline:
+            time.sleep(0.01)
 
 
 def _set_state_then(runner, state: Dict[str, Any], seq_no: int, func: Callable):

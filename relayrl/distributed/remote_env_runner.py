@@ -21,6 +21,7 @@ class RemoteEnvRunnerMethods:
         # One actor per reserved CPU: torch must not spread over all cores of the node.
         threads = max(1, int(getattr(config, "num_cpus_per_env_runner", 1) or 1))
         torch.set_num_threads(threads)
+        _seed_actor(config, kwargs.get("worker_index", 0))
         super().__init__(*args, **kwargs)
 
     def set_state(self, state: Dict[str, Any]) -> None:
@@ -42,6 +43,20 @@ class RemoteEnvRunnerMethods:
     def get_connector_states(self) -> Dict[str, Any]:
         state = self.get_state(components=list(CONNECTOR_STATE_KEYS))  # not the episodes and env states
         return {key: state[key] for key in CONNECTOR_STATE_KEYS if key in state}
+
+
+def _seed_actor(config, worker_index: int) -> None:
+    """Seed the actor process's random, numpy and torch generators from `config.seed`, as RLlib's EnvRunner does.
+
+    Unseeded, a remote runner's action sampling started from fresh generators in every run, so a seeded run with
+    remote runners sampled other actions each time. The driver seeded its own (Algorithm), so the local runner
+    is not seeded again here. Each runner, and the evaluation runners, get their own stream.
+    """
+    from relayrl.core.global_seed import seed_everything
+
+    if config.seed is not None:
+        seed_everything(int(config.seed) + 1000 * int(worker_index)
+                        + (1_000_000 if getattr(config, "in_evaluation", False) else 0))
 
 
 def remote_env_runner_class(ray, env_runner_cls: type, config, num_cpus: Optional[float] = None):

@@ -4,8 +4,8 @@ import math
 import gymnasium as gym
 
 _FLATTEN = ("add the FlattenObservations connector: config.env_runners(env_to_module_connector=lambda env, "
-            "spaces, device: FlattenObservations()) with `from relayrl.connectors.env_to_module.flatten_observations "
-            "import FlattenObservations`")
+            "spaces, device: FlattenObservations()) (FlattenObservations(multi_agent=True) in a multi-agent config) "
+            "with `from relayrl.connectors.env_to_module.flatten_observations import FlattenObservations`")
 _OWN_MODULE = ("give your own RLModule via config.rl_module(rl_module_spec=RLModuleSpec(module_class=MyModule)) "
                "(see examples/custom_rl_module.py)")
 

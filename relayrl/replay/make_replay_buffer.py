@@ -20,6 +20,24 @@ BUILT_IN_BUFFERS = {
 }
 
 
+# RLlib's old-stack names (its docs and older scripts use them): what the episode buffers call them instead.
+OLD_STACK_TYPES = {"ReplayBuffer": "EpisodeReplayBuffer", "PrioritizedReplayBuffer": "PrioritizedEpisodeReplayBuffer",
+                   "MultiAgentReplayBuffer": "EpisodeReplayBuffer",
+                   "MultiAgentPrioritizedReplayBuffer": "PrioritizedEpisodeReplayBuffer"}
+OLD_STACK_KEYS = {"prioritized_replay_alpha": "alpha", "prioritized_replay_beta": "beta",
+                  "prioritized_replay_eps": None}
+
+
+def _old_stack_key_hint(key: str, cls, accepted) -> str:
+    new = OLD_STACK_KEYS[key]
+    if new is None:
+        return (" It is RLlib's old-stack key; the episode buffers have none (priorities are |TD error| + 1e-6): "
+                "drop it.")
+    where = (cls.__name__ if new in accepted
+             else "PrioritizedEpisodeReplayBuffer (type='PrioritizedEpisodeReplayBuffer')")
+    return f" It is RLlib's old-stack key; {where} calls it {new!r}."
+
+
 def resolve_replay_buffer_class(buffer_type, import_name: ImportObject = import_object):
     """The buffer class `replay_buffer_config["type"]` names: a class, a built-in name or 'pkg.module.ClassName'
     (imported through `import_name`)."""
@@ -32,7 +50,13 @@ def resolve_replay_buffer_class(buffer_type, import_name: ImportObject = import_
         return BUILT_IN_BUFFERS[buffer_type]
     if "." in buffer_type or ":" in buffer_type:
         return import_name(module_and_name(buffer_type), what=f"replay_buffer_config['type']={buffer_type!r}")
-    raise ValueError(f"Unknown replay buffer type {buffer_type!r}.{did_you_mean(buffer_type, BUILT_IN_BUFFERS)} "
+    if buffer_type in OLD_STACK_TYPES:
+        hint = (" It is RLlib's old-stack buffer of timesteps; the new stack's (and relayrl's) buffers store "
+                f"episodes: use {OLD_STACK_TYPES[buffer_type]!r} (a multi-agent config gets its multi-agent "
+                "version itself).")
+    else:
+        hint = did_you_mean(buffer_type, BUILT_IN_BUFFERS)
+    raise ValueError(f"Unknown replay buffer type {buffer_type!r}.{hint} "
                      f"Built-in types: {sorted(BUILT_IN_BUFFERS)}; or pass a class or 'pkg.module.ClassName'.")
 
 
@@ -72,8 +96,9 @@ def make_replay_buffer(replay_buffer_config: Dict[str, Any], *, multi_agent: boo
     if built_in or not takes_kwargs:
         for key in config:
             if key not in accepted:
+                hint = _old_stack_key_hint(key, cls, accepted) if key in OLD_STACK_KEYS else did_you_mean(key, accepted)
                 raise ValueError(f"replay_buffer_config has unknown key {key!r} for {cls.__name__}."
-                                 f"{did_you_mean(key, accepted)} Accepted keys: {sorted(['type'] + accepted)}.")
+                                 f"{hint} Accepted keys: {sorted(['type'] + accepted)}.")
     # A user class taking **kwargs also gets the defaults its buffer base class takes (e.g. `seed`);
     # other defaults are meant for other buffer types and are left out.
     known = set(accepted)

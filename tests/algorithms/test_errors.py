@@ -122,3 +122,18 @@ def test_env_creator_returning_non_env_raises():
     relayrl.register_env("not_an_env", lambda ctx: object())
     with pytest.raises(TypeError, match="gymnasium.Env"):
         PPOConfig().environment("not_an_env").build_algo()
+
+
+def test_a_fragment_that_fits_rllibs_one_env_names_relayrls_default_of_8_envs():
+    # An RLlib dict (1 env per runner there) with fragment 50, 2 runners and a batch of 200 failed through relayrl's
+    # 8 envs, and the error asked for another fragment without saying the 8 was not the user's.
+    config = PPOConfig().update_from_dict({"env": "CartPole-v1", "num_env_runners": 2, "rollout_fragment_length": 50,
+                                          "train_batch_size": 200, "minibatch_size": 50})
+    with pytest.raises(ValueError, match=r"num_envs_per_env_runner=8 is relayrl's default here \(RLlib's is 1\), "
+                       r"not yours; set num_envs_per_env_runner=2, or set rollout_fragment_length='auto'"):
+        config.validate()
+    config.env_runners(num_envs_per_env_runner=2).validate()  # the fix it names
+    given = PPOConfig().environment("CartPole-v1").env_runners(num_env_runners=2, rollout_fragment_length=50,
+                                                               num_envs_per_env_runner=8)
+    with pytest.raises(ValueError, match=r"it would sample 800\); set rollout_fragment_length='auto'"):
+        given.training(train_batch_size=200, minibatch_size=50).validate()  # (the user's 8: nothing to say)

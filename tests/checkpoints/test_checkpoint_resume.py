@@ -168,6 +168,27 @@ def test_lambda_option_is_named_on_from_checkpoint_and_can_be_supplied(tmp_path)
     restored.stop()
 
 
+def no_pieces(env=None, spaces=None):
+    return []
+
+
+def test_every_lambda_option_is_named_in_one_error(tmp_path):
+    # (it named the first only: a user with a lambda connector and a lambda policy_mapping_fn had to try twice)
+    config = _ppo_config(env_to_module_connector=lambda env=None, spaces=None, device=None: MeanStdFilter(),
+                         module_to_env_connector=lambda env=None, spaces=None: [])
+    algo = config.build_algo()
+    path = algo.save_to_path(tmp_path / "c")
+    algo.stop()
+    with pytest.raises(CheckpointError, match=r"options `env_to_module_connector`, `module_to_env_connector` could "
+                       r"not be stored.*config_overrides=\{'env_to_module_connector': ..., "
+                       r"'module_to_env_connector': ...\}"):
+        Algorithm.from_checkpoint(path)
+    restored = Algorithm.from_checkpoint(path, config_overrides={"env_to_module_connector": make_mean_std_filter,
+                                                                 "module_to_env_connector": no_pieces})
+    assert restored.config.module_to_env_connector is no_pieces
+    restored.stop()
+
+
 def test_from_checkpoint_checks_the_class(tmp_path):
     from relayrl.algorithms.dqn.dqn import DQN
 

@@ -101,6 +101,25 @@ def test_training_takes_the_old_model_keyword_as_rllib_does():
         PPOConfig().training(monitor=False)
 
 
+def _to_p1(agent_id, episode, worker=None, **kwargs):
+    return "p1"
+
+
+def test_old_multiagent_dict_sets_the_multi_agent_options_as_rllibs_update_from_dict_does():
+    # (it was "PPOConfig has no option `multiagent`": RLlib's update_from_dict takes it, so old dicts and Tune
+    # param_space dicts failed)
+    with pytest.warns(DeprecationWarning, match="`multiagent` is an old RLlib config key.*config.multi_agent"):
+        config = PPOConfig.from_dict({"multiagent": {"policies": {"p0", "p1"}, "policy_mapping_fn": _to_p1,
+                                                     "policies_to_train": ["p1"], "count_steps_by": "agent_steps",
+                                                     "policy_map_capacity": 100}})
+    assert sorted(config.policies) == ["p0", "p1"] and config.policy_mapping_fn is _to_p1
+    assert config.policies_to_train == ["p1"] and config.count_steps_by == "agent_steps" and config.is_multi_agent
+    with pytest.raises(UnknownOptionError, match=r"observation_fn.*env-to-module connector"):
+        PPOConfig.from_dict({"multiagent": {"policies": {"p0"}, "observation_fn": _to_p1}})
+    with pytest.raises(UnknownOptionError, match=r"multiagent=\{'polices': ...\} is not a multi-agent setting"):
+        PPOConfig.from_dict({"multiagent": {"polices": {"p0"}}})
+
+
 def test_custom_model_is_refused_pointing_to_rl_module_spec():
     with pytest.raises(UnknownOptionError, match=r"custom_model.*RLModuleSpec\(module_class="):
         PPOConfig.from_dict({"model": {"custom_model": "my_model"}})

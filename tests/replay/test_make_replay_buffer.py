@@ -55,6 +55,16 @@ def test_class_and_import_path_types():
     ({"type": "EpisodeReplayBuffer", "alpha": 0.6}, ValueError, "Accepted keys"),
     ({"type": StrictBuffer, "size": 3}, ValueError, "unknown key 'size'"),
     ("EpisodeReplayBuffer", TypeError, "must be a dict"),
+    # RLlib's old-stack names (its old DQN dicts): named as such, with the episode buffers' names
+    ({"type": "MultiAgentPrioritizedReplayBuffer"}, ValueError,
+     "old-stack buffer of timesteps.*use 'PrioritizedEpisodeReplayBuffer'"),
+    ({"type": "ReplayBuffer"}, ValueError, "old-stack buffer.*use 'EpisodeReplayBuffer'"),
+    ({"type": "PrioritizedEpisodeReplayBuffer", "prioritized_replay_alpha": 0.6}, ValueError,
+     "old-stack key; PrioritizedEpisodeReplayBuffer calls it 'alpha'"),
+    ({"type": "EpisodeReplayBuffer", "prioritized_replay_beta": 0.4}, ValueError,
+     r"PrioritizedEpisodeReplayBuffer \(type='PrioritizedEpisodeReplayBuffer'\) calls it 'beta'"),
+    ({"type": "PrioritizedEpisodeReplayBuffer", "prioritized_replay_eps": 1e-6}, ValueError,
+     r"the episode buffers have none \(priorities are \|TD error\| \+ 1e-6\): drop it"),
 ])
 def test_errors(config, error, match):
     with pytest.raises(error, match=match):

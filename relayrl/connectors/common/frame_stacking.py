@@ -13,6 +13,7 @@ class FrameStacking(ConnectorV2):
     pipeline (`FrameStacking(num_frames=N, as_learner_connector=True)`). Frames before the episode
     start are zeros. With `batch_mode="truncate_episodes"`, set
     `config.env_runners(episode_lookback_horizon=N - 1)` so cut chunks keep their earlier frames.
+    With `multi_agent=True` (RLlib's flag) each agent's frames stack in its own space.
     """
 
     BATCHED_SAFE = False  # adds per-episode items to `obs`
@@ -24,10 +25,23 @@ class FrameStacking(ConnectorV2):
             raise ValueError(f"FrameStacking num_frames must be >= 1, got {num_frames}.")
         self.num_frames = int(num_frames)
         self._as_learner_connector = as_learner_connector
+        self._multi_agent = multi_agent
         super().__init__(input_observation_space, input_action_space, **kwargs)
 
     def recompute_output_observation_space(self, input_observation_space, input_action_space):
-        space = input_observation_space
+        if not self._multi_agent:
+            return self._stacked_space(input_observation_space)
+        if not isinstance(input_observation_space, gym.spaces.Dict):
+            return input_observation_space  # the agents' spaces are not known yet
+        # (each agent's frames stack in its own space; the episodes are per agent already)
+        return gym.spaces.Dict({aid: self._stacked_space(space)
+                                for aid, space in input_observation_space.spaces.items()})
+
+    def _stacked_space(self, space):
+        if self._as_learner_connector and not isinstance(space, gym.spaces.Box):
+            # The Learner's pipeline starts from the env's own spaces, which the env-to-module pieces (e.g.
+            # FlattenObservations of a Discrete observation) changed before the episodes stored them.
+            return space
         if not isinstance(space, gym.spaces.Box) or len(space.shape) == 0:
             raise ValueError(f"FrameStacking needs a Box observation space with at least one axis, got {space}.")
         reps = (1,) * (len(space.shape) - 1) + (self.num_frames,)
