@@ -21,6 +21,7 @@ import torch
 
 from relayrl.algorithms.carried_evaluation import check_plain_results, plain_results
 from relayrl.checkpoints.checkpointable import selected
+from relayrl.checkpoints.errors import CheckpointError
 from relayrl.checkpoints.state_checks import (
     Where,
     check_int,
@@ -113,7 +114,13 @@ class AlgorithmState:
             check_mapping(state["config"], where / "config", owner=owner)
         if "attributes" in state:
             self._check_attributes(state["attributes"], where / "attributes")
-        self._check_components(state, where)
+        try:
+            self._check_components(state, where)
+        except CheckpointError as error:
+            hint = resolved_model_hint(self.config, error)
+            if hint:
+                raise CheckpointError(f"{error} {hint}") from None
+            raise
 
     def _check_attributes(self, attributes: Any, where: Where) -> None:
         known = self.STATE_ATTRIBUTES + _LEGACY_ATTRIBUTES
@@ -299,3 +306,20 @@ def set_rng_state(state: Dict[str, Any]) -> None:
 
 
 __all__ = ["AlgorithmState", "rng_state", "set_rng_state"]
+
+
+_SHAPE_FIELDS = ("fcnet_hiddens", "head_fcnet_hiddens", "lstm_cell_size", "vf_share_layers")  # weights' shapes
+
+
+def resolved_model_hint(config, error: CheckpointError) -> str:
+    """For weights of another shape: the model_config fields this config resolved itself (a stateful module's
+    measured defaults, e.g. PPO's head_fcnet_hiddens=[64]), which the checkpoint's algorithm (e.g. BC's, given the
+    same model_config) did not; "" when there are none or the error is not about the model."""
+    resolved = {key: value for key, value in (config.__dict__.get("_resolved_model_fields") or {}).items()
+                if key in _SHAPE_FIELDS}
+    if not resolved or "another model" not in str(error):
+        return ""
+    fields = ", ".join(f"{key}={value!r}" for key, value in resolved.items())
+    return (f"Note: this {type(config).__name__}'s model_config has {fields} from the defaults for stateful "
+            "modules (not set by you); if the checkpoint's algorithm had the same model_config, set these fields "
+            "in both configs' model_config (docs/stateful_modules.md).")

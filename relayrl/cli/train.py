@@ -283,6 +283,14 @@ def _checkpoint_to_restore(args: TrainArgs) -> Optional[str]:
     return checkpoint
 
 
+def _cli_fix(err) -> str:
+    """The flag for a fix the error names as a Python option (the reader position of other offline data)."""
+    if "input_restore_position=False" in str(err):
+        return (" On the command line: add `--input-restore-position false` to this `relayrl train` command "
+                "(the data pass starts over, everything else is restored).")
+    return ""
+
+
 def _restore(algo, checkpoint: str, run: Run, algorithm: str) -> None:
     """--restore: the checkpoint's state into the algorithm built from the flags; the run goes on from its counters
     (a criterion already met stops before training). A checkpoint of another algorithm, or one whose module does not
@@ -294,7 +302,7 @@ def _restore(algo, checkpoint: str, run: Run, algorithm: str) -> None:
         algo.restore_from_path(checkpoint)
     except (CheckpointError, ValueError) as err:
         algo.stop()
-        raise UserError(f"--restore {checkpoint}: {err}", prog=f"relayrl train {algorithm}") from None
+        raise UserError(f"--restore {checkpoint}: {err}{_cli_fix(err)}", prog=f"relayrl train {algorithm}") from None
     run.iteration = int(algo.iteration)
     run.env_steps = run.resumed_env_steps = int(algo._counters.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0))
     run.stopped_by = run.stop_reason()

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from relayrl.offline.offline_data import RowHandler, reader_renames, reads_sample_batch_json, required_columns
-from relayrl.offline.reader import RowBatch, concatenate
+from relayrl.offline.reader import OfflineDataError, RowBatch, concatenate
 
 
 PATH_COLUMN = "path"  # read_parquet(include_paths=True): the file each row came from (named in errors)
@@ -134,6 +134,7 @@ class ShardRows:
 
     def __init__(self, iterator, config):
         self._iterator = iterator
+        self._config = config
         self._kwargs = {k: v for k, v in (config.iter_batches_kwargs or {}).items() if k != "batch_size"}
         self._batch_rows = config.train_batch_size_per_learner
         self._queue: List[RowBatch] = []
@@ -145,11 +146,15 @@ class ShardRows:
             self._batches = iter(self._iterator.iter_batches(batch_size=self._batch_rows, batch_format="numpy",
                                                              **self._kwargs))
         try:
-            return _row_batch(next(self._batches))
+            columns = next(self._batches)
         except StopIteration:
             self._batches = None  # the next call starts a new pass
             self.pass_ended = True
             raise
+        except Exception as error:  # Ray Data's block merge names no file: name the files' differing columns
+            raise_mixed_columns(self._config, error)
+            raise
+        return _row_batch(columns)
 
     def close(self) -> None:
         """End the pass's iteration now, while Ray is up: a generator left open is closed at garbage collection,
@@ -175,6 +180,35 @@ class ShardRows:
         take = min(num_rows, len(rows))
         self._queue = [rows.take(slice(take, None))] if take < len(rows) else []
         return rows.take(slice(0, take))
+
+
+def raise_mixed_columns(config, error: Exception) -> None:
+    """An OfflineDataError naming the columns the input files store as different types, where some do (Ray Data
+    merges a Ray tensor column and a plain list column of other files with a ValueError that names neither)."""
+    from relayrl.offline.files import input_files
+    from relayrl.offline.mixed_columns import mixed_columns
+
+    if not isinstance(error, (ValueError, TypeError)):  # (Ray's task errors are also their cause's class)
+        return
+    try:
+        filesystem, files = input_files(config.input_, filesystem=config.input_filesystem,
+                                        filesystem_kwargs=config.input_filesystem_kwargs)
+    except Exception:  # noqa: BLE001 (the caller re-raises Ray Data's error)
+        return
+    mixed = mixed_columns(filesystem, files) if len(files) > 1 else ""
+    if mixed:
+        raise OfflineDataError(
+            f"Ray Data could not combine rows of the offline input files ({_last_error_line(error)}); their "
+            f"columns differ in type: {mixed}. Write each column the "
+            "same way in every file (e.g. rewrite the odd files with the others' writer), or read them with "
+            "config.offline_data(input_reader='embedded'), which reads both kinds (with remote Learners, this "
+            "process then reads and splits each batch among them).") from error
+
+
+def _last_error_line(error: Exception) -> str:
+    """The innermost 'XError: ...' line of a Ray task error's text (which ends in retry advice), shortened."""
+    lines = [line.strip() for line in str(error).splitlines() if "Error:" in line] or [type(error).__name__]
+    return lines[-1][:160]
 
 
 def _row_batch(columns: Dict[str, Any]) -> RowBatch:

@@ -51,6 +51,7 @@ def make_vector_env(creator: Callable, env_config: dict, *, num_envs: int, worke
                 raise
             if not isinstance(env, gym.Env):
                 raise TypeError(f"The env creator returned {type(env).__name__}, not a gymnasium.Env.")
+            refuse_multi_agent_env(env)
             if check_env:
                 install_first_call_checks(env, where=f"sub-env {i} of EnvRunner worker_index={worker_index}")
             if wrap is not None:
@@ -67,6 +68,19 @@ def make_vector_env(creator: Callable, env_config: dict, *, num_envs: int, worke
         except (OSError, EOFError) as broken_pipe:  # a worker died making its sub-env (sub_env_errors.py)
             raise_the_sub_env_error(fns[1:], broken_pipe)
     return gym.vector.SyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
+
+
+def refuse_multi_agent_env(env) -> None:
+    """A MultiAgentEnv in a single-agent runner: gymnasium would fail on its missing `action_space` with an
+    AttributeError that names neither the cause nor the fix."""
+    from relayrl.env.multi_agent_env import MultiAgentEnv
+
+    if isinstance(env, MultiAgentEnv) or isinstance(getattr(env, "unwrapped", None), MultiAgentEnv):
+        env.close()
+        raise ValueError(
+            f"The env {type(env).__name__} is a MultiAgentEnv, but this config is single-agent: add "
+            "config.multi_agent(policies={'main'}, policy_mapping_fn=lambda agent_id, episode, **kw: 'main') "
+            "(one module for all agents; or one policy per agent), or give a single-agent gymnasium.Env.")
 
 
 def foreach_sub_env(vector_env: gym.vector.VectorEnv, func: Callable) -> List:

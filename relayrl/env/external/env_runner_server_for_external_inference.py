@@ -300,6 +300,12 @@ class EnvRunnerServerForExternalInference(EnvRunner):
         action computed here, as the simulator would): episodes must carry them, the Learner reads them."""
         obs_space = self._spaces["__env_single__"][0]
         _, _, extra = compute_actions_on_runner(self, [obs_space.sample()], explore=self.config.explore)
-        return {key: tuple(getattr(value, "shape", ())) for key, value in extra[0].items()
+        return {key: _row_shapes(value) for key, value in extra[0].items()
                 if key != Columns.ACTION_PROB}  # (added by compute_actions_on_runner, not recorded by a runner)
 
+
+def _row_shapes(value):
+    """A model output's row shape; for a nested output (a recurrent state), the map of its leaves' row shapes."""
+    if isinstance(value, dict):
+        return {key: _row_shapes(sub) for key, sub in value.items()}
+    return tuple(getattr(value, "shape", ()))

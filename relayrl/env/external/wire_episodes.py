@@ -147,13 +147,10 @@ class EpisodeSchema:
         for key, buffer in outputs.items():
             if not isinstance(key, str) or not isinstance(buffer, dict) or "data" not in buffer:
                 _fail(f"{where}[{key!r}]", "expected a buffer state {'data': [...], 'lookback': n}.")
-            data = _finite(_numbers(buffer["data"], f"{where}[{key!r}].data"), f"{where}[{key!r}].data")
-            expected = self.model_outputs.get(key)
-            if expected is not None and len(data) and data.shape[1:] != expected:
-                _fail(f"{where}[{key!r}]", f"rows of shape {data.shape[1:]}; this config's module gives {expected}.")
+            data = _output_column(buffer["data"], self.model_outputs.get(key), f"{where}[{key!r}].data")
             lookback = _count(buffer.get("lookback", 0), f"{where}[{key!r}].lookback")
-            _require(len(data) - lookback == steps, f"{where}[{key!r}]", f"{len(data) - lookback} rows for {steps} "
-                                                                          "steps (one per action).")
+            rows = _length(data) - lookback
+            _require(rows == steps, f"{where}[{key!r}]", f"{rows} rows for {steps} steps (one per action).")
             columns[key] = InfiniteLookbackBuffer(data=data, lookback=lookback)
         return columns
 
@@ -204,6 +201,30 @@ def _numbers(data: Any, where: str, row_shape: Tuple[int, ...] = ()) -> np.ndarr
         _fail(where, "the items have different shapes.")
     if column.dtype.kind not in "biuf" or column.ndim == 0:
         _fail(where, f"expected numbers, got items of {_describe(data)}.")
+    return column
+
+
+def _output_column(data: Any, expected: Any, where: str) -> Any:
+    """A model output column: numbers of the row shape `expected` (None: any), or, where the module gives a nested
+    output (a recurrent state: {"h": ..., "c": ...}, per network), a map of such columns of equal lengths, sent
+    batched or as a list of per-step maps (an unfinalized buffer)."""
+    if isinstance(expected, dict) or isinstance(data, dict) or (isinstance(data, list) and data
+                                                                 and isinstance(data[0], dict)):
+        keys = sorted(expected) if isinstance(expected, dict) else None
+        if isinstance(data, list):
+            _require(all(isinstance(item, dict) and (keys is None or sorted(item) == keys) for item in data), where,
+                     f"every item must be a map with the keys {keys}." if keys else "every item must be a map.")
+            data = {key: [item[key] for item in data] for key in (keys or (data[0] if data else {}))}
+        _require(isinstance(data, dict) and (keys is None or sorted(data) == keys), where,
+                 f"expected a map with the keys {keys} (this config's module's output)." if keys else
+                 "expected a map or numbers.")
+        expected = expected if isinstance(expected, dict) else {}
+        columns = {key: _output_column(value, expected.get(key), f"{where}[{key!r}]") for key, value in data.items()}
+        _require(len({_length(c) for c in columns.values()}) <= 1, where, "the keys hold different numbers of items.")
+        return columns
+    column = _finite(_numbers(data, where), where)
+    if expected is not None and len(column) and column.shape[1:] != tuple(expected):
+        _fail(where, f"rows of shape {column.shape[1:]}; this config's module gives {tuple(expected)}.")
     return column
 
 
