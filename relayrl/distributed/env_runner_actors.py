@@ -388,20 +388,25 @@ class EnvRunnerActors:
         self._actors.clear()
         self._healthy.clear()
         self._in_flight.clear()
-        self._wait_released(free_before + len(healthy) * (self._num_cpus or 0.0))
+        if free_before is not None:
+            self._wait_released(free_before + len(healthy) * (self._num_cpus or 0.0))
 
-    def _free_cpus(self) -> float:
+    def _free_cpus(self) -> Optional[float]:
+        """Ray's free CPUs; None once Ray is shut down (nothing to wait for then)."""
         try:
             return float(self.ray.available_resources().get("CPU", 0.0))
-        except Exception:  # Ray already shut down
-            return 0.0
+        except Exception:
+            return None
 
     def _wait_released(self, cpus: float, timeout: float = 1.0) -> None:
         """Wait (at most `timeout` s) until Ray gives the killed actors' CPUs back (~0.1 s after the kill): an
         algorithm built right after `stop()` (restore into a new one) saw them taken and warned that its runners
         would wait for others to finish."""
         deadline = time.monotonic() + timeout
-        while self._free_cpus() < cpus - 1e-6 and time.monotonic() < deadline:
+        while time.monotonic() < deadline:
+            free = self._free_cpus()
+            if free is None or free >= cpus - 1e-6:
+                return
             time.sleep(0.01)
 
 
