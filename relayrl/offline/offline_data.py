@@ -53,11 +53,12 @@ def reader_renames(config) -> Dict[str, str]:
 class RowHandler:
     """Rows -> the Learner's update input: checks, decompression, the pre-learner; episode rows -> episodes."""
 
-    def __init__(self, config, spaces, learner=None):
+    def __init__(self, config, spaces, learner=None, *, num_rows=None):
+        """`num_rows`: the dataset's rows where known (a whole pass of episode rows without steps is refused)."""
         self.config = config
         self.spaces = spaces
         self.prelearner = (config.prelearner_class or OfflinePreLearner)(config=config, spaces=spaces, learner=learner)
-        self._episodes = EpisodeBatcher()
+        self._episodes = EpisodeBatcher(max_empty_rows=num_rows)
 
     def transitions(self, rows: RowBatch) -> Dict[str, Any]:
         return self.prelearner(self.checked_columns(rows))
@@ -169,8 +170,7 @@ class OfflineData:
     def __init__(self, config, spaces, learner=None):
         self.config = config
         self.reader = make_reader(config)
-        self.rows = RowHandler(config, spaces, learner)
-        self.rows._episodes.max_empty_rows = self.reader.num_rows  # a whole pass of empty episodes: none to read
+        self.rows = RowHandler(config, spaces, learner, num_rows=self.reader.num_rows)
         obs_space = spaces[0]
         if isinstance(obs_space, gym.spaces.Box) and not config.input_read_episodes:  # (names a file of other rows)
             self.reader.expected_shapes = {Columns.OBS: obs_space.shape, Columns.NEXT_OBS: obs_space.shape}
