@@ -16,6 +16,7 @@ import pytest
 
 import relayrl
 from relayrl.testing.no_ray_rllib import MESSAGE, env_without_ray_rllib
+from tests.stack_on_hang import run_reporting_hangs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(relayrl.__file__)))
 SCRIPTS_DIR = os.path.join(os.path.dirname(__file__), "rllib_style")
@@ -73,7 +74,7 @@ def test_script_runs_after_replacing_ray_rllib(name, tmp_path):
     script = tmp_path / name.removesuffix(".txt")
     script.write_text(ported)
     argv = ["--num-cpus", "2", "--verbose", "0"] if name in THROUGH_TUNE else ["--no-tune", "--stop-iters", "2"]
-    proc = subprocess.run([sys.executable, str(script), *argv], capture_output=True, text=True, timeout=400,
-                          env=_env_without_ray_rllib(tmp_path), cwd=tmp_path)
+    proc = run_reporting_hangs([sys.executable, str(script), *argv], timeout=400, env=_env_without_ray_rllib(tmp_path),
+                               cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-4000:]
     assert "PORTED OK" in proc.stdout, proc.stdout[-3000:]
