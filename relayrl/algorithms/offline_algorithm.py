@@ -142,11 +142,12 @@ def offline_spaces(config) -> Dict[str, Tuple[Any, Any]]:
     env = None
     if obs_space is None or act_space is None:
         from relayrl.env.env_context import EnvContext
+        from relayrl.env.multi_agent_env import is_multi_agent_env
         from relayrl.env.registry import make_env_creator
 
         env = make_env_creator(config.env)(EnvContext(config.env_config))
     try:
-        if env is not None and _is_multi_agent_env(env):
+        if env is not None and is_multi_agent_env(env):
             if not config.is_multi_agent:
                 raise ValueError(
                     f"The env {type(env).__name__} is a MultiAgentEnv, but this config is single-agent: add "
@@ -165,12 +166,6 @@ def offline_spaces(config) -> Dict[str, Tuple[Any, Any]]:
         if env is not None:
             env.close()
     return {"__env_single__": rows_spaces, DEFAULT_MODULE_ID: module_spaces}
-
-
-def _is_multi_agent_env(env) -> bool:
-    from relayrl.env.multi_agent_env import MultiAgentEnv
-
-    return isinstance(getattr(env, "unwrapped", env), MultiAgentEnv) or isinstance(env, MultiAgentEnv)
 
 
 def _recorded_observation_space(pipeline, observation_space):

@@ -81,6 +81,11 @@ class MultiAgentEnv(gym.Env):
         return GroupAgentsWrapper(self, groups, obs_space, act_space)
 
 
+def is_multi_agent_env(env) -> bool:
+    """`env` is a MultiAgentEnv, or a wrapper around one (gymnasium wrappers keep it as `unwrapped`)."""
+    return isinstance(env, MultiAgentEnv) or isinstance(getattr(env, "unwrapped", None), MultiAgentEnv)
+
+
 def _space_of(env, agent_id, kind: str) -> gym.Space:
     spaces = getattr(env, f"{kind}_spaces", None)
     if spaces:
@@ -177,4 +182,4 @@ def make_multi_agent(env_name_or_creator: Union[str, Callable[[dict], gym.Env]])
     return MultiEnv
 
 
-__all__ = ["ENV_STATE", "MultiAgentEnv", "MultiAgentEnvError", "make_multi_agent"]
+__all__ = ["ENV_STATE", "MultiAgentEnv", "MultiAgentEnvError", "is_multi_agent_env", "make_multi_agent"]

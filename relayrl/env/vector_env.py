@@ -73,9 +73,9 @@ def make_vector_env(creator: Callable, env_config: dict, *, num_envs: int, worke
 def refuse_multi_agent_env(env) -> None:
     """A MultiAgentEnv in a single-agent runner: gymnasium would fail on its missing `action_space` with an
     AttributeError that names neither the cause nor the fix."""
-    from relayrl.env.multi_agent_env import MultiAgentEnv
+    from relayrl.env.multi_agent_env import is_multi_agent_env
 
-    if isinstance(env, MultiAgentEnv) or isinstance(getattr(env, "unwrapped", None), MultiAgentEnv):
+    if is_multi_agent_env(env):
         env.close()
         raise ValueError(
             f"The env {type(env).__name__} is a MultiAgentEnv, but this config is single-agent: add "
